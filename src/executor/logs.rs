@@ -1,0 +1,157 @@
+//! Logs stamped with virtual time, seed and lane.
+//!
+//! The executor logs its decisions as `tracing` events under the target
+//! `livesim::executor`: lane picks, tasks stepping aside, yield points,
+//! deliveries, virtual time jumps. [`SimFormat`] prefixes every line with
+//! `t=<virtual time> seed=<seed> lane=<label>` so a log of a simulated run
+//! reads like its trace. [`init`] installs it globally, filtered by
+//! `RUST_LOG`; the seed runner captures it per run and prints it for a
+//! failing seed.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::io;
+use std::sync::{Arc, Mutex};
+
+use tracing::{Event, Subscriber};
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::registry::LookupSpan;
+
+use super::context;
+use super::trace::format_time;
+
+/// A `tracing-subscriber` event format that stamps each line with the
+/// virtual time, the seed and the lane (or `t=-` outside a simulation).
+///
+/// ```
+/// use livesim::executor::logs::SimFormat;
+///
+/// let subscriber = tracing_subscriber::fmt()
+///     .event_format(SimFormat)
+///     .with_env_filter("livesim=debug")
+///     .finish();
+/// tracing::subscriber::with_default(subscriber, || tracing::info!("hello"));
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SimFormat;
+
+impl<S, N> FormatEvent<S, N> for SimFormat
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result {
+        match context::with(|c| (c.now(), c.seed, c.label())) {
+            Some((at, seed, label)) => {
+                write!(writer, "t={} seed={seed} lane={label} ", format_time(at))?
+            }
+            None => write!(writer, "t=- ")?,
+        }
+        let meta = event.metadata();
+        write!(writer, "{} {}: ", meta.level(), meta.target())?;
+        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        writeln!(writer)
+    }
+}
+
+/// Installs a global subscriber that prints [`SimFormat`] lines to stderr,
+/// filtered by `RUST_LOG` (default: warnings). Returns an error if a
+/// global subscriber is already set.
+pub fn init() -> Result<(), tracing_subscriber::util::TryInitError> {
+    use tracing_subscriber::util::SubscriberInitExt;
+    tracing_subscriber::fmt()
+        .event_format(SimFormat)
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
+        )
+        .with_writer(io::stderr)
+        .finish()
+        .try_init()
+}
+
+/// Most lines a capture keeps; older lines are dropped first.
+const CAPTURE_LINES: usize = 20_000;
+
+/// Log lines of one run, kept in memory for its failure report.
+#[derive(Clone)]
+pub(crate) struct Capture {
+    lines: Arc<Mutex<Lines>>,
+    filter: String,
+}
+
+#[derive(Default)]
+struct Lines {
+    kept: VecDeque<String>,
+    partial: Vec<u8>,
+    dropped: usize,
+}
+
+impl Capture {
+    /// A capture filtered by `filter` (a `RUST_LOG`-style directive).
+    pub(crate) fn new(filter: &str) -> Self {
+        Capture {
+            lines: Arc::new(Mutex::new(Lines::default())),
+            filter: filter.to_string(),
+        }
+    }
+
+    /// The filter this capture uses.
+    pub(crate) fn filter(&self) -> &str {
+        &self.filter
+    }
+
+    /// Runs `f` with this capture as the thread's subscriber.
+    pub(crate) fn scope<T>(&self, f: impl FnOnce() -> T) -> T {
+        let writer = CaptureWriter(self.lines.clone());
+        let filter = EnvFilter::try_new(&self.filter).unwrap_or_else(|_| EnvFilter::new("warn"));
+        let subscriber = tracing_subscriber::registry().with(filter).with(
+            tracing_subscriber::fmt::layer()
+                .event_format(SimFormat)
+                .with_ansi(false)
+                .with_writer(move || writer.clone()),
+        );
+        tracing::subscriber::with_default(subscriber, f)
+    }
+
+    /// The last `n` captured lines, and how many lines came before them.
+    pub(crate) fn tail(&self, n: usize) -> (Vec<String>, usize) {
+        let lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        let start = lines.kept.len().saturating_sub(n);
+        (
+            lines.kept.iter().skip(start).cloned().collect(),
+            lines.dropped + start,
+        )
+    }
+}
+
+#[derive(Clone)]
+struct CaptureWriter(Arc<Mutex<Lines>>);
+
+impl io::Write for CaptureWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut lines = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        lines.partial.extend_from_slice(buf);
+        while let Some(end) = lines.partial.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = lines.partial.drain(..=end).collect();
+            let text = String::from_utf8_lossy(&line[..line.len() - 1]).into_owned();
+            if lines.kept.len() == CAPTURE_LINES {
+                lines.kept.pop_front();
+                lines.dropped += 1;
+            }
+            lines.kept.push_back(text);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,151 @@
+//! The deterministic executor: one seed, one run, every time.
+//!
+//! This layer knows nothing of Live sessions. It gives any tokio program:
+//!
+//! * a [`Simulation`]: a `current_thread` tokio runtime with paused time and
+//!   a `LocalSet`, where virtual time jumps to the next timer whenever
+//!   everything is blocked, deadlocks and livelocks are reported instead of
+//!   hanging, and the [`Trace`] fingerprints the run;
+//! * the [`Seed`] and its named [`Stream`]s, the only source of randomness;
+//! * the points where concurrency is decided, under the seed: [`LaneSet`]
+//!   (lanes polled in a seeded order), [`spawn`] (tasks that step aside at
+//!   seeded points), [`yield_point`] (explicit hand-offs) and
+//!   [`Deliveries`] (scheduled arrivals with seeded tie-breaks);
+//! * [`settle`], which waits until nothing can move without time passing;
+//! * the [`Runner`] tests use: many seeds, a failure report with the seed and
+//!   a command that replays it, and the determinism check.
+//!
+//! Outside a simulation every one of these falls back to plain tokio
+//! behaviour, so the session runtime built on them runs in production
+//! unchanged.
+
+mod context;
+mod deliveries;
+mod determinism;
+mod failure;
+mod hash;
+mod lanes;
+pub mod logs;
+mod panics;
+mod runner;
+mod runtime;
+mod seed;
+mod settle;
+mod spawn;
+mod stream;
+mod swarm;
+mod test_id;
+mod trace;
+mod yield_point;
+
+use std::time::Duration;
+
+pub use deliveries::Deliveries;
+pub use determinism::{NonDeterminism, check_determinism};
+pub use failure::{Failure, FailureKind};
+pub use hash::{Fnv64, fnv1a64};
+pub use lanes::{LaneSet, MAX_LANES};
+pub use runner::{Outcome as TestOutcome, Report, Runner, SeedPlan, Summary};
+pub use runtime::{DEFAULT_POLL_LIMIT, DEFAULT_TIME_LIMIT, Outcome, Simulation};
+pub use seed::{ParseSeedError, Seed};
+pub use settle::settle;
+pub use spawn::spawn;
+pub use stream::Stream;
+pub use swarm::{LaneStrategy, Swarm};
+#[doc(hidden)]
+pub use test_id::type_name_of;
+pub use test_id::{Target, TestId};
+pub use trace::{Divergence, Label, OwnedTraceEntry, Trace, TraceEntry, format_time};
+pub use yield_point::yield_point;
+
+/// Whether this code is running inside a simulation.
+pub fn is_simulated() -> bool {
+    context::is_active()
+}
+
+/// The seed of the running simulation, if any.
+pub fn seed() -> Option<Seed> {
+    context::with(|ctx| ctx.seed)
+}
+
+/// The swarm options of the running simulation, if any.
+pub fn swarm() -> Option<Swarm> {
+    context::with(|ctx| ctx.swarm.clone())
+}
+
+/// Virtual time since the simulation started; `Duration::ZERO` outside one.
+///
+/// Always reads tokio's clock, so it sees a `tokio::time::advance` at once;
+/// trace timestamps may lag such a jump until the runtime next parks.
+pub fn now() -> Duration {
+    context::with(|ctx| ctx.now()).unwrap_or_default()
+}
+
+/// The tokio instant at which the simulation's virtual time is zero.
+pub fn origin() -> Option<tokio::time::Instant> {
+    context::with(|ctx| ctx.origin()).flatten()
+}
+
+/// The label of the lane or task being polled (`runtime` between polls).
+pub fn current_label() -> Option<Label> {
+    context::with(|ctx| ctx.label())
+}
+
+/// Appends `event` to the simulation's trace under the current label.
+/// Does nothing outside a simulation.
+///
+/// ```
+/// use livesim::Seed;
+/// use livesim::executor::{Simulation, record};
+///
+/// let out = Simulation::new(Seed::new(1)).run(|| async { record("hello") }).unwrap();
+/// let last = out.trace.last().unwrap();
+/// assert_eq!((last.label, last.event), ("main", "hello"));
+/// ```
+pub fn record(event: &str) {
+    context::with(|ctx| ctx.record(event));
+}
+
+/// Appends formatted text to the trace; the [`record!`](crate::record)
+/// macro calls this. Outside a simulation the text is never formatted.
+pub fn record_fmt(event: std::fmt::Arguments<'_>) {
+    context::with(|ctx| ctx.record_fmt(event));
+}
+
+/// Like [`record`], but builds the event only inside a simulation.
+pub fn record_with(event: impl FnOnce() -> String) {
+    context::with(|ctx| ctx.record(&event()));
+}
+
+/// Appends a formatted event to the running simulation's trace, under the
+/// current lane or task. Formats nothing outside a simulation.
+///
+/// ```
+/// # livesim::executor::Simulation::new(livesim::Seed::new(1)).run(|| async {
+/// let turn = 3;
+/// livesim::record!("turn {turn} complete");
+/// # }).unwrap();
+/// ```
+#[macro_export]
+macro_rules! record {
+    ($($arg:tt)*) => {
+        $crate::executor::record_fmt(::std::format_args!($($arg)*))
+    };
+}
+
+/// Draws from the simulation's stream named `label`; `None` outside one.
+///
+/// Components that make random choices (how to split a frame, how long a
+/// simulated tool takes) call this, so their choices follow the seed and
+/// never disturb another component's draws.
+pub fn draw<T>(label: &str, f: impl FnOnce(&mut Stream) -> T) -> Option<T> {
+    context::with(|ctx| ctx.draw(label, f))
+}
+
+/// How many entries the running simulation's trace holds.
+pub fn trace_len() -> usize {
+    context::with(|ctx| ctx.trace_len()).unwrap_or(0)
+}
+
+/// Virtual durations are whole milliseconds (tokio's timer resolution).
+pub const TICK: Duration = Duration::from_millis(1);

@@ -1,0 +1,440 @@
+//! The seed runner: what a test calls to run itself under many seeds.
+//!
+//! Each seed runs in a fresh [`Simulation`]. Which seeds run comes from the
+//! environment when it says so, from the test otherwise:
+//!
+//! | variable | meaning |
+//! |---|---|
+//! | `LIVESIM_SEED=0x2a` | run exactly this seed (replaying a failure) |
+//! | `LIVESIM_SEEDS=1000` | run seeds `0..1000` |
+//! | `LIVESIM_SEEDS=5000..6000` | run that range (sharding a soak) |
+//! | `LIVESIM_CHECK_DETERMINISM=1` | run every seed twice and compare traces |
+//! | `RUST_LOG=livesim=debug` | capture logs at that level for the report |
+//!
+//! The first failing seed stops the run with a report: the seed, what
+//! failed, the swarm options, the last trace entries, the captured logs,
+//! and one line that replays it exactly.
+
+use std::fmt;
+use std::future::Future;
+use std::ops::Range;
+use std::time::Duration;
+
+use super::determinism::{self, NonDeterminism};
+use super::failure::{Failure, FailureKind};
+use super::logs::Capture;
+use super::runtime::{DEFAULT_POLL_LIMIT, DEFAULT_TIME_LIMIT, Simulation};
+use super::seed::Seed;
+use super::swarm::Swarm;
+use super::test_id::TestId;
+
+/// Which seeds a run covers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SeedPlan {
+    /// Exactly one seed.
+    One(Seed),
+    /// Every seed in the range.
+    Range(Range<u64>),
+}
+
+impl SeedPlan {
+    /// The plan the environment asks for (`LIVESIM_SEED`, then
+    /// `LIVESIM_SEEDS`), or `default` when it asks for nothing.
+    ///
+    /// # Errors
+    /// When a variable is set to something that is not a seed or a count.
+    pub fn from_env(default: SeedPlan) -> Result<SeedPlan, String> {
+        if let Ok(one) = std::env::var("LIVESIM_SEED") {
+            return one
+                .parse::<Seed>()
+                .map(SeedPlan::One)
+                .map_err(|e| format!("LIVESIM_SEED: {e}"));
+        }
+        match std::env::var("LIVESIM_SEEDS") {
+            Ok(spec) => SeedPlan::parse(&spec).map_err(|e| format!("LIVESIM_SEEDS: {e}")),
+            Err(_) => Ok(default),
+        }
+    }
+
+    /// Parses `N` (seeds `0..N`), `A..B` or `A..=B` (hex or decimal).
+    pub fn parse(spec: &str) -> Result<SeedPlan, String> {
+        let spec = spec.trim();
+        let bad = |why: String| {
+            format!(
+                "`{spec}` is not a seed count or range: {why} (write 1000, 0..1000 or 0x10..=0x20)"
+            )
+        };
+        if let Some((a, b)) = spec.split_once("..") {
+            let (b, inclusive) = match b.strip_prefix('=') {
+                Some(b) => (b, true),
+                None => (b, false),
+            };
+            let a = a.parse::<Seed>().map_err(|e| bad(e.to_string()))?.value();
+            let b = b.parse::<Seed>().map_err(|e| bad(e.to_string()))?.value();
+            let end = if inclusive { b.saturating_add(1) } else { b };
+            if end <= a {
+                return Err(bad("the range is empty".to_string()));
+            }
+            return Ok(SeedPlan::Range(a..end));
+        }
+        let n = spec
+            .parse::<Seed>()
+            .map_err(|e| bad(e.to_string()))?
+            .value();
+        if n == 0 {
+            return Err(bad("zero seeds would test nothing".to_string()));
+        }
+        Ok(SeedPlan::Range(0..n))
+    }
+
+    /// The seeds, in order.
+    pub fn seeds(&self) -> impl Iterator<Item = Seed> + '_ {
+        let range = match self {
+            SeedPlan::One(seed) => seed.value()..seed.value().saturating_add(1),
+            SeedPlan::Range(range) => range.clone(),
+        };
+        range.map(Seed::new)
+    }
+
+    /// How many seeds the plan covers.
+    pub fn len(&self) -> u64 {
+        match self {
+            SeedPlan::One(_) => 1,
+            SeedPlan::Range(r) => r.end - r.start,
+        }
+    }
+
+    /// Whether the plan covers no seed.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// What a test future may return: `()` passes, `Err` fails the seed.
+pub trait Outcome {
+    /// `Ok` if the run passed, or the error to report.
+    fn into_result(self) -> Result<(), String>;
+}
+
+impl Outcome for () {
+    fn into_result(self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+impl<E: fmt::Debug> Outcome for Result<(), E> {
+    fn into_result(self) -> Result<(), String> {
+        self.map_err(|e| format!("{e:?}"))
+    }
+}
+
+/// What passing seeds add up to.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// How many seeds ran (each twice under the determinism check).
+    pub seeds: u64,
+    /// Each seed with its trace hash, in run order.
+    pub hashes: Vec<(Seed, u64)>,
+    /// Virtual time, summed over the runs.
+    pub virtual_time: Duration,
+}
+
+/// Why a run of seeds failed, ready to print.
+#[derive(Debug)]
+pub struct Report {
+    /// The test that failed.
+    pub test: TestId,
+    /// The failure of the first failing seed.
+    pub failure: Box<Failure>,
+    /// Set when the failure is that two runs of the seed differed.
+    pub nondeterminism: Option<NonDeterminism>,
+    /// Which run of the plan failed (1-based) and how many were planned.
+    pub position: (u64, u64),
+    /// Captured log lines, and the filter they were captured with.
+    pub logs: Option<(String, Vec<String>, usize)>,
+}
+
+/// Trace entries shown in a report.
+const REPORT_TRACE_LINES: usize = 20;
+/// Log lines shown in a report.
+const REPORT_LOG_LINES: usize = 40;
+
+impl Report {
+    /// The command that replays the failing seed.
+    pub fn replay_command(&self) -> String {
+        let mut line = self.test.replay_command(self.failure.seed);
+        if self.nondeterminism.is_some() {
+            line = format!("LIVESIM_CHECK_DETERMINISM=1 {line}");
+        }
+        line
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let failure = &self.failure;
+        writeln!(
+            f,
+            "livesim: seed {} failed (run {} of {}) in {}",
+            failure.seed, self.position.0, self.position.1, self.test
+        )?;
+        match &self.nondeterminism {
+            Some(nd) => writeln!(f, "  {}", nd.to_string().replace('\n', "\n  "))?,
+            None => writeln!(f, "  {}", failure.summary())?,
+        }
+        writeln!(f, "  swarm: {}", failure.swarm)?;
+        let total = failure.trace.len();
+        writeln!(
+            f,
+            "  trace (last {} of {total} entries):",
+            total.min(REPORT_TRACE_LINES)
+        )?;
+        for line in failure.trace.tail(REPORT_TRACE_LINES).lines() {
+            writeln!(f, "    {line}")?;
+        }
+        if let Some((filter, lines, earlier)) = &self.logs {
+            if lines.is_empty() {
+                writeln!(f, "  logs ({filter}): none")?;
+            } else {
+                writeln!(
+                    f,
+                    "  logs ({filter}; last {} lines, {earlier} earlier):",
+                    lines.len()
+                )?;
+                for line in lines {
+                    writeln!(f, "    {line}")?;
+                }
+            }
+        }
+        write!(f, "  replay: {}", self.replay_command())
+    }
+}
+
+/// Runs a test under a plan of seeds.
+///
+/// ```
+/// use livesim::executor::Runner;
+///
+/// Runner::new(livesim::test_id!()).seeds(20).run(|seed| async move {
+///     livesim::executor::yield_point("demo").await;
+///     assert_eq!(livesim::executor::seed(), Some(seed));
+/// });
+/// ```
+#[derive(Clone, Debug)]
+pub struct Runner {
+    test: TestId,
+    default_plan: SeedPlan,
+    time_limit: Duration,
+    poll_limit: u64,
+    swarm: Option<Swarm>,
+    check_determinism: Option<bool>,
+}
+
+/// Log filter for re-running a failing seed when `RUST_LOG` is unset.
+const FAILURE_LOG_FILTER: &str = "livesim=debug";
+
+impl Runner {
+    /// A runner for `test` (use [`test_id!`](crate::test_id)); one seed, 0,
+    /// unless told otherwise.
+    pub fn new(test: TestId) -> Self {
+        Runner {
+            test,
+            default_plan: SeedPlan::Range(0..1),
+            time_limit: DEFAULT_TIME_LIMIT,
+            poll_limit: DEFAULT_POLL_LIMIT,
+            swarm: None,
+            check_determinism: None,
+        }
+    }
+
+    /// Runs seeds `0..n` unless the environment names other seeds.
+    pub fn seeds(mut self, n: u64) -> Self {
+        self.default_plan = SeedPlan::Range(0..n.max(1));
+        self
+    }
+
+    /// Runs exactly `seed` unless the environment names other seeds.
+    pub fn seed(mut self, seed: Seed) -> Self {
+        self.default_plan = SeedPlan::One(seed);
+        self
+    }
+
+    /// Each run's virtual time limit.
+    pub fn time_limit(mut self, limit: Duration) -> Self {
+        self.time_limit = limit;
+        self
+    }
+
+    /// Each run's poll limit (livelock detection).
+    pub fn poll_limit(mut self, limit: u64) -> Self {
+        self.poll_limit = limit;
+        self
+    }
+
+    /// Uses this swarm for every seed instead of drawing one per seed.
+    pub fn swarm(mut self, swarm: Swarm) -> Self {
+        self.swarm = Some(swarm);
+        self
+    }
+
+    /// Runs every seed twice and fails on differing traces; the
+    /// environment (`LIVESIM_CHECK_DETERMINISM=1`) turns it on as well.
+    pub fn check_determinism(mut self, on: bool) -> Self {
+        self.check_determinism = Some(on);
+        self
+    }
+
+    /// The simulation one seed runs in.
+    pub fn simulation(&self, seed: Seed) -> Simulation {
+        let mut sim = Simulation::new(seed)
+            .time_limit(self.time_limit)
+            .poll_limit(self.poll_limit);
+        if let Some(swarm) = &self.swarm {
+            sim = sim.swarm(swarm.clone());
+        }
+        sim
+    }
+
+    /// Runs the plan; panics with the report of the first failing seed.
+    pub fn run<F, Fut>(self, test: F) -> Summary
+    where
+        F: Fn(Seed) -> Fut,
+        Fut: Future + 'static,
+        Fut::Output: Outcome + 'static,
+    {
+        match self.try_run(test) {
+            Ok(summary) => summary,
+            Err(report) => panic!("\n{report}\n"),
+        }
+    }
+
+    /// Runs the plan; returns the report of the first failing seed.
+    pub fn try_run<F, Fut>(self, test: F) -> Result<Summary, Box<Report>>
+    where
+        F: Fn(Seed) -> Fut,
+        Fut: Future + 'static,
+        Fut::Output: Outcome + 'static,
+    {
+        let plan = match SeedPlan::from_env(self.default_plan.clone()) {
+            Ok(plan) => plan,
+            Err(e) => panic!("livesim: {e}"),
+        };
+        let check = self.check_determinism.unwrap_or(false)
+            || std::env::var("LIVESIM_CHECK_DETERMINISM").is_ok_and(|v| v != "0" && !v.is_empty());
+        let env_filter = std::env::var("RUST_LOG").ok().filter(|f| !f.is_empty());
+        let total = plan.len();
+        let mut summary = Summary::default();
+        for (i, seed) in plan.seeds().enumerate() {
+            let capture = env_filter.as_deref().map(Capture::new);
+            let first = self.run_seed(seed, &test, capture.as_ref());
+            let mut nondeterminism = None;
+            if check {
+                let second = self.run_seed(seed, &test, None);
+                if let Err(nd) = determinism::compare(seed, first.trace(), second.trace()) {
+                    nondeterminism = Some(nd);
+                }
+            }
+            let failure = match (first, nondeterminism.as_ref()) {
+                (Ok(outcome), None) => {
+                    summary.seeds += 1;
+                    summary.hashes.push((seed, outcome.trace.hash()));
+                    summary.virtual_time += outcome.elapsed;
+                    continue;
+                }
+                (Ok(outcome), Some(nd)) => Box::new(Failure::new(
+                    seed,
+                    self.simulation(seed).swarm_options().clone(),
+                    FailureKind::Error(format!(
+                        "the run is not deterministic (first divergence at entry #{})",
+                        nd.divergence.index
+                    )),
+                    outcome.elapsed,
+                    outcome.trace,
+                )),
+                (Err(failure), _) => failure,
+            };
+            // Logs: what RUST_LOG captured, or a re-run of the seed at debug
+            // level (the run is deterministic, so it fails the same way).
+            let capture = capture.unwrap_or_else(|| {
+                let capture = Capture::new(FAILURE_LOG_FILTER);
+                let _ = self.run_seed(seed, &test, Some(&capture));
+                capture
+            });
+            let (lines, earlier) = capture.tail(REPORT_LOG_LINES);
+            return Err(Box::new(Report {
+                test: self.test.clone(),
+                failure,
+                nondeterminism,
+                position: (i as u64 + 1, total),
+                logs: Some((capture.filter().to_string(), lines, earlier)),
+            }));
+        }
+        Ok(summary)
+    }
+
+    fn run_seed<F, Fut>(
+        &self,
+        seed: Seed,
+        test: &F,
+        capture: Option<&Capture>,
+    ) -> Result<super::runtime::Outcome<()>, Box<Failure>>
+    where
+        F: Fn(Seed) -> Fut,
+        Fut: Future + 'static,
+        Fut::Output: Outcome + 'static,
+    {
+        let sim = self.simulation(seed);
+        let run = || sim.run(|| test(seed));
+        let result = match capture {
+            Some(capture) => capture.scope(run),
+            None => run(),
+        };
+        let outcome = result?;
+        match outcome.value.into_result() {
+            Ok(()) => Ok(super::runtime::Outcome {
+                value: (),
+                trace: outcome.trace,
+                elapsed: outcome.elapsed,
+            }),
+            Err(e) => Err(Box::new(Failure::new(
+                seed,
+                sim.swarm_options().clone(),
+                FailureKind::Error(e),
+                outcome.elapsed,
+                outcome.trace,
+            ))),
+        }
+    }
+}
+
+/// The trace of a run, whichever way it ended.
+trait TraceOf {
+    fn trace(&self) -> &super::trace::Trace;
+}
+
+impl TraceOf for Result<super::runtime::Outcome<()>, Box<Failure>> {
+    fn trace(&self) -> &super::trace::Trace {
+        match self {
+            Ok(outcome) => &outcome.trace,
+            Err(failure) => &failure.trace,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_parse() {
+        assert_eq!(SeedPlan::parse("3").unwrap(), SeedPlan::Range(0..3));
+        assert_eq!(SeedPlan::parse("10..20").unwrap(), SeedPlan::Range(10..20));
+        assert_eq!(
+            SeedPlan::parse("0x10..=0x11").unwrap(),
+            SeedPlan::Range(16..18)
+        );
+        assert!(SeedPlan::parse("0").unwrap_err().contains("zero seeds"));
+        assert!(SeedPlan::parse("5..5").unwrap_err().contains("empty"));
+        assert!(SeedPlan::parse("x").unwrap_err().contains("`x`"));
+    }
+}

@@ -1,0 +1,291 @@
+//! The simulated runtime: one seed, one tokio `current_thread` runtime with
+//! paused time and a `LocalSet`, run until the test future finishes.
+//!
+//! Code written for tokio runs unchanged inside it: timers, `tokio::sync`,
+//! `spawn_local`, `select!`. Because the clock is paused, tokio moves virtual
+//! time straight to the next timer whenever every task is blocked, so a
+//! 30-second wait costs microseconds. The runtime adds what tokio lacks for
+//! simulation: a watchdog that tells a deadlock (nothing can run and no timer
+//! is pending) from a run that overstays its virtual time limit, a poll limit
+//! that catches livelocks, and the trace that fingerprints the run.
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use futures::FutureExt;
+
+use super::context::{self, Abort, Context};
+use super::failure::{Failure, FailureKind};
+use super::panics;
+use super::seed::Seed;
+use super::spawn::Task;
+use super::swarm::Swarm;
+use super::trace::Trace;
+
+/// How a simulated run is set up: its limits and, optionally, a fixed swarm.
+///
+/// ```
+/// use std::time::Duration;
+/// use livesim::Seed;
+/// use livesim::executor::Simulation;
+///
+/// let out = Simulation::new(Seed::new(1))
+///     .time_limit(Duration::from_secs(60))
+///     .run(|| async {
+///         tokio::time::sleep(Duration::from_secs(30)).await;
+///         livesim::executor::now()
+///     })
+///     .unwrap();
+/// assert_eq!(out.value, Duration::from_secs(30));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Simulation {
+    seed: Seed,
+    swarm: Swarm,
+    time_limit: Duration,
+    poll_limit: u64,
+}
+
+/// What a run that finished returns: the test's value and its trace.
+#[derive(Debug)]
+pub struct Outcome<T> {
+    /// What the test future returned.
+    pub value: T,
+    /// Everything recorded during the run.
+    pub trace: Trace,
+    /// Virtual time when the test future finished.
+    pub elapsed: Duration,
+}
+
+/// A run longer than this much virtual time fails, unless configured.
+pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(3600);
+
+/// A run that polls its lanes and tasks more often than this without
+/// finishing is reported as a livelock, unless configured.
+pub const DEFAULT_POLL_LIMIT: u64 = 50_000_000;
+
+/// How long the watchdog waits, past the time limit, for any pending timer
+/// before it calls the run a deadlock. Virtual time, so free.
+const DEADLOCK_PROBE: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+impl Simulation {
+    /// A run of `seed`, with the swarm the seed draws and default limits.
+    pub fn new(seed: Seed) -> Self {
+        Simulation {
+            seed,
+            swarm: Swarm::draw(seed),
+            time_limit: DEFAULT_TIME_LIMIT,
+            poll_limit: DEFAULT_POLL_LIMIT,
+        }
+    }
+
+    /// Replaces the drawn swarm, e.g. with [`Swarm::calm`].
+    pub fn swarm(mut self, swarm: Swarm) -> Self {
+        self.swarm = swarm;
+        self
+    }
+
+    /// Fails the run if the test is still going at this virtual time.
+    pub fn time_limit(mut self, limit: Duration) -> Self {
+        self.time_limit = limit;
+        self
+    }
+
+    /// Fails the run as a livelock after this many polls.
+    pub fn poll_limit(mut self, limit: u64) -> Self {
+        self.poll_limit = limit;
+        self
+    }
+
+    /// The seed this simulation runs.
+    pub fn seed(&self) -> Seed {
+        self.seed
+    }
+
+    /// The swarm options in force.
+    pub fn swarm_options(&self) -> &Swarm {
+        &self.swarm
+    }
+
+    /// Runs the future `test` makes to completion in a fresh runtime.
+    ///
+    /// Returns its value and trace, or a [`Failure`] naming the seed: the
+    /// test panicked, deadlocked, ran past the time limit or livelocked.
+    pub fn run<F, Fut>(&self, test: F) -> Result<Outcome<Fut::Output>, Box<Failure>>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future + 'static,
+        Fut::Output: 'static,
+    {
+        panics::install_hook();
+        let ctx = Rc::new(Context::new(self.seed, self.swarm.clone(), self.poll_limit));
+        let _entered = context::enter(ctx.clone());
+        let runtime = match tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .on_thread_unpark(|| {
+                context::with(|ctx| ctx.time_may_have_moved());
+            })
+            .build()
+        {
+            Ok(runtime) => runtime,
+            Err(e) => {
+                return Err(Box::new(Failure::new(
+                    self.seed,
+                    self.swarm.clone(),
+                    FailureKind::Setup(format!("could not build the tokio runtime: {e}")),
+                    Duration::ZERO,
+                    Trace::default(),
+                )));
+            }
+        };
+        let local = tokio::task::LocalSet::new();
+        let time_limit = self.time_limit;
+        let header = format!("run seed={} swarm: {}", self.seed, self.swarm);
+        let result = local.block_on(&runtime, async {
+            ctx.start_clock();
+            ctx.record_as(ctx.runtime_label(), &header);
+            let main = tokio::task::spawn_local(Task::new(
+                Arc::from("main"),
+                0.0,
+                AssertUnwindSafe(test()).catch_unwind(),
+            ));
+            // The watch runs as its own task so that it is polled only when
+            // woken, not on every turn of the local set.
+            let (ended_tx, ended_rx) = tokio::sync::oneshot::channel();
+            tokio::task::spawn_local(async move {
+                let ended = Watch {
+                    main,
+                    watchdog: Box::pin(watchdog(time_limit)),
+                }
+                .await;
+                context::with(|ctx| ctx.stop_clock());
+                let _ = ended_tx.send(ended);
+            });
+            ended_rx.await.unwrap_or(Ended::MainCancelled)
+        });
+        // Tasks still alive are dropped with the runtime, inside the
+        // simulation, so their destructors see the same context.
+        drop(local);
+        drop(runtime);
+        let elapsed = ctx.now();
+        let trace = ctx.take_trace();
+        let fail = |kind: FailureKind, at: Duration, trace: Trace| {
+            Err(Box::new(Failure::new(
+                self.seed,
+                self.swarm.clone(),
+                kind,
+                at,
+                trace,
+            )))
+        };
+        match result {
+            Ended::Finished(Ok(value)) => Ok(Outcome {
+                value,
+                trace,
+                elapsed,
+            }),
+            Ended::Finished(Err(payload)) => {
+                let message = ctx
+                    .take_last_panic()
+                    .unwrap_or_else(|| panics::payload_message(&*payload));
+                fail(FailureKind::Panic { message }, elapsed, trace)
+            }
+            Ended::MainCancelled => fail(
+                FailureKind::Panic {
+                    message: "the test future was cancelled".to_string(),
+                },
+                elapsed,
+                trace,
+            ),
+            Ended::Deadlock { at } => fail(FailureKind::Deadlock, at, trace),
+            Ended::TimeLimit => fail(FailureKind::TimeLimit { limit: time_limit }, elapsed, trace),
+            Ended::Aborted(Abort::Livelock { polls }) => {
+                fail(FailureKind::Livelock { polls }, elapsed, trace)
+            }
+        }
+    }
+}
+
+/// How the block_on future ended.
+enum Ended<T> {
+    Finished(Result<T, Box<dyn std::any::Any + Send>>),
+    MainCancelled,
+    Deadlock { at: Duration },
+    TimeLimit,
+    Aborted(Abort),
+}
+
+/// Waits for the main task, unless the watchdog or an abort comes first.
+struct Watch<T: 'static> {
+    main: tokio::task::JoinHandle<Result<T, Box<dyn std::any::Any + Send>>>,
+    watchdog: Pin<Box<dyn Future<Output = Ended<T>>>>,
+}
+
+impl<T> Future for Watch<T> {
+    type Output = Ended<T>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Ended<T>> {
+        if let Some(abort) = context::with(|ctx| ctx.abort()).flatten() {
+            return Poll::Ready(Ended::Aborted(abort));
+        }
+        // Aborts are raised from inside other polls; make sure one wakes us.
+        context::with(|ctx| ctx.set_runner_waker(cx.waker()));
+        // The watchdog first: once the limit has passed, the run has failed
+        // even if the test finishes while the watchdog is probing.
+        if let Poll::Ready(ended) = self.watchdog.as_mut().poll(cx) {
+            return Poll::Ready(ended);
+        }
+        match Pin::new(&mut self.main).poll(cx) {
+            Poll::Ready(Ok(result)) => Poll::Ready(Ended::Finished(result)),
+            Poll::Ready(Err(e)) if e.is_panic() => {
+                Poll::Ready(Ended::Finished(Err(e.into_panic())))
+            }
+            Poll::Ready(Err(_)) => Poll::Ready(Ended::MainCancelled),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// Fires at the time limit and decides whether the run was stuck.
+///
+/// Its sleep is a timer like any other, so tokio jumps to it only once no
+/// earlier timer is pending. At the limit it arms a probe: if any lane or
+/// task is polled before a very long further sleep ends, something was
+/// still scheduled and the run simply overstayed its limit; if nothing is,
+/// no timer was pending and nothing could run: a deadlock, dated at the
+/// last moment anything ran.
+async fn watchdog<T>(limit: Duration) -> Ended<T> {
+    tokio::time::sleep(limit).await;
+    let before = context::with(|ctx| ctx.polls()).unwrap_or(0);
+    let activity = std::future::poll_fn(|cx| {
+        let moved = context::with(|ctx| {
+            if ctx.polls() != before {
+                true
+            } else {
+                ctx.set_runner_waker(cx.waker());
+                ctx.watch_activity();
+                false
+            }
+        })
+        .unwrap_or(true);
+        if moved {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    });
+    tokio::select! {
+        biased;
+        _ = activity => Ended::TimeLimit,
+        _ = tokio::time::sleep(DEADLOCK_PROBE) => {
+            let at = context::with(|ctx| ctx.last_activity()).unwrap_or_default();
+            Ended::Deadlock { at }
+        }
+    }
+}

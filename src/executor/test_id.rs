@@ -1,0 +1,166 @@
+//! Which test is running, so a failure can say how to run it again.
+//!
+//! The replay command needs the cargo target (`--lib`, `--test <file>`) and
+//! the test's path inside it. [`test_id!`](crate::test_id) works both out
+//! from where it is written: `file!()` gives the target, and the type name
+//! of a function item declared on the spot gives the module path.
+
+use std::fmt;
+
+use super::seed::Seed;
+
+/// The cargo target a test lives in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Unit tests in the library (`cargo test --lib`).
+    Lib,
+    /// An integration test file `tests/<name>.rs` (`cargo test --test <name>`).
+    Test(String),
+    /// A benchmark file `benches/<name>.rs`.
+    Bench(String),
+    /// An example `examples/<name>.rs`.
+    Example(String),
+}
+
+/// A test's cargo target and its path inside the target.
+///
+/// ```
+/// use livesim::Seed;
+/// use livesim::executor::{Target, TestId};
+///
+/// let id = TestId::new(Target::Test("executor".into()), "lanes::interleave");
+/// assert_eq!(
+///     id.replay_command(Seed::new(0x2a)),
+///     "LIVESIM_SEED=0x2a cargo test --test executor lanes::interleave -- --exact"
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TestId {
+    /// Where the test lives.
+    pub target: Target,
+    /// The test's path as libtest names it (`module::test_fn`).
+    pub name: String,
+}
+
+impl TestId {
+    /// A test id from its parts.
+    pub fn new(target: Target, name: impl Into<String>) -> Self {
+        TestId {
+            target,
+            name: name.into(),
+        }
+    }
+
+    /// Works out a test id from `file!()` and the type name of a function
+    /// item declared inside the test. Prefer the [`test_id!`](crate::test_id)
+    /// macro, which passes both.
+    pub fn from_location(file: &str, item_type_name: &str) -> Self {
+        let file = file.replace('\\', "/");
+        let target = target_of(&file);
+        let mut segments: Vec<&str> = item_type_name
+            .split("::")
+            .filter(|s| !s.starts_with("{{"))
+            .collect();
+        segments.pop(); // the marker function itself
+        if !segments.is_empty() {
+            segments.remove(0); // the crate name
+        }
+        TestId {
+            target,
+            name: segments.join("::"),
+        }
+    }
+
+    /// The cargo arguments that select this test's target.
+    pub fn target_args(&self) -> String {
+        match &self.target {
+            Target::Lib => "--lib".to_string(),
+            Target::Test(name) => format!("--test {name}"),
+            Target::Bench(name) => format!("--bench {name}"),
+            Target::Example(name) => format!("--example {name}"),
+        }
+    }
+
+    /// The one line that replays `seed` of this test exactly.
+    pub fn replay_command(&self, seed: Seed) -> String {
+        format!(
+            "LIVESIM_SEED={seed} cargo test {} {} -- --exact",
+            self.target_args(),
+            self.name
+        )
+    }
+}
+
+impl fmt::Display for TestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.name, self.target_args())
+    }
+}
+
+fn target_of(file: &str) -> Target {
+    let stem_after = |dir: &str| -> Option<String> {
+        let rest = file.split(dir).nth(1)?;
+        let first = rest.split('/').next()?;
+        Some(first.strip_suffix(".rs").unwrap_or(first).to_string())
+    };
+    if let Some(name) = stem_after("tests/") {
+        Target::Test(name)
+    } else if let Some(name) = stem_after("benches/") {
+        Target::Bench(name)
+    } else if let Some(name) = stem_after("examples/") {
+        Target::Example(name)
+    } else {
+        Target::Lib
+    }
+}
+
+/// The type name of a value's type; the [`test_id!`](crate::test_id) macro
+/// uses it on a function item to learn the module path it sits in.
+pub fn type_name_of<T>(_: T) -> &'static str {
+    std::any::type_name::<T>()
+}
+
+/// The [`TestId`] of the test this is written in.
+///
+/// ```
+/// let id = livesim::test_id!();
+/// assert!(id.name.ends_with("main") || !id.name.is_empty());
+/// ```
+#[macro_export]
+macro_rules! test_id {
+    () => {
+        $crate::executor::TestId::from_location(file!(), {
+            fn __livesim_here() {}
+            $crate::executor::type_name_of(__livesim_here)
+        })
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integration_test_paths() {
+        let id = TestId::from_location(
+            "tests/executor.rs",
+            "executor::lanes::interleave::{{closure}}::__livesim_here",
+        );
+        assert_eq!(id.target, Target::Test("executor".into()));
+        assert_eq!(id.name, "lanes::interleave");
+        let id = TestId::from_location("tests/flow/main.rs", "main::f::__livesim_here");
+        assert_eq!(id.target, Target::Test("flow".into()));
+        assert_eq!(id.name, "f");
+    }
+
+    #[test]
+    fn library_paths() {
+        let id = test_id!();
+        assert_eq!(id.target, Target::Lib);
+        assert_eq!(id.name, "executor::test_id::tests::library_paths");
+        assert_eq!(
+            id.replay_command(Seed::new(1)),
+            "LIVESIM_SEED=0x1 cargo test --lib executor::test_id::tests::library_paths -- --exact"
+        );
+    }
+}

@@ -1,0 +1,264 @@
+//! The trace: an ordered log of what happened in a run, and its fingerprint.
+//!
+//! Each entry is (virtual time, label, event): the label names the lane or
+//! task that was running, the event says what it did. The runtime appends
+//! lane picks, deliveries and panics; the session appends every event it
+//! emits; test code appends with [`record!`](crate::record). Two runs of one
+//! seed must produce the same trace, entry for entry; [`Trace::hash`]
+//! condenses that into one number, and [`Trace::first_divergence`] finds
+//! where two traces part ways.
+//!
+//! Event texts live in one growing buffer rather than one allocation each:
+//! a busy run records thousands of entries, and formatting straight into the
+//! buffer keeps recording cheap enough to leave on.
+//!
+//! The hash is FNV-1a 64 (see [`Fnv64`]) over, for each entry in order: the
+//! virtual time in nanoseconds as a little-endian `u64`, the label's bytes,
+//! a `0xff` byte, the event's bytes and a `0xfe` byte. It is computed when
+//! asked for, so a run that never asks pays nothing for it.
+
+use std::fmt::{self, Write as _};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::hash::Fnv64;
+
+/// The name of a lane or task, shared cheaply between trace entries.
+pub type Label = Arc<str>;
+
+/// One thing that happened, at one virtual instant, in one lane or task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceEntry<'a> {
+    /// Virtual time since the run started.
+    pub at: Duration,
+    /// The lane or task that was running (`runtime` for the executor itself).
+    pub label: &'a str,
+    /// What happened.
+    pub event: &'a str,
+}
+
+impl TraceEntry<'_> {
+    /// An owned copy, for keeping after the trace is gone.
+    pub fn to_owned(&self) -> OwnedTraceEntry {
+        OwnedTraceEntry {
+            at: self.at,
+            label: self.label.to_string(),
+            event: self.event.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for TraceEntry<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{:>10}] {:<10} | ", format_time(self.at), self.label)?;
+        // Continuation lines of a multi-line event line up under its first.
+        let mut lines = self.event.split('\n');
+        f.write_str(lines.next().unwrap_or(""))?;
+        for line in lines {
+            write!(f, "\n{:24}| {line}", "")?;
+        }
+        Ok(())
+    }
+}
+
+/// A trace entry that owns its text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnedTraceEntry {
+    /// Virtual time since the run started.
+    pub at: Duration,
+    /// The lane or task that was running.
+    pub label: String,
+    /// What happened.
+    pub event: String,
+}
+
+impl OwnedTraceEntry {
+    /// A borrowed view of this entry.
+    pub fn as_entry(&self) -> TraceEntry<'_> {
+        TraceEntry {
+            at: self.at,
+            label: &self.label,
+            event: &self.event,
+        }
+    }
+}
+
+impl fmt::Display for OwnedTraceEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.as_entry().fmt(f)
+    }
+}
+
+/// Formats a virtual time as seconds with millisecond precision: `12.500s`.
+pub fn format_time(at: Duration) -> String {
+    format!("{}.{:03}s", at.as_secs(), at.subsec_millis())
+}
+
+#[derive(Clone, Debug)]
+struct Slot {
+    at: Duration,
+    label: Label,
+    start: usize,
+    end: usize,
+}
+
+/// An ordered log of a run.
+///
+/// ```
+/// use std::time::Duration;
+/// use livesim::executor::Trace;
+///
+/// let mut a = Trace::default();
+/// a.push(Duration::ZERO, "main".into(), "hello");
+/// let mut b = a.clone();
+/// assert_eq!(a.hash(), b.hash());
+/// b.push(Duration::from_millis(5), "main".into(), "again");
+/// assert_ne!(a.hash(), b.hash());
+/// assert_eq!(a.first_divergence(&b).unwrap().index, 1);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Trace {
+    text: String,
+    slots: Vec<Slot>,
+}
+
+impl Trace {
+    /// An empty trace with room for about `n` entries.
+    pub fn with_capacity(n: usize) -> Self {
+        Trace {
+            text: String::with_capacity(n * 24),
+            slots: Vec::with_capacity(n),
+        }
+    }
+
+    /// Appends one entry.
+    pub fn push(&mut self, at: Duration, label: Label, event: &str) {
+        let start = self.text.len();
+        self.text.push_str(event);
+        self.slots.push(Slot {
+            at,
+            label,
+            start,
+            end: self.text.len(),
+        });
+    }
+
+    /// Appends one entry, formatting its event straight into the trace.
+    pub fn push_fmt(&mut self, at: Duration, label: Label, event: fmt::Arguments<'_>) {
+        let start = self.text.len();
+        // Writing to a String cannot fail.
+        let _ = self.text.write_fmt(event);
+        self.slots.push(Slot {
+            at,
+            label,
+            start,
+            end: self.text.len(),
+        });
+    }
+
+    /// The entry at `index`.
+    pub fn get(&self, index: usize) -> Option<TraceEntry<'_>> {
+        self.slots.get(index).map(|slot| TraceEntry {
+            at: slot.at,
+            label: &slot.label,
+            event: &self.text[slot.start..slot.end],
+        })
+    }
+
+    /// Every entry, in order.
+    pub fn entries(&self) -> impl DoubleEndedIterator<Item = TraceEntry<'_>> + ExactSizeIterator {
+        (0..self.slots.len()).map(|i| self.get(i).expect("index in range"))
+    }
+
+    /// The last entry.
+    pub fn last(&self) -> Option<TraceEntry<'_>> {
+        self.len().checked_sub(1).and_then(|i| self.get(i))
+    }
+
+    /// How many entries there are.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The run's fingerprint: equal traces have equal hashes.
+    pub fn hash(&self) -> u64 {
+        let mut hash = Fnv64::new();
+        for entry in self.entries() {
+            hash.write_u64(entry.at.as_nanos() as u64);
+            hash.write(entry.label.as_bytes());
+            hash.write(&[0xff]);
+            hash.write(entry.event.as_bytes());
+            hash.write(&[0xfe]);
+        }
+        hash.finish()
+    }
+
+    /// The first place where `self` and `other` differ, if they do.
+    pub fn first_divergence(&self, other: &Trace) -> Option<Divergence> {
+        let index = self
+            .entries()
+            .zip(other.entries())
+            .position(|(a, b)| a != b)
+            .unwrap_or(self.len().min(other.len()));
+        if index == self.len() && index == other.len() {
+            return None;
+        }
+        let owned = |e: Option<TraceEntry<'_>>| e.map(|e| e.to_owned());
+        Some(Divergence {
+            index,
+            first: owned(self.get(index)),
+            second: owned(other.get(index)),
+            before: owned(index.checked_sub(1).and_then(|i| self.get(i))),
+        })
+    }
+
+    /// The last `n` entries, rendered one per line.
+    pub fn tail(&self, n: usize) -> String {
+        let mut out = String::new();
+        for entry in self.entries().skip(self.len().saturating_sub(n)) {
+            let _ = writeln!(out, "{entry}");
+        }
+        out
+    }
+}
+
+impl PartialEq for Trace {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.entries().eq(other.entries())
+    }
+}
+
+impl Eq for Trace {}
+
+/// Where two traces of the same seed stopped agreeing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Divergence {
+    /// Index of the first entry that differs.
+    pub index: usize,
+    /// The first run's entry there (`None`: that run's trace ended).
+    pub first: Option<OwnedTraceEntry>,
+    /// The second run's entry there (`None`: that run's trace ended).
+    pub second: Option<OwnedTraceEntry>,
+    /// The last entry both runs agreed on.
+    pub before: Option<OwnedTraceEntry>,
+}
+
+impl fmt::Display for Divergence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let show = |e: &Option<OwnedTraceEntry>| match e {
+            Some(e) => e.to_string(),
+            None => "(trace ended)".to_string(),
+        };
+        writeln!(f, "the two runs diverge at trace entry #{}", self.index)?;
+        if let Some(before) = &self.before {
+            writeln!(f, "  last agreed: {before}")?;
+        }
+        writeln!(f, "  first run:   {}", show(&self.first))?;
+        write!(f, "  second run:  {}", show(&self.second))
+    }
+}

@@ -1,0 +1,9 @@
+//! The deterministic executor, tested from the outside: what a seed fixes,
+//! what it varies, and how a failure is reported and replayed.
+
+mod determinism;
+mod interleaving;
+mod liveness;
+mod program;
+mod replay;
+mod runner;

@@ -1,0 +1,52 @@
+//! The `livesim` command line, run as a user runs it.
+
+use std::process::Command;
+
+fn livesim(args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_livesim"))
+        .args(args)
+        .output()
+        .expect("the livesim binary runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+#[test]
+fn help_lists_the_sim_command() {
+    let (ok, text) = livesim(&["--help"]);
+    assert!(ok, "{text}");
+    assert!(text.contains("Usage: livesim"), "{text}");
+    assert!(text.contains("sim"), "{text}");
+}
+
+#[test]
+fn version_is_the_crate_version() {
+    let (ok, text) = livesim(&["--version"]);
+    assert!(ok, "{text}");
+    assert_eq!(text.trim(), format!("livesim {}", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn sim_help_answers() {
+    let (ok, text) = livesim(&["sim", "--help"]);
+    assert!(ok, "{text}");
+    assert!(text.contains("Usage: livesim sim"), "{text}");
+}
+
+#[test]
+fn sim_without_a_subcommand_says_what_is_missing() {
+    let (ok, text) = livesim(&["sim"]);
+    assert!(!ok);
+    assert!(text.contains("no simulation subcommand is built yet"), "{text}");
+}
+
+#[test]
+fn an_unknown_command_is_an_error() {
+    let (ok, text) = livesim(&["fly"]);
+    assert!(!ok);
+    assert!(text.contains("unrecognized subcommand"), "{text}");
+}

@@ -29,7 +29,10 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod clock;
+pub mod compose;
 pub mod executor;
+pub mod state;
 
 pub use executor::Seed;
 

@@ -1,0 +1,185 @@
+//! The mutation journal: one [`StateMutation`] per state write, in order,
+//! sent to sinks that keep them in memory or in a JSONL file.
+//!
+//! A journal line looks like
+//! `{"seq":3,"key":"party_size","value":4,"timestamp":1767225600250}`
+//! (timestamp in milliseconds since the Unix epoch; `"removed":true` marks a
+//! key's removal). Sequence numbers strictly increase and timestamps never
+//! go backwards, whatever the clock does.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::clock::Timestamp;
+
+/// One write to the session state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StateMutation {
+    /// Position in the journal: 1 for the first write, strictly increasing.
+    pub seq: u64,
+    /// The full key written.
+    pub key: String,
+    /// The value written (`null` for a removal).
+    pub value: Value,
+    /// When, by the state's clock.
+    #[serde(with = "timestamp_millis")]
+    pub timestamp: Timestamp,
+    /// Whether this write removed the key.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub removed: bool,
+}
+
+mod timestamp_millis {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::clock::Timestamp;
+
+    pub fn serialize<S: Serializer>(t: &Timestamp, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(t.unix_millis())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Timestamp, D::Error> {
+        u64::deserialize(d).map(Timestamp::from_unix_millis)
+    }
+}
+
+/// Where journal entries go. Called in sequence order, one call per write.
+pub trait JournalSink: Send + Sync {
+    /// Keeps one entry.
+    fn record(&self, mutation: &StateMutation);
+}
+
+/// A journal kept in memory.
+///
+/// ```
+/// use std::sync::Arc;
+/// use livesim::state::{MemoryJournalSink, State};
+///
+/// let journal = Arc::new(MemoryJournalSink::new());
+/// let state = State::new().with_journal_sink(journal.clone());
+/// state.set("party_size", 4);
+/// let entries = journal.entries();
+/// assert_eq!((entries[0].seq, entries[0].key.as_str()), (1, "party_size"));
+/// ```
+#[derive(Debug, Default)]
+pub struct MemoryJournalSink {
+    entries: Mutex<Vec<StateMutation>>,
+}
+
+impl MemoryJournalSink {
+    /// An empty journal.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Every entry recorded so far, in order.
+    pub fn entries(&self) -> Vec<StateMutation> {
+        self.entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+impl JournalSink for MemoryJournalSink {
+    fn record(&self, mutation: &StateMutation) {
+        self.entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(mutation.clone());
+    }
+}
+
+/// A journal kept in a JSONL file, one entry per line.
+///
+/// Each entry is written whole with one `write` as it happens, so a crash
+/// leaves at most a torn last line, which the reader reports and skips.
+/// A write that fails is remembered: [`FileJournalSink::check`] returns it.
+#[derive(Debug)]
+pub struct FileJournalSink {
+    path: PathBuf,
+    file: Mutex<Writer>,
+}
+
+#[derive(Debug)]
+struct Writer {
+    file: File,
+    error: Option<io::Error>,
+}
+
+impl FileJournalSink {
+    /// Creates (or truncates) the journal file at `path`.
+    pub fn create(path: impl AsRef<Path>) -> io::Result<Self> {
+        let path = path.as_ref();
+        let file = File::create(path).map_err(|e| with_path(e, "create", path))?;
+        Ok(Self::from_file(path, file))
+    }
+
+    /// Opens the journal file at `path` to append to it, creating it if
+    /// needed.
+    pub fn append(path: impl AsRef<Path>) -> io::Result<Self> {
+        let path = path.as_ref();
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| with_path(e, "open", path))?;
+        Ok(Self::from_file(path, file))
+    }
+
+    fn from_file(path: &Path, file: File) -> Self {
+        FileJournalSink {
+            path: path.to_path_buf(),
+            file: Mutex::new(Writer { file, error: None }),
+        }
+    }
+
+    /// The file this journal writes.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Flushes to disk and returns the first write error, if any happened.
+    pub fn check(&self) -> io::Result<()> {
+        let mut writer = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(e) = writer.error.take() {
+            return Err(e);
+        }
+        writer
+            .file
+            .sync_data()
+            .map_err(|e| with_path(e, "sync", &self.path))
+    }
+}
+
+impl JournalSink for FileJournalSink {
+    fn record(&self, mutation: &StateMutation) {
+        let mut line = match serde_json::to_vec(mutation) {
+            Ok(line) => line,
+            Err(e) => {
+                tracing::warn!(path = %self.path.display(), seq = mutation.seq, "journal entry not serializable: {e}");
+                return;
+            }
+        };
+        line.push(b'\n');
+        let mut writer = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        if let Err(e) = writer.file.write_all(&line) {
+            tracing::warn!(path = %self.path.display(), seq = mutation.seq, "journal write failed: {e}");
+            if writer.error.is_none() {
+                writer.error = Some(with_path(e, "write", &self.path));
+            }
+        }
+    }
+}
+
+fn with_path(e: io::Error, what: &str, path: &Path) -> io::Error {
+    io::Error::new(
+        e.kind(),
+        format!("could not {what} journal {}: {e}", path.display()),
+    )
+}

@@ -1,0 +1,14 @@
+//! Session state: a key/value store of JSON values with a clock and a
+//! journal.
+//!
+//! [`State`] is what tools, callbacks, extractors and the flow monitor read
+//! and write. Every clone and every prefix-scoped view shares one store and
+//! one clock. Every write becomes a [`StateMutation`] with a sequence number
+//! and a timestamp from that clock, and goes to the configured
+//! [`JournalSink`]s, so a run leaves a record that later becomes a scenario.
+
+mod journal;
+mod store;
+
+pub use journal::{FileJournalSink, JournalSink, MemoryJournalSink, StateMutation};
+pub use store::{State, StateChanges};

@@ -1,0 +1,361 @@
+//! The store behind [`State`]: values, clock, journal sinks and change
+//! subscribers, shared by every clone and view.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::journal::{JournalSink, StateMutation};
+use crate::clock::{IntoSharedClock, SharedClock, Timestamp, default_clock};
+
+/// The session's key/value state.
+///
+/// Cloning is cheap and shares everything; [`State::scoped`] makes a view
+/// whose keys live under a prefix of the same store.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use livesim::clock::ManualClock;
+/// use livesim::state::State;
+/// use serde_json::json;
+///
+/// let clock = Arc::new(ManualClock::new());
+/// let state = State::new().with_clock(clock.clone());
+/// let t0 = state.clock().now();
+/// clock.advance(Duration::from_secs(5));
+/// assert_eq!(state.clock().now() - t0, Duration::from_secs(5));
+///
+/// state.set("confirmed", true);
+/// assert!(state.is_true("confirmed"));
+/// let user = state.scoped("user:");
+/// user.set("name", "Ada");
+/// assert_eq!(state.get("user:name"), Some(json!("Ada")));
+/// ```
+#[derive(Clone)]
+pub struct State {
+    store: Arc<Store>,
+    prefix: Arc<str>,
+}
+
+struct Store {
+    inner: Mutex<Inner>,
+    clock: RwLock<SharedClock>,
+}
+
+struct Inner {
+    values: BTreeMap<String, Value>,
+    next_seq: u64,
+    last_timestamp: Timestamp,
+    sinks: Vec<Arc<dyn JournalSink>>,
+    subscribers: Vec<mpsc::UnboundedSender<StateMutation>>,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("State")
+            .field("prefix", &&*self.prefix)
+            .field("values", &self.snapshot())
+            .finish()
+    }
+}
+
+impl State {
+    /// An empty state with the default clock (virtual under simulation,
+    /// the system clock elsewhere) and no journal sink.
+    pub fn new() -> Self {
+        State {
+            store: Arc::new(Store {
+                inner: Mutex::new(Inner {
+                    values: BTreeMap::new(),
+                    next_seq: 1,
+                    last_timestamp: Timestamp::EPOCH,
+                    sinks: Vec::new(),
+                    subscribers: Vec::new(),
+                }),
+                clock: RwLock::new(default_clock()),
+            }),
+            prefix: Arc::from(""),
+        }
+    }
+
+    fn inner(&self) -> MutexGuard<'_, Inner> {
+        // Every write leaves the map consistent before it can panic, so a
+        // poisoned lock still guards a valid store.
+        self.store.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn full_key(&self, key: &str) -> String {
+        format!("{}{key}", self.prefix)
+    }
+
+    /// Uses `clock` for this state and everything sharing it.
+    pub fn with_clock(self, clock: impl IntoSharedClock) -> Self {
+        self.set_clock(clock);
+        self
+    }
+
+    /// Replaces the clock of this state and everything sharing it. Set it
+    /// before a session starts: some components capture the clock when
+    /// they are built.
+    pub fn set_clock(&self, clock: impl IntoSharedClock) {
+        *self.store.clock.write().unwrap_or_else(|p| p.into_inner()) = clock.into_shared_clock();
+    }
+
+    /// The clock this state's timestamps come from.
+    pub fn clock(&self) -> SharedClock {
+        self.store
+            .clock
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Sends every later write to `sink` too.
+    pub fn with_journal_sink<S: JournalSink + 'static>(self, sink: Arc<S>) -> Self {
+        self.add_journal_sink(sink);
+        self
+    }
+
+    /// Sends every later write to `sink` too.
+    pub fn add_journal_sink(&self, sink: Arc<dyn JournalSink>) {
+        self.inner().sinks.push(sink);
+    }
+
+    /// A view of this state whose keys are prefixed with `prefix`; it
+    /// shares the store, the clock and the journal.
+    pub fn scoped(&self, prefix: &str) -> State {
+        State {
+            store: self.store.clone(),
+            prefix: Arc::from(format!("{}{prefix}", self.prefix)),
+        }
+    }
+
+    /// The value at `key`.
+    pub fn get(&self, key: &str) -> Option<Value> {
+        self.inner().values.get(&self.full_key(key)).cloned()
+    }
+
+    /// The value at `key`, deserialized; `None` if absent or of another
+    /// shape.
+    pub fn get_as<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
+        self.get(key).and_then(|v| serde_json::from_value(v).ok())
+    }
+
+    /// Whether `key` holds a value.
+    pub fn contains(&self, key: &str) -> bool {
+        self.inner().values.contains_key(&self.full_key(key))
+    }
+
+    /// Whether `key` holds `true`.
+    pub fn is_true(&self, key: &str) -> bool {
+        self.get(key) == Some(Value::Bool(true))
+    }
+
+    /// Writes `value` at `key` and journals it.
+    pub fn set(&self, key: impl AsRef<str>, value: impl Into<Value>) {
+        self.write(self.full_key(key.as_ref()), value.into(), false);
+    }
+
+    /// Serializes `value` and writes it at `key`.
+    ///
+    /// # Errors
+    /// When `value` cannot be represented as JSON (e.g. a map with
+    /// non-string keys).
+    pub fn set_serialized<T: Serialize + ?Sized>(
+        &self,
+        key: impl AsRef<str>,
+        value: &T,
+    ) -> Result<(), serde_json::Error> {
+        let value = serde_json::to_value(value)?;
+        self.set(key, value);
+        Ok(())
+    }
+
+    /// Removes `key` (journaled as a removal). Returns the old value.
+    pub fn remove(&self, key: &str) -> Option<Value> {
+        let full = self.full_key(key);
+        let old = self.inner().values.get(&full).cloned();
+        if old.is_some() {
+            self.write(full, Value::Null, true);
+        }
+        old
+    }
+
+    fn write(&self, key: String, value: Value, removed: bool) {
+        let now = self.clock().now();
+        let mut inner = self.inner();
+        // Timestamps never go backwards, even if the clock is swapped for
+        // an earlier one.
+        let timestamp = now.max(inner.last_timestamp);
+        inner.last_timestamp = timestamp;
+        let seq = inner.next_seq;
+        inner.next_seq += 1;
+        if removed {
+            inner.values.remove(&key);
+        } else {
+            inner.values.insert(key.clone(), value.clone());
+        }
+        let mutation = StateMutation {
+            seq,
+            key,
+            value,
+            timestamp,
+            removed,
+        };
+        // Sinks run under the lock so that the journal's order is the
+        // order of the writes, even with writers on several threads.
+        for sink in &inner.sinks {
+            sink.record(&mutation);
+        }
+        inner
+            .subscribers
+            .retain(|subscriber| subscriber.send(mutation.clone()).is_ok());
+    }
+
+    /// Every key and value visible in this view (prefix removed), in key
+    /// order.
+    pub fn snapshot(&self) -> BTreeMap<String, Value> {
+        let inner = self.inner();
+        inner
+            .values
+            .range(self.prefix.to_string()..)
+            .take_while(|(k, _)| k.starts_with(&*self.prefix))
+            .map(|(k, v)| (k[self.prefix.len()..].to_string(), v.clone()))
+            .collect()
+    }
+
+    /// How many writes have been journaled (the last sequence number).
+    pub fn last_seq(&self) -> u64 {
+        self.inner().next_seq - 1
+    }
+
+    /// A stream of every later write to the store (any prefix), in order.
+    /// Watchers read it; nothing is dropped while the receiver lives.
+    pub fn changes(&self) -> StateChanges {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.inner().subscribers.push(tx);
+        StateChanges { rx }
+    }
+}
+
+/// Writes to a [`State`], in order, from the moment of subscription.
+#[derive(Debug)]
+pub struct StateChanges {
+    rx: mpsc::UnboundedReceiver<StateMutation>,
+}
+
+impl StateChanges {
+    /// The next write; `None` once the state is gone.
+    pub async fn next(&mut self) -> Option<StateMutation> {
+        self.rx.recv().await
+    }
+
+    /// The next write if one is waiting.
+    pub fn try_next(&mut self) -> Option<StateMutation> {
+        self.rx.try_recv().ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::state::MemoryJournalSink;
+    use serde_json::json;
+    use std::time::Duration;
+
+    #[test]
+    fn writes_are_journaled_in_order_with_clock_timestamps() {
+        let clock = Arc::new(ManualClock::starting_at(Timestamp::from_unix_millis(1000)));
+        let journal = Arc::new(MemoryJournalSink::new());
+        let state = State::new()
+            .with_clock(clock.clone())
+            .with_journal_sink(journal.clone());
+        state.set("a", 1);
+        clock.advance(Duration::from_millis(250));
+        state.scoped("user:").set("name", "Ada");
+        assert_eq!(state.remove("a"), Some(json!(1)));
+        assert_eq!(state.remove("a"), None);
+        let entries = journal.entries();
+        let seqs: Vec<u64> = entries.iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, [1, 2, 3]);
+        assert_eq!(entries[1].key, "user:name");
+        assert_eq!(entries[1].timestamp, Timestamp::from_unix_millis(1250));
+        assert!(entries[2].removed);
+        assert_eq!(state.last_seq(), 3);
+    }
+
+    #[test]
+    fn timestamps_never_go_backwards_when_the_clock_is_swapped() {
+        let journal = Arc::new(MemoryJournalSink::new());
+        let state = State::new()
+            .with_clock(Arc::new(ManualClock::starting_at(
+                Timestamp::from_unix_millis(5000),
+            )))
+            .with_journal_sink(journal.clone());
+        state.set("x", 1);
+        state.set_clock(Arc::new(ManualClock::starting_at(
+            Timestamp::from_unix_millis(10),
+        )));
+        state.set("x", 2);
+        let entries = journal.entries();
+        assert!(entries[1].timestamp >= entries[0].timestamp);
+    }
+
+    #[test]
+    fn scoped_views_share_store_and_clock() {
+        let state = State::new();
+        let a = state.scoped("a:");
+        let ab = a.scoped("b:");
+        ab.set("k", true);
+        assert_eq!(state.get("a:b:k"), Some(json!(true)));
+        assert_eq!(
+            a.snapshot(),
+            BTreeMap::from([("b:k".to_string(), json!(true))])
+        );
+        assert!(Arc::ptr_eq(&state.clock(), &ab.clock()));
+        assert_eq!(state.snapshot().len(), 1);
+    }
+
+    #[test]
+    fn journal_lines_have_the_documented_shape() {
+        let m = StateMutation {
+            seq: 3,
+            key: "party_size".into(),
+            value: json!(4),
+            timestamp: Timestamp::from_unix_millis(1_767_225_600_250),
+            removed: false,
+        };
+        let line = serde_json::to_string(&m).unwrap();
+        assert_eq!(
+            line,
+            r#"{"seq":3,"key":"party_size","value":4,"timestamp":1767225600250}"#
+        );
+        assert_eq!(serde_json::from_str::<StateMutation>(&line).unwrap(), m);
+    }
+
+    #[tokio::test]
+    async fn watchers_see_every_change_in_order() {
+        let state = State::new();
+        let mut changes = state.changes();
+        for i in 0..5 {
+            state.set("n", i);
+        }
+        for i in 0..5 {
+            assert_eq!(changes.next().await.unwrap().value, json!(i));
+        }
+        assert!(changes.try_next().is_none());
+    }
+}

@@ -16,6 +16,7 @@ use std::ops::{Add, Sub};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+
 /// A point in wall-clock time: nanoseconds since the Unix epoch (UTC).
 ///
 /// ```
@@ -109,6 +110,19 @@ impl fmt::Display for Timestamp {
             (rem / 60) % 60,
             rem % 60
         )
+    }
+}
+
+impl serde::Serialize for Timestamp {
+    /// As whole milliseconds since the epoch, the unit of every livesim file.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(self.unix_millis())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Timestamp {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        u64::deserialize(d).map(Timestamp::from_unix_millis)
     }
 }
 

@@ -32,7 +32,10 @@
 pub mod clock;
 pub mod compose;
 pub mod executor;
+pub mod llm;
+pub mod session;
 pub mod state;
+pub mod tape;
 
 pub use executor::Seed;
 

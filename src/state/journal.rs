@@ -26,26 +26,11 @@ pub struct StateMutation {
     pub key: String,
     /// The value written (`null` for a removal).
     pub value: Value,
-    /// When, by the state's clock.
-    #[serde(with = "timestamp_millis")]
+    /// When, by the state's clock (milliseconds since the epoch in JSON).
     pub timestamp: Timestamp,
     /// Whether this write removed the key.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub removed: bool,
-}
-
-mod timestamp_millis {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    use crate::clock::Timestamp;
-
-    pub fn serialize<S: Serializer>(t: &Timestamp, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(t.unix_millis())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Timestamp, D::Error> {
-        u64::deserialize(d).map(Timestamp::from_unix_millis)
-    }
 }
 
 /// Where journal entries go. Called in sequence order, one call per write.

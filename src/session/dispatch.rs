@@ -1,0 +1,209 @@
+//! The tool dispatcher: runs the model's tool calls concurrently and hands
+//! each outcome back to the control lane, exactly once per call id.
+//!
+//! Each call runs as its own task (through the executor's spawn facade, so
+//! the seed perturbs the order calls finish in). A tool's error, panic or
+//! timeout becomes an error outcome; the control lane turns it into
+//! `{"error": "…"}`. Policies, decided here and tested:
+//!
+//! * **Duplicate call ids: the first call wins.** A call whose id this
+//!   connection has already seen (running, answered, refused or cancelled)
+//!   is not run and not answered, because the protocol allows at most one
+//!   response per id; the session emits a warning.
+//! * **Cancellation aborts.** A cancelled call's task is aborted and its
+//!   outcome, even one already on its way, is never answered.
+//! * **Unknown tools** are answered at once with an error naming the tools
+//!   the session declares.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::panic::AssertUnwindSafe;
+use std::time::Duration;
+
+use futures::FutureExt;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::events::ToolCall;
+use crate::compose::tools::{Tool, ToolComposite};
+use crate::executor;
+
+/// A finished tool call.
+#[derive(Debug)]
+pub(crate) struct Completion {
+    pub id: String,
+    pub name: String,
+    /// The tool's result, or the error message to answer with.
+    pub outcome: Result<Value, String>,
+}
+
+/// What happened to a call handed to the dispatcher.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Dispatched {
+    /// The tool is running; its completion will come.
+    Started,
+    /// No tool by that name: answer with this error now.
+    UnknownTool(String),
+}
+
+/// What a cancellation found.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Cancelled {
+    /// The call was running and is now aborted.
+    Aborted,
+    /// The call was already answered (or refused); nothing to do.
+    TooLate,
+    /// No call with that id was seen on this connection.
+    Unknown,
+}
+
+pub(crate) struct Dispatcher {
+    tools: BTreeMap<String, Tool>,
+    running: BTreeMap<String, (String, JoinHandle<()>)>,
+    seen: BTreeSet<String>,
+    done: mpsc::UnboundedSender<Completion>,
+}
+
+impl Dispatcher {
+    /// A dispatcher for `tools`, and the stream its completions arrive on.
+    pub fn new(tools: &ToolComposite) -> (Self, mpsc::UnboundedReceiver<Completion>) {
+        let (done, completions) = mpsc::unbounded_channel();
+        let tools = tools
+            .tools()
+            .iter()
+            .map(|t| (t.name().to_string(), t.clone()))
+            .collect();
+        (
+            Dispatcher {
+                tools,
+                running: BTreeMap::new(),
+                seen: BTreeSet::new(),
+                done,
+            },
+            completions,
+        )
+    }
+
+    /// Claims a call id for this connection: false if it was seen before
+    /// (a duplicate, which must not be run or answered).
+    pub fn claim(&mut self, id: &str) -> bool {
+        self.seen.insert(id.to_string())
+    }
+
+    /// Starts a claimed call.
+    pub fn dispatch(&mut self, call: &ToolCall) -> Dispatched {
+        let Some(tool) = self.tools.get(&call.name) else {
+            let known: Vec<&str> = self.tools.keys().map(String::as_str).collect();
+            return Dispatched::UnknownTool(format!(
+                "unknown tool {:?}: this session declares [{}]",
+                call.name,
+                known.join(", ")
+            ));
+        };
+        let (id, name) = (call.id.clone(), call.name.clone());
+        let run = run_tool(tool.clone(), call.args.clone());
+        let done = self.done.clone();
+        let task_id = id.clone();
+        let task = executor::spawn(format!("tool:{name}"), async move {
+            let outcome = run.await;
+            // The control lane may be gone (session closed): nothing to do.
+            let _ = done.send(Completion {
+                id: task_id,
+                name,
+                outcome,
+            });
+        });
+        self.running.insert(id, (call.name.clone(), task));
+        Dispatched::Started
+    }
+
+    /// Accepts a completion: `Some` if it must be answered, `None` if its
+    /// call was cancelled meanwhile.
+    pub fn complete(&mut self, completion: Completion) -> Option<Completion> {
+        self.running.remove(&completion.id).map(|_| completion)
+    }
+
+    /// Cancels a call by id.
+    pub fn cancel(&mut self, id: &str) -> Cancelled {
+        match self.running.remove(id) {
+            Some((_, task)) => {
+                task.abort();
+                Cancelled::Aborted
+            }
+            None if self.seen.contains(id) => Cancelled::TooLate,
+            None => Cancelled::Unknown,
+        }
+    }
+
+    /// How many calls are running.
+    pub fn running(&self) -> usize {
+        self.running.len()
+    }
+
+    /// Aborts every running call (the connection ended).
+    pub fn abort_all(&mut self) {
+        for (_, (_, task)) in std::mem::take(&mut self.running) {
+            task.abort();
+        }
+    }
+}
+
+impl Drop for Dispatcher {
+    fn drop(&mut self) {
+        self.abort_all();
+    }
+}
+
+/// Runs one tool call to an outcome: its result, or an error message for
+/// an error, a panic or a timeout.
+async fn run_tool(tool: Tool, args: Value) -> Result<Value, String> {
+    let name = tool.name().to_string();
+    let guarded = AssertUnwindSafe(tool.call(args)).catch_unwind();
+    let finished = match tool.timeout() {
+        Some(deadline) => match tokio::time::timeout(deadline, guarded).await {
+            Ok(finished) => finished,
+            Err(_) => return Err(format!("{name} timed out after {}", human(deadline))),
+        },
+        None => guarded.await,
+    };
+    match finished {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".to_string());
+            Err(format!("{name} panicked: {message}"))
+        }
+    }
+}
+
+/// A duration as a person writes it: `2m`, `1.5s`, `250ms`.
+pub(crate) fn human(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms % 60_000 == 0 && ms > 0 {
+        format!("{}m", ms / 60_000)
+    } else if ms % 1000 == 0 {
+        format!("{}s", ms / 1000)
+    } else if ms >= 1000 {
+        let fraction = format!("{:03}", ms % 1000);
+        format!("{}.{}s", ms / 1000, fraction.trim_end_matches('0'))
+    } else {
+        format!("{ms}ms")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(human(Duration::from_secs(120)), "2m");
+        assert_eq!(human(Duration::from_secs(5)), "5s");
+        assert_eq!(human(Duration::from_millis(1500)), "1.5s");
+        assert_eq!(human(Duration::from_millis(250)), "250ms");
+    }
+}

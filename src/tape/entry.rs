@@ -1,0 +1,98 @@
+//! One recorded call, and the [`Tape`] trait that stores them.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::canonical::canonical_json;
+
+/// The kind of a model call on a tape. Resolver calls are
+/// `resolver:<name>`.
+pub const LLM_CALL: &str = "llm";
+
+/// One recorded call: what went in and what came out.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TapeEntry {
+    /// [`LLM_CALL`] or `resolver:<name>`.
+    pub kind: String,
+    /// The call's input (a request, or a resolver's arguments).
+    pub input: Value,
+    /// What it returned, when it succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
+    /// How it failed, when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<Value>,
+}
+
+impl TapeEntry {
+    /// A successful call.
+    pub fn ok(kind: impl Into<String>, input: Value, output: Value) -> Self {
+        TapeEntry {
+            kind: kind.into(),
+            input,
+            output: Some(output),
+            error: None,
+        }
+    }
+
+    /// A failed call.
+    pub fn failed(kind: impl Into<String>, input: Value, error: Value) -> Self {
+        TapeEntry {
+            kind: kind.into(),
+            input,
+            output: None,
+            error: Some(error),
+        }
+    }
+
+    /// Whether this entry answers a call of `kind` with `input`.
+    pub fn matches(&self, kind: &str, canonical_input: &str) -> bool {
+        self.kind == kind && canonical_json(&self.input) == canonical_input
+    }
+}
+
+/// Why a tape could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum TapeError {
+    /// The tape file could not be opened, read or written.
+    #[error("tape {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// A line of the tape file is not a tape entry.
+    #[error("tape {path}, line {line}: {message}")]
+    BadLine {
+        /// The file.
+        path: String,
+        /// The 1-based line number.
+        line: u64,
+        /// What was wrong.
+        message: String,
+    },
+}
+
+/// Where recorded calls are kept.
+///
+/// Implement it for other storage; [`MemoryTape`](super::MemoryTape) and
+/// [`FileTape`](super::FileTape) are the built-in ones.
+pub trait Tape: Send + Sync {
+    /// Keeps a call that just happened.
+    fn record(&self, entry: TapeEntry) -> Result<(), TapeError>;
+
+    /// The first not-yet-replayed entry of `kind` whose input has the
+    /// canonical form `canonical_input`, marking it replayed.
+    fn next(&self, kind: &str, canonical_input: &str) -> Option<TapeEntry>;
+}
+
+impl<T: Tape + ?Sized> Tape for std::sync::Arc<T> {
+    fn record(&self, entry: TapeEntry) -> Result<(), TapeError> {
+        (**self).record(entry)
+    }
+
+    fn next(&self, kind: &str, canonical_input: &str) -> Option<TapeEntry> {
+        (**self).next(kind, canonical_input)
+    }
+}

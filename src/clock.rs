@@ -16,7 +16,6 @@ use std::ops::{Add, Sub};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-
 /// A point in wall-clock time: nanoseconds since the Unix epoch (UTC).
 ///
 /// ```

@@ -40,7 +40,9 @@ impl MockLlm {
     }
 
     /// A script whose replies may be failures.
-    pub fn script_results(replies: impl IntoIterator<Item = Result<LlmResponse, LlmError>>) -> Self {
+    pub fn script_results(
+        replies: impl IntoIterator<Item = Result<LlmResponse, LlmError>>,
+    ) -> Self {
         MockLlm {
             model_id: "mock".to_string(),
             replies: replies.into_iter().collect(),
@@ -88,12 +90,15 @@ mod tests {
     #[tokio::test]
     async fn running_out_of_script_is_a_config_error() {
         let model = MockLlm::script([LlmResponse::from_text("only")]);
-        let request = LlmRequest::from_text("a").with_model_turn("only").with_user_turn("b");
+        let request = LlmRequest::from_text("a")
+            .with_model_turn("only")
+            .with_user_turn("b");
         let err = model.generate(request).await.unwrap_err();
         assert_eq!(
             err,
             LlmError::Config(
-                "reply 2: the script holds 1 replies (the request already has 1 model turns)".into()
+                "reply 2: the script holds 1 replies (the request already has 1 model turns)"
+                    .into()
             )
         );
     }

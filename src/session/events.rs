@@ -225,6 +225,11 @@ impl LiveEvent {
     pub fn is_stored(&self) -> bool {
         match self {
             LiveEvent::Media { mime_type, .. } => !is_live_media(mime_type),
+            LiveEvent::Content { parts, .. } => !parts.iter().any(|part| {
+                part.pointer("/inlineData/mimeType")
+                    .and_then(Value::as_str)
+                    .is_some_and(is_live_media)
+            }),
             other => !other.is_partial(),
         }
     }
@@ -288,7 +293,13 @@ impl fmt::Display for LiveEvent {
     /// One line, as the trace shows events; media shows its size, not its
     /// bytes.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let flag = |on: bool, name: &str| if on { format!(" +{name}") } else { String::new() };
+        let flag = |on: bool, name: &str| {
+            if on {
+                format!(" +{name}")
+            } else {
+                String::new()
+            }
+        };
         match self {
             LiveEvent::TextDelta { text, thought } => {
                 write!(f, "text_delta {text:?}{}", flag(*thought, "thought"))
@@ -408,7 +419,10 @@ mod tests {
             "turn_complete +interrupted"
         );
         assert_eq!(
-            LiveEvent::PatternMatched { name: "quiet".into() }.to_string(),
+            LiveEvent::PatternMatched {
+                name: "quiet".into()
+            }
+            .to_string(),
             r#"pattern_matched {"name":"quiet"}"#
         );
         assert_eq!(LiveEvent::Interrupted.to_string(), "interrupted");

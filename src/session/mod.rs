@@ -5,6 +5,7 @@
 //! [`LiveEvent`]s, with its three lanes (fast, control, telemetry)
 //! interleaved by the seeded executor.
 
+mod aggregate;
 mod dispatch;
 mod events;
 mod phases;

@@ -146,7 +146,10 @@ impl PhaseMachine {
                 .find(|t| t.from == self.current && (t.when)(state))
                 .map(|t| t.to.clone());
             let Some(to) = next else { break };
-            if taken.iter().any(|t: &PhaseTransition| t.from == self.current) {
+            if taken
+                .iter()
+                .any(|t: &PhaseTransition| t.from == self.current)
+            {
                 break;
             }
             let at = self.clock.now();

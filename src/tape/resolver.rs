@@ -20,8 +20,7 @@ pub enum TapeMode {
 }
 
 /// A resolver: arguments in, a value (or an error message) out.
-pub type Resolver =
-    Arc<dyn Fn(Value) -> BoxFuture<'static, Result<Value, String>> + Send + Sync>;
+pub type Resolver = Arc<dyn Fn(Value) -> BoxFuture<'static, Result<Value, String>> + Send + Sync>;
 
 /// Wraps a resolver's `fetch` so its calls are recorded on, or answered
 /// from, `tape`. `name` scopes the recording (the entries' kind is

@@ -107,11 +107,12 @@ fn replay(tape: &dyn Tape, input: &serde_json::Value) -> Result<LlmResponse, Llm
         ))
     })?;
     match (entry.output, entry.error) {
-        (_, Some(error)) => Err(serde_json::from_value(error.clone()).unwrap_or_else(|_| {
-            LlmError::Refused(format!("recorded failure: {error}"))
-        })),
+        (_, Some(error)) => Err(serde_json::from_value(error.clone())
+            .unwrap_or_else(|_| LlmError::Refused(format!("recorded failure: {error}")))),
         (Some(output), None) => serde_json::from_value(output).map_err(|e| {
-            LlmError::Config(format!("a recorded response on the tape is not a response: {e}"))
+            LlmError::Config(format!(
+                "a recorded response on the tape is not a response: {e}"
+            ))
         }),
         (None, None) => Err(LlmError::Config(
             "a tape entry has neither an output nor an error".to_string(),

@@ -1,0 +1,147 @@
+//! A compact notation for aggregation tests: build messages as in the
+//! AGGREGATION.md table, and render events as short tokens.
+
+use serde_json::json;
+
+use super::{Aggregator, MessageView, PartView, TranscriptView};
+use crate::clock::Timestamp;
+use crate::session::events::{LiveEvent, ToolCall};
+
+pub fn text(t: &str) -> PartView {
+    PartView::Text {
+        text: t.into(),
+        thought: false,
+    }
+}
+
+pub fn thought(t: &str) -> PartView {
+    PartView::Text {
+        text: t.into(),
+        thought: true,
+    }
+}
+
+pub fn audio() -> PartView {
+    PartView::Inline {
+        mime_type: "audio/pcm;rate=24000".into(),
+        data: "AAAA".into(),
+    }
+}
+
+pub fn code() -> PartView {
+    PartView::Other(json!({ "executableCode": { "language": "PYTHON", "code": "print(1)" } }))
+}
+
+/// A message holding these parts.
+pub fn parts(parts: Vec<PartView>) -> MessageView {
+    MessageView {
+        parts,
+        ..MessageView::default()
+    }
+}
+
+pub fn msg_text(t: &str) -> MessageView {
+    parts(vec![text(t)])
+}
+
+pub fn tc() -> MessageView {
+    MessageView {
+        turn_complete: true,
+        ..MessageView::default()
+    }
+}
+
+pub fn int() -> MessageView {
+    MessageView {
+        interrupted: true,
+        ..MessageView::default()
+    }
+}
+
+pub fn tool(name: &str) -> MessageView {
+    MessageView {
+        tool_calls: Some(vec![ToolCall {
+            id: format!("id-{name}"),
+            name: name.into(),
+            args: json!({}),
+        }]),
+        ..MessageView::default()
+    }
+}
+
+pub fn in_tx(t: &str, finished: bool) -> TranscriptView {
+    TranscriptView {
+        text: t.into(),
+        finished,
+    }
+}
+
+/// Feeds messages through a fresh aggregator; `close` drops the pending.
+pub fn run(messages: &[MessageView]) -> Vec<LiveEvent> {
+    let mut aggregator = Aggregator::default();
+    let mut out = Vec::new();
+    for msg in messages {
+        out.extend(aggregator.push(msg, Timestamp::EPOCH));
+    }
+    out
+}
+
+/// One token per event, in the table's notation.
+pub fn tokens(events: &[LiveEvent]) -> Vec<String> {
+    events.iter().map(token).collect()
+}
+
+/// The stored events' tokens.
+pub fn stored(events: &[LiveEvent]) -> Vec<String> {
+    events.iter().filter(|e| e.is_stored()).map(token).collect()
+}
+
+fn flags(thought: bool, interrupted: bool) -> String {
+    let mut s = String::new();
+    if thought {
+        s.push_str(" +th");
+    }
+    if interrupted {
+        s.push_str(" +int");
+    }
+    s
+}
+
+pub fn token(event: &LiveEvent) -> String {
+    match event {
+        LiveEvent::TextDelta { text, thought } => {
+            format!("partial {text:?}{}", flags(*thought, false))
+        }
+        LiveEvent::TextComplete {
+            text,
+            thought,
+            interrupted,
+        } => format!("full {text:?}{}", flags(*thought, *interrupted)),
+        LiveEvent::InputTranscriptDelta { text } => format!("p-inTx {text:?}"),
+        LiveEvent::InputTranscript { text } => format!("inTx {text:?}"),
+        LiveEvent::OutputTranscriptDelta { text } => format!("p-outTx {text:?}"),
+        LiveEvent::OutputTranscript { text } => format!("outTx {text:?}"),
+        LiveEvent::Media { interrupted, .. } => format!("audio{}", flags(false, *interrupted)),
+        LiveEvent::Content { parts, interrupted } => {
+            let kinds: Vec<&str> = parts
+                .iter()
+                .map(|p| {
+                    if p.get("inlineData").is_some() {
+                        "audio"
+                    } else {
+                        "code"
+                    }
+                })
+                .collect();
+            format!("{}{}", kinds.join("+"), flags(false, *interrupted))
+        }
+        LiveEvent::ToolCall { calls } => format!("tool({})", calls[0].name),
+        LiveEvent::TurnComplete { interrupted, .. } => {
+            format!("turnComplete{}", flags(false, *interrupted))
+        }
+        LiveEvent::Interrupted => "interrupted".into(),
+        LiveEvent::Usage { .. } => "usage".into(),
+        LiveEvent::GenerationComplete => "generationComplete".into(),
+        other => other.kind().into(),
+    }
+}

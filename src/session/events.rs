@@ -188,9 +188,11 @@ pub enum LiveEvent {
         /// Why.
         reason: String,
     },
-    /// A server message, or parts of one, this version does not know.
+    /// Parts of a server message the session has no dedicated event for:
+    /// unknown keys (an unknown message is an event, not an error),
+    /// grounding and URL-context metadata, voice activity, and the like.
     Unknown {
-        /// The unknown keys and their values.
+        /// Those keys and their values, as they came.
         message: Value,
     },
     /// Something odd the session handled by a documented policy (a

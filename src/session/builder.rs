@@ -1,0 +1,176 @@
+//! The lower-level session builder, [`LiveSessionBuilder`]: explicit
+//! configuration, then a connection. The fluent [`Live::builder()`] is
+//! made from it.
+//!
+//! [`Live::builder()`]: super::Live::builder
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::bus::EventCallback;
+use super::config::{Modality, SessionConfig, WatchCallback};
+use super::connect;
+use super::error::SessionError;
+use super::events::LiveEvent;
+use super::handle::LiveHandle;
+use super::phases::Phases;
+use super::temporal::TemporalPattern;
+use crate::clock::{IntoSharedClock, SharedClock};
+use crate::compose::tools::ToolComposite;
+use crate::state::State;
+use crate::transport::Transport;
+
+/// Configures and connects one Live session.
+///
+/// ```no_run
+/// use livesim::session::LiveSessionBuilder;
+/// # async fn demo(transport: impl livesim::transport::Transport) -> Result<(), livesim::session::SessionError> {
+/// let handle = LiveSessionBuilder::new()
+///     .model("gemini-live-2.5-flash-preview")
+///     .system_instruction("You are terse.")
+///     .connect_with_transport(transport)
+///     .await?;
+/// handle.send_text("Hello")?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct LiveSessionBuilder {
+    pub(crate) config: SessionConfig,
+    state: Option<State>,
+    clock: Option<SharedClock>,
+}
+
+impl Default for LiveSessionBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LiveSessionBuilder {
+    /// A builder with the defaults: the default model, audio answers with
+    /// transcriptions, no tools, a 15 s setup timeout, a 15 min budget.
+    pub fn new() -> Self {
+        LiveSessionBuilder {
+            config: SessionConfig::new(),
+            state: None,
+            clock: None,
+        }
+    }
+
+    /// The model (`models/` is added when missing).
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.config.model = model.into();
+        self
+    }
+
+    /// The system instruction.
+    pub fn system_instruction(mut self, instruction: impl Into<String>) -> Self {
+        self.config.instruction = Some(instruction.into());
+        self
+    }
+
+    /// Audio or text answers.
+    pub fn modality(mut self, modality: Modality) -> Self {
+        self.config.modality = modality;
+        self
+    }
+
+    /// Adds tools.
+    pub fn tools(mut self, tools: impl Into<ToolComposite>) -> Self {
+        self.config.tools = std::mem::take(&mut self.config.tools).with(tools);
+        self
+    }
+
+    /// The session's state (a fresh one by default).
+    pub fn state(mut self, state: State) -> Self {
+        self.state = Some(state);
+        self
+    }
+
+    /// The clock, set on the session's state before it starts.
+    pub fn clock(mut self, clock: impl IntoSharedClock) -> Self {
+        self.clock = Some(clock.into_shared_clock());
+        self
+    }
+
+    /// How long to wait for `setupComplete`.
+    pub fn setup_timeout(mut self, timeout: Duration) -> Self {
+        self.config.setup_timeout = timeout;
+        self
+    }
+
+    /// The session's time budget (`session:remaining_budget_ms`).
+    pub fn session_budget(mut self, budget: Duration) -> Self {
+        self.config.budget = budget;
+        self
+    }
+
+    /// How often the telemetry lane writes session signals (500 ms).
+    pub fn signal_interval(mut self, interval: Duration) -> Self {
+        self.config.signal_interval = interval;
+        self
+    }
+
+    /// The phase machine.
+    pub fn phases(mut self, phases: Phases) -> Self {
+        self.config.phases = Some(phases);
+        self
+    }
+
+    /// Adds a temporal pattern.
+    pub fn temporal(mut self, pattern: TemporalPattern) -> Self {
+        self.config.patterns.push(pattern);
+        self
+    }
+
+    /// Runs `callback` on the control lane when `key` changes.
+    pub fn watch(
+        mut self,
+        key: impl Into<String>,
+        callback: impl Fn(&str, Option<&Value>, &Value, &State) + Send + Sync + 'static,
+    ) -> Self {
+        let callback: WatchCallback = Arc::new(callback);
+        self.config.watchers.push((key.into(), callback));
+        self
+    }
+
+    /// Runs `callback` on every event, on the lane that emits it.
+    pub fn on_event(mut self, callback: impl Fn(&LiveEvent) + Send + Sync + 'static) -> Self {
+        let callback: EventCallback = Arc::new(callback);
+        self.config.callbacks.push(callback);
+        self
+    }
+
+    /// Adds a field to the `setup` message as is (for settings the builder
+    /// has no method for, e.g. `realtimeInputConfig`).
+    pub fn setup_field(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.config.extra_setup.insert(key.into(), value);
+        self
+    }
+
+    /// The `setup` message this builder will send.
+    pub fn setup_message(&self) -> Value {
+        self.config.setup_message()
+    }
+
+    fn session_state(&self) -> State {
+        let state = self.state.clone().unwrap_or_default();
+        if let Some(clock) = &self.clock {
+            state.set_clock(clock.clone());
+        }
+        state
+    }
+
+    /// Connects over `transport`: sends setup, waits for `setupComplete`,
+    /// starts the lanes. The transport is never reconnected: when it
+    /// closes, the session ends.
+    pub async fn connect_with_transport<T: Transport>(
+        self,
+        transport: T,
+    ) -> Result<LiveHandle, SessionError> {
+        let state = self.session_state();
+        connect::connect(self.config, state, transport).await
+    }
+}

@@ -1,0 +1,106 @@
+//! Everything a session is configured with, as the lanes read it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::bus::EventCallback;
+use super::phases::Phases;
+use super::temporal::TemporalPattern;
+use crate::compose::tools::ToolComposite;
+use crate::state::State;
+
+/// A callback run on the control lane when a watched state key changes:
+/// (key, old value, new value, state).
+pub type WatchCallback =
+    Arc<dyn Fn(&str, Option<&Value>, &Value, &State) + Send + Sync>;
+
+/// Response modality: the Live API allows exactly one per session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Modality {
+    /// Spoken answers (with an output transcription).
+    Audio,
+    /// Text answers.
+    Text,
+}
+
+/// The session's configuration, shared by its lanes.
+#[derive(Clone)]
+pub(crate) struct SessionConfig {
+    pub model: String,
+    pub instruction: Option<String>,
+    pub modality: Modality,
+    pub tools: ToolComposite,
+    pub setup_timeout: Duration,
+    pub budget: Duration,
+    pub signal_interval: Duration,
+    pub phases: Option<Phases>,
+    pub patterns: Vec<TemporalPattern>,
+    pub watchers: Vec<(String, WatchCallback)>,
+    pub callbacks: Vec<EventCallback>,
+    pub extra_setup: serde_json::Map<String, Value>,
+}
+
+impl SessionConfig {
+    pub fn new() -> Self {
+        SessionConfig {
+            model: DEFAULT_MODEL.to_string(),
+            instruction: None,
+            modality: Modality::Audio,
+            tools: ToolComposite::new(),
+            setup_timeout: Duration::from_secs(15),
+            budget: Duration::from_secs(15 * 60),
+            signal_interval: Duration::from_millis(500),
+            phases: None,
+            patterns: Vec::new(),
+            watchers: Vec::new(),
+            callbacks: Vec::new(),
+            extra_setup: serde_json::Map::new(),
+        }
+    }
+
+    /// The `setup` client message.
+    pub fn setup_message(&self) -> Value {
+        let model = if self.model.starts_with("models/") || self.model.starts_with("projects/") {
+            self.model.clone()
+        } else {
+            format!("models/{}", self.model)
+        };
+        let modality = match self.modality {
+            Modality::Audio => "AUDIO",
+            Modality::Text => "TEXT",
+        };
+        let mut setup = serde_json::Map::new();
+        setup.insert("model".into(), Value::String(model));
+        setup.insert(
+            "generationConfig".into(),
+            serde_json::json!({ "responseModalities": [modality] }),
+        );
+        if let Some(instruction) = &self.instruction {
+            setup.insert(
+                "systemInstruction".into(),
+                serde_json::json!({ "parts": [{ "text": instruction }] }),
+            );
+        }
+        if !self.tools.is_empty() {
+            let declarations: Vec<Value> =
+                self.tools.tools().iter().map(|t| t.declaration()).collect();
+            setup.insert(
+                "tools".into(),
+                serde_json::json!([{ "functionDeclarations": declarations }]),
+            );
+        }
+        setup.insert("inputAudioTranscription".into(), serde_json::json!({}));
+        if self.modality == Modality::Audio {
+            setup.insert("outputAudioTranscription".into(), serde_json::json!({}));
+        }
+        for (key, value) in &self.extra_setup {
+            setup.insert(key.clone(), value.clone());
+        }
+        serde_json::json!({ "setup": setup })
+    }
+}
+
+/// The model a session asks for unless told otherwise.
+pub const DEFAULT_MODEL: &str = "gemini-live-2.5-flash-preview";

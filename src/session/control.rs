@@ -1,0 +1,244 @@
+//! The control lane: everything that decides. Tool calls (through the flow
+//! gate to the dispatcher, and their answers), cancellations,
+//! interruptions, turn boundaries, phases, temporal patterns and watchers.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::bus::EventBus;
+use super::config::SessionConfig;
+use super::dispatch::{Cancelled, Completion, Dispatched, Dispatcher};
+use super::events::{LiveEvent, ToolCall};
+use super::handle::Command;
+use super::phases::PhaseMachine;
+use super::route::Routed;
+use super::temporal::PatternWatch;
+use crate::clock::SharedClock;
+use crate::compose::tools::response_object;
+use crate::executor::yield_point;
+use crate::state::{State, StateChanges};
+
+pub(crate) struct Control {
+    pub session_id: Option<String>,
+    pub config: Arc<SessionConfig>,
+    pub bus: Arc<EventBus>,
+    pub state: State,
+    pub clock: SharedClock,
+    pub outbound: mpsc::UnboundedSender<Command>,
+}
+
+struct Lane {
+    control: Control,
+    dispatcher: Dispatcher,
+    phases: Option<PhaseMachine>,
+    patterns: Vec<PatternWatch>,
+    watched: BTreeMap<String, Option<Value>>,
+}
+
+impl Control {
+    /// Runs the lane until the wire lane says the connection ended.
+    pub async fn run(self, mut inbox: mpsc::UnboundedReceiver<Routed>) {
+        let (dispatcher, mut completions) = Dispatcher::new(&self.config.tools);
+        let phases = self
+            .config
+            .phases
+            .clone()
+            .map(|p| PhaseMachine::start(p, self.clock.clone()));
+        let patterns = self
+            .config
+            .patterns
+            .iter()
+            .cloned()
+            .map(PatternWatch::new)
+            .collect();
+        let watched = self
+            .config
+            .watchers
+            .iter()
+            .map(|(key, _)| (key.clone(), self.state.get(key)))
+            .collect();
+        let mut changes: Option<StateChanges> = (!self.config.watchers.is_empty()
+            || self.config.phases.is_some())
+        .then(|| self.state.changes());
+        let mut lane = Lane {
+            control: self,
+            dispatcher,
+            phases,
+            patterns,
+            watched,
+        };
+        let session_id = lane.control.session_id.clone();
+        lane.control.bus.emit(LiveEvent::Connected { session_id });
+        if let Some(phases) = &lane.phases {
+            lane.control.state.set("session:phase", phases.current());
+        }
+        loop {
+            tokio::select! {
+                biased;
+                routed = inbox.recv() => match routed {
+                    Some(Routed::Event(event)) => lane.event(event).await,
+                    Some(Routed::Tick) => lane.tick(),
+                    Some(Routed::Activity) => {}
+                    Some(Routed::Ended(event)) => {
+                        lane.dispatcher.abort_all();
+                        lane.control.bus.emit(event);
+                        break;
+                    }
+                    None => break,
+                },
+                Some(done) = completions.recv() => lane.answer(done).await,
+                Some(change) = async {
+                    match changes.as_mut() {
+                        Some(changes) => changes.next().await,
+                        None => std::future::pending().await,
+                    }
+                } => lane.state_changed(&change.key),
+            }
+        }
+    }
+}
+
+impl Lane {
+    async fn event(&mut self, event: LiveEvent) {
+        match event {
+            LiveEvent::ToolCall { calls } => {
+                self.control.bus.emit(LiveEvent::ToolCall {
+                    calls: calls.clone(),
+                });
+                for call in calls {
+                    self.call(call).await;
+                }
+            }
+            LiveEvent::ToolCancelled { ids } => {
+                self.control
+                    .bus
+                    .emit(LiveEvent::ToolCancelled { ids: ids.clone() });
+                for id in ids {
+                    self.cancel(&id);
+                }
+            }
+            LiveEvent::TurnComplete { .. } => {
+                self.control.bus.emit(event);
+                self.turn_boundary();
+            }
+            other => self.control.bus.emit(other),
+        }
+        self.check_patterns();
+    }
+
+    async fn call(&mut self, call: ToolCall) {
+        if !self.dispatcher.claim(&call.id) {
+            self.control.bus.emit(LiveEvent::Warning {
+                message: format!(
+                    "duplicate tool call id {:?} ({}): the first call with this id wins; this one is not run or answered",
+                    call.id, call.name
+                ),
+            });
+            return;
+        }
+        match self.dispatcher.dispatch(&call) {
+            Dispatched::Started => {}
+            Dispatched::UnknownTool(message) => {
+                self.respond(&call.id, &call.name, Err(message)).await;
+            }
+        }
+    }
+
+    fn cancel(&mut self, id: &str) {
+        let note = match self.dispatcher.cancel(id) {
+            Cancelled::Aborted => return,
+            Cancelled::TooLate => "it was already answered",
+            Cancelled::Unknown => "no call with that id was seen",
+        };
+        self.control.bus.emit(LiveEvent::Warning {
+            message: format!("cancellation of tool call {id:?} ignored: {note}"),
+        });
+    }
+
+    async fn answer(&mut self, done: Completion) {
+        if let Some(done) = self.dispatcher.complete(done) {
+            self.respond(&done.id, &done.name, done.outcome).await;
+        }
+    }
+
+    /// Sends the response for one call and emits it.
+    async fn respond(&mut self, id: &str, name: &str, outcome: Result<Value, String>) {
+        let response = response_object(&outcome);
+        let message = json!({
+            "toolResponse": {
+                "functionResponses": [{ "id": id, "name": name, "response": response }]
+            }
+        });
+        // The wire lane may be gone (connection closed): the call then goes
+        // unanswered with everything else on this connection.
+        let _ = self.control.outbound.send(Command::Send(message));
+        self.control.bus.emit(LiveEvent::ToolResponse {
+            id: id.to_string(),
+            name: name.to_string(),
+            response,
+        });
+        yield_point("control:respond").await;
+    }
+
+    fn turn_boundary(&mut self) {
+        self.evaluate_phases();
+    }
+
+    fn state_changed(&mut self, key: &str) {
+        let watchers: Vec<_> = self
+            .control
+            .config
+            .watchers
+            .iter()
+            .filter(|(watched, _)| watched == key)
+            .map(|(_, callback)| callback.clone())
+            .collect();
+        if !watchers.is_empty() {
+            let new = self.control.state.get(key).unwrap_or(Value::Null);
+            let old = self.watched.insert(key.to_string(), Some(new.clone())).flatten();
+            for callback in watchers {
+                callback(key, old.as_ref(), &new, &self.control.state);
+            }
+        }
+        if !key.starts_with("session:") {
+            self.evaluate_phases();
+        }
+    }
+
+    fn evaluate_phases(&mut self) {
+        let Some(phases) = self.phases.as_mut() else {
+            return;
+        };
+        for transition in phases.evaluate(&self.control.state) {
+            self.control.state.set("session:phase", transition.to.as_str());
+            self.control.bus.emit(LiveEvent::PhaseChanged {
+                from: transition.from,
+                to: transition.to,
+            });
+        }
+    }
+
+    fn check_patterns(&mut self) {
+        let now = self.control.clock.now();
+        for watch in &mut self.patterns {
+            if watch.check(&self.control.state, now) {
+                self.control.bus.emit(LiveEvent::PatternMatched {
+                    name: watch.pattern().name().to_string(),
+                });
+            }
+        }
+    }
+
+    /// The telemetry lane's timer: patterns are checked on it as well as on
+    /// events, and the time in phase is written.
+    fn tick(&mut self) {
+        self.check_patterns();
+        if let Some(phases) = &self.phases {
+            let ms = phases.time_in_phase().as_millis() as u64;
+            self.control.state.set("session:time_in_phase_ms", ms);
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! The fluent session API: `Live::builder()…connect()`.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::builder::LiveSessionBuilder;
+use super::config::Modality;
+use super::error::SessionError;
+use super::events::LiveEvent;
+use super::handle::LiveHandle;
+use super::phases::Phases;
+use super::temporal::TemporalPattern;
+use crate::clock::IntoSharedClock;
+use crate::compose::tools::ToolComposite;
+use crate::state::State;
+use crate::transport::Transport;
+
+/// Entry point of the fluent API.
+pub struct Live;
+
+impl Live {
+    /// A session builder.
+    ///
+    /// ```
+    /// use livesim::prelude::*;
+    /// use serde_json::json;
+    ///
+    /// let builder = Live::builder()
+    ///     .instruction("You are a weather assistant.")
+    ///     .tools(T::simple("get_weather", "Weather for a city", |args| async move {
+    ///         Ok(json!({ "city": args["city"], "sky": "sunny" }))
+    ///     }));
+    /// assert_eq!(builder.setup_message()["setup"]["tools"][0]["functionDeclarations"][0]["name"], "get_weather");
+    /// ```
+    pub fn builder() -> LiveBuilder {
+        LiveBuilder {
+            inner: LiveSessionBuilder::new(),
+        }
+    }
+}
+
+/// A Live session being configured, fluently.
+#[derive(Clone, Default)]
+pub struct LiveBuilder {
+    pub(crate) inner: LiveSessionBuilder,
+}
+
+impl LiveBuilder {
+    /// The system instruction.
+    pub fn instruction(mut self, instruction: impl Into<String>) -> Self {
+        self.inner = self.inner.system_instruction(instruction);
+        self
+    }
+
+    /// The model.
+    pub fn model(mut self, model: impl Into<String>) -> Self {
+        self.inner = self.inner.model(model);
+        self
+    }
+
+    /// Text answers instead of audio.
+    pub fn text_only(mut self) -> Self {
+        self.inner = self.inner.modality(Modality::Text);
+        self
+    }
+
+    /// Adds tools; call it as often as you like.
+    pub fn tools(mut self, tools: impl Into<ToolComposite>) -> Self {
+        self.inner = self.inner.tools(tools);
+        self
+    }
+
+    /// The session's state.
+    pub fn state(mut self, state: State) -> Self {
+        self.inner = self.inner.state(state);
+        self
+    }
+
+    /// The clock, set on the session's state before it starts.
+    pub fn clock(mut self, clock: impl IntoSharedClock) -> Self {
+        self.inner = self.inner.clock(clock);
+        self
+    }
+
+    /// The phase machine.
+    pub fn phases(mut self, phases: Phases) -> Self {
+        self.inner = self.inner.phases(phases);
+        self
+    }
+
+    /// Adds a temporal pattern.
+    pub fn temporal(mut self, pattern: TemporalPattern) -> Self {
+        self.inner = self.inner.temporal(pattern);
+        self
+    }
+
+    /// Runs `callback` on the control lane when `key` changes.
+    pub fn watch(
+        mut self,
+        key: impl Into<String>,
+        callback: impl Fn(&str, Option<&Value>, &Value, &State) + Send + Sync + 'static,
+    ) -> Self {
+        self.inner = self.inner.watch(key, callback);
+        self
+    }
+
+    /// Runs `callback` on every event.
+    pub fn on_event(mut self, callback: impl Fn(&LiveEvent) + Send + Sync + 'static) -> Self {
+        self.inner = self.inner.on_event(callback);
+        self
+    }
+
+    /// Runs `callback` with each segment's full text (not thoughts).
+    pub fn on_text(self, callback: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.on_event(move |event| {
+            if let LiveEvent::TextComplete {
+                text,
+                thought: false,
+                ..
+            } = event
+            {
+                callback(text);
+            }
+        })
+    }
+
+    /// Runs `callback` at the end of every model turn.
+    pub fn on_turn_complete(self, callback: impl Fn() + Send + Sync + 'static) -> Self {
+        self.on_event(move |event| {
+            if matches!(event, LiveEvent::TurnComplete { .. }) {
+                callback();
+            }
+        })
+    }
+
+    /// How long to wait for `setupComplete`.
+    pub fn setup_timeout(mut self, timeout: Duration) -> Self {
+        self.inner = self.inner.setup_timeout(timeout);
+        self
+    }
+
+    /// The session's time budget.
+    pub fn session_budget(mut self, budget: Duration) -> Self {
+        self.inner = self.inner.session_budget(budget);
+        self
+    }
+
+    /// The `setup` message this builder will send.
+    pub fn setup_message(&self) -> Value {
+        self.inner.setup_message()
+    }
+
+    /// The lower-level builder this one wraps.
+    pub fn into_session_builder(self) -> LiveSessionBuilder {
+        self.inner
+    }
+
+    /// Connects over `transport` (never reconnected).
+    pub async fn connect_with_transport<T: Transport>(
+        self,
+        transport: T,
+    ) -> Result<LiveHandle, SessionError> {
+        self.inner.connect_with_transport(transport).await
+    }
+}

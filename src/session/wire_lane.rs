@@ -1,0 +1,134 @@
+//! The wire lane: the one path every frame takes. Inbound frames are
+//! decoded, aggregated and routed to the lane that handles each event;
+//! outbound messages from the handle and the control lane are sent in the
+//! order they were queued. When the connection ends, pending text is
+//! dropped and the other lanes are told to finish.
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::aggregate::Aggregator;
+use super::events::{Lane, LiveEvent};
+use super::handle::Command;
+use super::inbound;
+use super::route::Routed;
+use crate::clock::SharedClock;
+use crate::executor::yield_point;
+use crate::transport::{CloseFrame, Frame, Transport};
+
+/// Where the wire lane sends what it routes.
+pub(crate) struct Lanes {
+    pub fast: mpsc::UnboundedSender<Routed>,
+    pub control: mpsc::UnboundedSender<Routed>,
+    pub telemetry: mpsc::UnboundedSender<Routed>,
+}
+
+impl Lanes {
+    fn send(&self, lane: Lane, routed: Routed) {
+        let tx = match lane {
+            Lane::Fast => &self.fast,
+            Lane::Control => &self.control,
+            Lane::Telemetry => &self.telemetry,
+        };
+        // A lane that has finished no longer needs anything.
+        let _ = tx.send(routed);
+    }
+}
+
+pub(crate) struct WireLane<T: Transport> {
+    pub transport: T,
+    pub commands: mpsc::UnboundedReceiver<Command>,
+    pub lanes: Lanes,
+    pub clock: SharedClock,
+    /// Frames that arrived with or before `setupComplete`, to handle first.
+    pub early: Vec<Frame>,
+}
+
+impl<T: Transport> WireLane<T> {
+    pub async fn run(mut self) {
+        let mut aggregator = Aggregator::default();
+        let mut frame_index: u64 = 0;
+        for frame in std::mem::take(&mut self.early) {
+            frame_index += 1;
+            self.inbound(&mut aggregator, frame, frame_index);
+        }
+        let ended = loop {
+            tokio::select! {
+                biased;
+                command = self.commands.recv() => match command {
+                    Some(Command::Send(message)) => {
+                        if is_content(&message) {
+                            self.lanes.telemetry.send(Routed::Activity).ok();
+                        }
+                        if let Err(e) = self.transport.send(Frame::Text(message.to_string())).await {
+                            break LiveEvent::Disconnected { code: None, reason: format!("send failed: {e}") };
+                        }
+                    }
+                    Some(Command::Disconnect(ack)) => {
+                        let close = CloseFrame { code: 1000, reason: "client disconnect".to_string() };
+                        let _ = self.transport.close(Some(close)).await;
+                        let _ = ack.send(());
+                        break LiveEvent::Disconnected { code: Some(1000), reason: "disconnected by the client".to_string() };
+                    }
+                    None => {
+                        let _ = self.transport.close(None).await;
+                        break LiveEvent::Disconnected { code: None, reason: "every handle was dropped".to_string() };
+                    }
+                },
+                frame = self.transport.recv() => match frame {
+                    Some(Ok(Frame::Close(close))) => break closed(close),
+                    Some(Ok(frame)) => {
+                        frame_index += 1;
+                        self.inbound(&mut aggregator, frame, frame_index);
+                        yield_point("wire:route").await;
+                    }
+                    Some(Err(e)) => break LiveEvent::Disconnected { code: None, reason: format!("transport error: {e}") },
+                    None => break LiveEvent::Disconnected { code: Some(1006), reason: "the connection ended without a close frame".to_string() },
+                },
+            }
+        };
+        // Pending text is dropped, not emitted: the turn never ended.
+        aggregator.close();
+        self.lanes.control.send(Routed::Ended(ended)).ok();
+        // Dropping the senders ends the fast and telemetry lanes.
+    }
+
+    fn inbound(&mut self, aggregator: &mut Aggregator, frame: Frame, index: u64) {
+        match inbound::decode(&frame) {
+            Ok(message) => {
+                let view = inbound::view(&message);
+                if view.has_content() {
+                    self.lanes.telemetry.send(Routed::Activity).ok();
+                }
+                for event in aggregator.push(&view, self.clock.now()) {
+                    self.lanes.send(event.lane(), Routed::Event(event));
+                }
+            }
+            Err(problem) => {
+                let event = LiveEvent::Warning {
+                    message: format!("server frame #{index} ignored: {problem}"),
+                };
+                self.lanes.send(Lane::Control, Routed::Event(event));
+            }
+        }
+    }
+}
+
+fn closed(close: Option<CloseFrame>) -> LiveEvent {
+    match close {
+        Some(close) => LiveEvent::Disconnected {
+            code: Some(close.code),
+            reason: close.reason,
+        },
+        None => LiveEvent::Disconnected {
+            code: Some(1005),
+            reason: "the server closed without a status".to_string(),
+        },
+    }
+}
+
+/// Whether a client message carries user content (it resets silence).
+fn is_content(message: &Value) -> bool {
+    message.get("clientContent").is_some() || message.get("realtimeInput").is_some()
+}
+

@@ -1,0 +1,27 @@
+//! The offline test kit: test a Live session with no network, no
+//! credential and no model.
+//!
+//! * [`ScriptedServer`] stands in for the Live server: a script of what the
+//!   server sends (text, transcriptions, tool calls, interruptions, raw
+//!   frames, closes), played against a fully configured session;
+//! * [`ManualClock`] stands in for the system clock;
+//! * tapes ([`MemoryTape`], [`FileTape`], [`TapedLlm`],
+//!   [`taped_resolver`]) stand in for out-of-band model and resolver calls.
+//!
+//! A passing test establishes what your application does with the scripted
+//! inputs; it does not measure what a real model would say.
+
+mod player;
+mod replay;
+mod run;
+mod script;
+
+pub use player::ReplayError;
+pub use replay::{ReplayControl, ReplayTransport};
+pub use run::{PlayError, ScriptedRun};
+pub use script::{Action, Call, CloseAction, SCRIPT_VERSION, ScriptError, ScriptedServer};
+
+pub use crate::clock::{Clock, ManualClock, SharedClock, SystemClock};
+pub use crate::tape::{
+    LLM_CALL, MemoryTape, Tape, TapeEntry, TapeMode, TapedLlm, canonical_json, taped_resolver,
+};

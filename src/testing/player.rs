@@ -1,0 +1,446 @@
+//! The script player: the scripted server's side of a connection.
+//!
+//! It runs as its own task on the server end of any [`Transport`] (an
+//! in-memory pair for tests, a real WebSocket for `livesim serve`): it
+//! expects `setup`, answers `setupComplete`, waits to be released, then
+//! performs the script's actions in order while checking everything the
+//! client sends. It is strict, like the real service: a client message the
+//! script does not expect, an answer to a call it never made, a second
+//! answer to one call, a response that is not an object: each is an error
+//! naming the script, the action and the offending message, and the
+//! connection is closed as the real server would close it (1007 or 1008).
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+use super::script::{Action, Call, ScriptedServer};
+use crate::transport::{CloseFrame, Frame, Transport};
+
+/// A broken script expectation: what the client did, and where in which
+/// script.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("script {script:?}, {at}: {problem}")]
+pub struct ReplayError {
+    /// The script's name.
+    pub script: String,
+    /// Where the script was: `action #3 (call get_weather as call-1)`,
+    /// `the handshake`, or `after the last action`.
+    pub at: String,
+    /// What the client did that the script did not allow.
+    pub problem: String,
+}
+
+/// What the player and the test share: progress, what the client sent,
+/// and errors.
+#[derive(Default)]
+pub(crate) struct Progress {
+    state: Mutex<Recorded>,
+    pub released: Notify,
+    pub changed: Notify,
+}
+
+#[derive(Default)]
+pub(crate) struct Recorded {
+    pub released: bool,
+    pub actions_done: bool,
+    pub finished: bool,
+    pub frames_sent: u64,
+    pub frames_delivered: u64,
+    pub inbound: Vec<Vec<u8>>,
+    pub issued: Vec<String>,
+    pub answered: BTreeSet<String>,
+    pub cancelled: BTreeSet<String>,
+    pub errors: Vec<ReplayError>,
+}
+
+impl Progress {
+    pub fn lock(&self) -> MutexGuard<'_, Recorded> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn update(&self, f: impl FnOnce(&mut Recorded)) {
+        f(&mut self.lock());
+        self.changed.notify_waiters();
+    }
+
+    /// Every call the script issued that was neither answered nor
+    /// cancelled.
+    pub fn unanswered(&self) -> Vec<String> {
+        let state = self.lock();
+        state
+            .issued
+            .iter()
+            .filter(|id| !state.answered.contains(*id) && !state.cancelled.contains(*id))
+            .cloned()
+            .collect()
+    }
+}
+
+/// Where the player is, for error messages.
+fn describe(index: usize, action: &Action) -> String {
+    let what = match action {
+        Action::Send(m) | Action::SendText(m) => {
+            let key = m
+                .as_object()
+                .and_then(|o| o.keys().next().cloned())
+                .unwrap_or_default();
+            format!("send {key}")
+        }
+        Action::SendRaw(_) => "send raw bytes".to_string(),
+        Action::Call(c) => format!("call {} as {}", c.name, c.id),
+        Action::CallMany(calls) => {
+            let names: Vec<String> = calls.iter().map(|c| format!("{} as {}", c.name, c.id)).collect();
+            format!("call {}", names.join(", "))
+        }
+        Action::PauseMs(ms) => format!("pause {ms}ms"),
+        Action::Expect(key) => format!("expect {key}"),
+        Action::Close(c) => format!("close {}", c.code),
+        Action::Abort => "abort".to_string(),
+    };
+    format!("action #{} ({what})", index + 1)
+}
+
+/// What the player is waiting for, besides the next client frame.
+enum Wait {
+    Nothing,
+    Release,
+    Answers(Vec<String>),
+    Client(String),
+    Until(tokio::time::Instant),
+}
+
+/// Plays `script` on the server end `io`, recording into `progress`.
+pub(crate) async fn play<T: Transport>(script: ScriptedServer, mut io: T, progress: Arc<Progress>) {
+    let mut player = Player {
+        name: script.name.clone(),
+        io: &mut io,
+        progress: progress.clone(),
+        at: "the handshake".to_string(),
+        lenient: script.lenient,
+    };
+    if player.handshake().await.is_err() {
+        progress.update(|s| s.finished = true);
+        return;
+    }
+    let mut wait = Wait::Release;
+    let mut actions = script.actions.iter().enumerate();
+    loop {
+        // Wait for what the last action needs, handling client frames meanwhile.
+        while !player.satisfied(&wait) {
+            let deadline = match &wait {
+                Wait::Until(at) => Some(*at),
+                _ => None,
+            };
+            let released = progress.released.notified();
+            let frame = tokio::select! {
+                biased;
+                frame = player.io.recv() => frame,
+                _ = released, if matches!(wait, Wait::Release) => continue,
+                _ = sleep_until(deadline) => { wait = Wait::Nothing; continue; }
+            };
+            match frame {
+                Some(Ok(Frame::Close(_))) | None | Some(Err(_)) => {
+                    progress.update(|s| s.finished = true);
+                    return;
+                }
+                Some(Ok(frame)) => {
+                    if player.client_frame(frame, &mut wait).await.is_err() {
+                        progress.update(|s| s.finished = true);
+                        return;
+                    }
+                }
+            }
+        }
+        let Some((index, action)) = actions.next() else { break };
+        player.at = describe(index, action);
+        wait = match player.perform(action).await {
+            Ok(wait) => wait,
+            Err(()) => {
+                progress.update(|s| s.finished = true);
+                return;
+            }
+        };
+    }
+    player.at = "after the last action".to_string();
+    progress.update(|s| s.actions_done = true);
+    // Keep checking what the client sends until it hangs up.
+    let mut wait = Wait::Nothing;
+    loop {
+        match player.io.recv().await {
+            Some(Ok(Frame::Close(_))) | None | Some(Err(_)) => break,
+            Some(Ok(frame)) => {
+                if player.client_frame(frame, &mut wait).await.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    progress.update(|s| s.finished = true);
+}
+
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+impl Recorded {
+    /// Every action performed and every frame handed to the session.
+    pub fn drained(&self) -> bool {
+        self.actions_done && self.frames_delivered >= self.frames_sent
+    }
+}
+
+struct Player<'a, T: Transport> {
+    name: String,
+    io: &'a mut T,
+    progress: Arc<Progress>,
+    at: String,
+    lenient: bool,
+}
+
+impl<T: Transport> Player<'_, T> {
+    fn satisfied(&self, wait: &Wait) -> bool {
+        let state = self.progress.lock();
+        match wait {
+            Wait::Nothing => true,
+            Wait::Release => state.released,
+            Wait::Answers(ids) => ids
+                .iter()
+                .all(|id| state.answered.contains(id) || state.cancelled.contains(id)),
+            Wait::Client(_) | Wait::Until(_) => false,
+        }
+    }
+
+    async fn fail(&mut self, problem: String, code: u16, reason: &str) -> Result<(), ()> {
+        let error = ReplayError {
+            script: self.name.clone(),
+            at: self.at.clone(),
+            problem,
+        };
+        tracing::warn!(target: "livesim::testing", "{error}");
+        self.progress.update(|s| s.errors.push(error));
+        let _ = self.io.close(Some(CloseFrame::new(code, reason))).await;
+        Err(())
+    }
+
+    async fn send(&mut self, frame: Frame) -> Result<(), ()> {
+        self.progress.update(|s| s.frames_sent += 1);
+        self.io.send(frame).await.map_err(|_| ())
+    }
+
+    async fn handshake(&mut self) -> Result<(), ()> {
+        let frame = match self.io.recv().await {
+            Some(Ok(Frame::Close(_))) | None | Some(Err(_)) => return Err(()),
+            Some(Ok(frame)) => frame,
+        };
+        let bytes = frame.payload().unwrap_or_default().to_vec();
+        self.progress.update(|s| s.inbound.push(bytes.clone()));
+        let message: Option<Value> = serde_json::from_slice(&bytes).ok();
+        let is_setup = message
+            .as_ref()
+            .and_then(Value::as_object)
+            .is_some_and(|o| o.len() == 1 && o.contains_key("setup"));
+        if !is_setup {
+            let problem = format!(
+                "the first client message must be setup, got {}",
+                summary(message.as_ref(), &bytes)
+            );
+            return self
+                .fail(problem, 1007, "Invalid JSON payload received. The first message must be setup.")
+                .await;
+        }
+        self.send(Frame::Text(json!({ "setupComplete": {} }).to_string()))
+            .await
+    }
+
+    async fn perform(&mut self, action: &Action) -> Result<Wait, ()> {
+        match action {
+            Action::Send(message) => {
+                self.send_message(message, true).await?;
+                Ok(Wait::Nothing)
+            }
+            Action::SendText(message) => {
+                self.send_message(message, false).await?;
+                Ok(Wait::Nothing)
+            }
+            Action::SendRaw(bytes) => {
+                use base64::Engine as _;
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(bytes)
+                    .unwrap_or_default();
+                self.send(Frame::Binary(bytes)).await?;
+                Ok(Wait::Nothing)
+            }
+            Action::Call(call) => {
+                self.call(std::slice::from_ref(call)).await?;
+                Ok(Wait::Answers(vec![call.id.clone()]))
+            }
+            Action::CallMany(calls) => {
+                self.call(calls).await?;
+                Ok(Wait::Answers(calls.iter().map(|c| c.id.clone()).collect()))
+            }
+            Action::PauseMs(ms) => Ok(Wait::Until(
+                tokio::time::Instant::now() + Duration::from_millis(*ms),
+            )),
+            Action::Expect(key) => Ok(Wait::Client(key.clone())),
+            Action::Close(close) => {
+                let _ = self
+                    .io
+                    .close(Some(CloseFrame::new(close.code, close.reason.clone())))
+                    .await;
+                Err(())
+            }
+            Action::Abort => Err(()),
+        }
+    }
+
+    async fn send_message(&mut self, message: &Value, binary: bool) -> Result<(), ()> {
+        if let Some(ids) = message.pointer("/toolCallCancellation/ids").and_then(Value::as_array) {
+            let ids: Vec<String> = ids.iter().filter_map(Value::as_str).map(String::from).collect();
+            self.progress.update(|s| s.cancelled.extend(ids));
+        }
+        if let Some(calls) = message.pointer("/toolCall/functionCalls").and_then(Value::as_array) {
+            let ids: Vec<String> = calls
+                .iter()
+                .filter_map(|c| c.get("id").and_then(Value::as_str))
+                .map(String::from)
+                .collect();
+            self.progress.update(|s| s.issued.extend(ids));
+        }
+        let text = message.to_string();
+        let frame = if binary {
+            Frame::Binary(text.into_bytes())
+        } else {
+            Frame::Text(text)
+        };
+        self.send(frame).await
+    }
+
+    async fn call(&mut self, calls: &[Call]) -> Result<(), ()> {
+        let function_calls: Vec<Value> = calls
+            .iter()
+            .map(|c| json!({ "id": c.id, "name": c.name, "args": c.args }))
+            .collect();
+        self.send_message(&json!({ "toolCall": { "functionCalls": function_calls } }), true)
+            .await
+    }
+
+    /// Checks one client frame against the script.
+    async fn client_frame(&mut self, frame: Frame, wait: &mut Wait) -> Result<(), ()> {
+        let bytes = frame.payload().unwrap_or_default().to_vec();
+        self.progress.update(|s| s.inbound.push(bytes.clone()));
+        let Some(message) = serde_json::from_slice::<Value>(&bytes).ok().filter(Value::is_object) else {
+            let problem = format!("the client sent a frame that is not a JSON object: {}", summary(None, &bytes));
+            return self.fail(problem, 1007, "Invalid JSON payload received.").await;
+        };
+        let keys: Vec<String> = message.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+        if keys.len() != 1 {
+            let problem = format!("a client message must have exactly one top-level key, got {keys:?}");
+            return self.fail(problem, 1007, "Invalid JSON payload received.").await;
+        }
+        let key = canonical_key(&keys[0]);
+        let body = &message[&keys[0]];
+        match key.as_str() {
+            "toolResponse" => self.tool_response(body).await,
+            "setup" => {
+                self.fail("the client sent setup a second time".to_string(), 1007, "Invalid JSON payload received.")
+                    .await
+            }
+            "clientContent" | "realtimeInput" => {
+                if matches!(wait, Wait::Client(expected) if canonical_key(expected) == key) {
+                    *wait = Wait::Nothing;
+                    Ok(())
+                } else if self.lenient {
+                    Ok(())
+                } else {
+                    let problem = format!("the client sent {key}, which the script does not expect here: {}", summary(Some(&message), &bytes));
+                    self.fail(problem, 1007, "Request contains an invalid argument.").await
+                }
+            }
+            other => {
+                let problem = format!("the client sent an unknown message {other:?}");
+                let reason = format!("Invalid JSON payload received. Unknown name \"{other}\"");
+                self.fail(problem, 1007, &reason).await
+            }
+        }
+    }
+
+    async fn tool_response(&mut self, body: &Value) -> Result<(), ()> {
+        let responses = body
+            .get("functionResponses")
+            .or_else(|| body.get("function_responses"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for response in responses {
+            let Some(id) = response.get("id").and_then(Value::as_str).map(String::from) else {
+                return self
+                    .fail(format!("a function response has no id: {response}"), 1007, "Request contains an invalid argument.")
+                    .await;
+            };
+            if !response.get("response").is_some_and(Value::is_object) {
+                let problem = format!("the response to {id} is not a JSON object: {response}");
+                return self.fail(problem, 1007, "Request contains an invalid argument.").await;
+            }
+            let (issued, answered, cancelled) = {
+                let s = self.progress.lock();
+                (s.issued.contains(&id), s.answered.contains(&id), s.cancelled.contains(&id))
+            };
+            let problem = if !issued {
+                let known = self.progress.lock().issued.join(", ");
+                Some(format!("the client answered {id}, which the script never issued (issued: [{known}])"))
+            } else if answered {
+                Some(format!("the client answered {id} a second time"))
+            } else if cancelled {
+                Some(format!("the client answered {id} after the script cancelled it"))
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                return self.fail(problem, 1008, "Requested entity was not found.").await;
+            }
+            self.progress.update(|s| {
+                s.answered.insert(id);
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The camelCase name of a top-level client key (clients may send
+/// `tool_response` as Google's Python SDK does).
+fn canonical_key(key: &str) -> String {
+    let mut out = String::new();
+    let mut upper = false;
+    for c in key.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn summary(message: Option<&Value>, bytes: &[u8]) -> String {
+    const MAX: usize = 200;
+    let text = match message {
+        Some(m) => m.to_string(),
+        None => String::from_utf8_lossy(bytes).into_owned(),
+    };
+    if text.len() > MAX {
+        let cut = (0..=MAX).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+        format!("{}… ({} bytes)", &text[..cut], bytes.len())
+    } else {
+        text
+    }
+}

@@ -1,0 +1,357 @@
+//! Scripts: what a scripted server says, as data.
+//!
+//! A [`ScriptedServer`] is a list of [`Action`]s: server messages to send,
+//! tool calls to make (each waits for its answer before the script goes
+//! on, as a real model waits for a tool's result), pauses, and endings
+//! (a close with a code, an abrupt drop). It serializes to and from JSON,
+//! so soak findings and fixtures are files:
+//!
+//! ```json
+//! {"v": 1, "name": "weather", "settle_ms": 200, "actions": [
+//!   {"send": {"serverContent": {"inputTranscription": {"text": "What's the weather in Paris?", "finished": true}}}},
+//!   {"call": {"id": "call-1", "name": "get_weather", "args": {"city": "Paris"}}},
+//!   {"send": {"serverContent": {"modelTurn": {"parts": [{"text": "It is sunny in Paris."}]}}}},
+//!   {"send": {"serverContent": {"turnComplete": true}}}
+//! ]}
+//! ```
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// The version of the script file format.
+pub const SCRIPT_VERSION: u32 = 1;
+
+/// One step of a script.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Send this server message (a JSON object) in a binary frame, as the
+    /// Live service does, or a text frame when `text` is set.
+    Send(Value),
+    /// Send this server message in a text frame.
+    SendText(Value),
+    /// Send these raw bytes (base64) as a binary frame: malformed frames.
+    SendRaw(String),
+    /// Call a tool, then wait for the session's answer (or the script's own
+    /// cancellation of the call) before going on.
+    Call(Call),
+    /// Call several tools in one `toolCall` message, then wait for every
+    /// answer.
+    CallMany(Vec<Call>),
+    /// Wait this long (virtual time under simulation) before going on.
+    PauseMs(u64),
+    /// Wait until the session sends a message with this top-level key
+    /// (`clientContent`, `realtimeInput`, …).
+    Expect(String),
+    /// Close the connection with a close frame.
+    Close(CloseAction),
+    /// Drop the connection without a close frame (seen as 1006).
+    Abort,
+}
+
+/// A tool call a script makes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Call {
+    /// The call's id (`call-1`, `call-2`, … from the builder methods).
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments.
+    #[serde(default)]
+    pub args: Value,
+}
+
+/// How a script closes the connection.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CloseAction {
+    /// The close code.
+    pub code: u16,
+    /// The reason.
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// A script file: versioned, named, with its settle window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct ScriptFile {
+    v: u32,
+    #[serde(default = "default_name")]
+    name: String,
+    #[serde(default = "default_settle_ms")]
+    settle_ms: u64,
+    actions: Vec<Action>,
+}
+
+fn default_name() -> String {
+    "script".to_string()
+}
+
+fn default_settle_ms() -> u64 {
+    200
+}
+
+/// Why a script could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ScriptError {
+    /// The file could not be read or written.
+    #[error("script {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The JSON is not a script.
+    #[error("script {origin}: {message}")]
+    Invalid {
+        /// The file or source it came from.
+        origin: String,
+        /// What was wrong, with line and column.
+        message: String,
+    },
+}
+
+/// A scripted stand-in for the Live server.
+///
+/// Each builder method appends one server message (or a call, which waits
+/// for its answer). See the module docs for the JSON form.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScriptedServer {
+    pub(crate) name: String,
+    pub(crate) actions: Vec<Action>,
+    pub(crate) settle: Duration,
+    pub(crate) cap: Duration,
+    pub(crate) lenient: bool,
+    next_call: u32,
+}
+
+impl Default for ScriptedServer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ScriptedServer {
+    /// An empty script (the setup handshake is implied).
+    pub fn new() -> Self {
+        ScriptedServer {
+            name: default_name(),
+            actions: Vec::new(),
+            settle: Duration::from_millis(default_settle_ms()),
+            cap: Duration::from_secs(30),
+            lenient: false,
+            next_call: 0,
+        }
+    }
+
+    /// Names the script (errors and reports use the name).
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The script's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The script's actions, in order.
+    pub fn actions(&self) -> &[Action] {
+        &self.actions
+    }
+
+    /// Appends an action.
+    pub fn action(mut self, action: Action) -> Self {
+        if let Action::Call(call) = &action {
+            self.bump_call_ids(call);
+        }
+        if let Action::CallMany(calls) = &action {
+            for call in calls {
+                self.bump_call_ids(call);
+            }
+        }
+        self.actions.push(action);
+        self
+    }
+
+    fn bump_call_ids(&mut self, call: &Call) {
+        if let Some(n) = call.id.strip_prefix("call-").and_then(|n| n.parse::<u32>().ok()) {
+            self.next_call = self.next_call.max(n);
+        }
+    }
+
+    fn send(self, message: Value) -> Self {
+        self.action(Action::Send(message))
+    }
+
+    /// Model text; the turn stays open.
+    pub fn text(self, text: impl Into<String>) -> Self {
+        self.send(json!({ "serverContent": { "modelTurn": { "parts": [{ "text": text.into() }] } } }))
+    }
+
+    /// The model ends its turn.
+    pub fn turn_complete(self) -> Self {
+        self.send(json!({ "serverContent": { "turnComplete": true } }))
+    }
+
+    /// `text(t)` followed by `turn_complete()`.
+    pub fn says(self, text: impl Into<String>) -> Self {
+        self.text(text).turn_complete()
+    }
+
+    /// Input transcription: the user said `text`.
+    pub fn hears(self, text: impl Into<String>) -> Self {
+        self.send(json!({
+            "serverContent": { "inputTranscription": { "text": text.into(), "finished": true } }
+        }))
+    }
+
+    /// Output transcription of the model's speech.
+    pub fn speaks(self, text: impl Into<String>) -> Self {
+        self.send(json!({ "serverContent": { "outputTranscription": { "text": text.into() } } }))
+    }
+
+    /// A tool call; ids are `call-1`, `call-2`, … in script order. The
+    /// script waits for the answer before its next action.
+    pub fn calls(mut self, name: impl Into<String>, args: Value) -> Self {
+        self.next_call += 1;
+        let id = format!("call-{}", self.next_call);
+        self.action(Action::Call(Call {
+            id,
+            name: name.into(),
+            args,
+        }))
+    }
+
+    /// The model's turn was interrupted.
+    pub fn interrupts(self) -> Self {
+        self.send(json!({ "serverContent": { "interrupted": true } }))
+    }
+
+    /// Any raw server message the helpers do not cover, in the Live API
+    /// wire format.
+    pub fn frame(self, message: Value) -> Self {
+        self.send(message)
+    }
+
+    /// Waits `d` before the next action.
+    pub fn pause(self, d: Duration) -> Self {
+        self.action(Action::PauseMs(d.as_millis() as u64))
+    }
+
+    /// Waits until the session sends a message with this top-level key.
+    pub fn expects(self, key: impl Into<String>) -> Self {
+        self.action(Action::Expect(key.into()))
+    }
+
+    /// Closes the connection with `code` and `reason`.
+    pub fn close(self, code: u16, reason: impl Into<String>) -> Self {
+        self.action(Action::Close(CloseAction {
+            code,
+            reason: reason.into(),
+        }))
+    }
+
+    /// Drops the connection without a close frame.
+    pub fn abort(self) -> Self {
+        self.action(Action::Abort)
+    }
+
+    /// How long a run must be quiet to count as settled (200 ms default).
+    pub fn settle_after(mut self, window: Duration) -> Self {
+        self.settle = window;
+        self
+    }
+
+    /// Accepts client content (`clientContent`, `realtimeInput`) the script
+    /// does not expect, instead of failing the run: for sessions that
+    /// stream audio the script does not model.
+    pub fn lenient(mut self) -> Self {
+        self.lenient = true;
+        self
+    }
+
+    /// The longest a run waits to settle (30 s default).
+    pub fn settle_cap(mut self, cap: Duration) -> Self {
+        self.cap = cap;
+        self
+    }
+
+    /// The script as JSON.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(ScriptFile {
+            v: SCRIPT_VERSION,
+            name: self.name.clone(),
+            settle_ms: self.settle.as_millis() as u64,
+            actions: self.actions.clone(),
+        })
+        .unwrap_or(Value::Null)
+    }
+
+    /// Reads a script from JSON text; `origin` names it in errors.
+    pub fn from_json_str(text: &str, origin: &str) -> Result<Self, ScriptError> {
+        let invalid = |message: String| ScriptError::Invalid {
+            origin: origin.to_string(),
+            message,
+        };
+        let file: ScriptFile = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
+        if file.v != SCRIPT_VERSION {
+            return Err(invalid(format!(
+                "version {} is not supported (this livesim reads version {SCRIPT_VERSION})",
+                file.v
+            )));
+        }
+        let mut script = ScriptedServer::new()
+            .named(file.name)
+            .settle_after(Duration::from_millis(file.settle_ms));
+        for (i, action) in file.actions.into_iter().enumerate() {
+            validate(&action).map_err(|e| invalid(format!("action #{}: {e}", i + 1)))?;
+            script = script.action(action);
+        }
+        Ok(script)
+    }
+
+    /// Reads a script file.
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, ScriptError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| ScriptError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::from_json_str(&text, &path.display().to_string())
+    }
+
+    /// Writes the script to a file, pretty-printed.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), ScriptError> {
+        let path = path.as_ref();
+        let mut text = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
+        text.push('\n');
+        std::fs::write(path, text).map_err(|source| ScriptError::Io {
+            path: path.display().to_string(),
+            source,
+        })
+    }
+}
+
+fn validate(action: &Action) -> Result<(), String> {
+    match action {
+        Action::Send(message) | Action::SendText(message) if !message.is_object() => Err(
+            format!("a server message must be a JSON object, not {message}"),
+        ),
+        Action::Call(call) if call.id.is_empty() || call.name.is_empty() => {
+            Err("a call needs an id and a name".to_string())
+        }
+        Action::CallMany(calls) if calls.is_empty() => Err("call_many needs calls".to_string()),
+        Action::SendRaw(bytes) => {
+            use base64::Engine as _;
+            base64::engine::general_purpose::STANDARD
+                .decode(bytes)
+                .map(|_| ())
+                .map_err(|e| format!("send_raw must be base64: {e}"))
+        }
+        _ => Ok(()),
+    }
+}

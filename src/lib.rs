@@ -10,11 +10,14 @@
 //!
 //! 1. [`executor`]: the deterministic executor (seeds, virtual time, seeded
 //!    interleaving, traces, the seed runner). Knows nothing of Live.
+//! 5. [`flow`]: flow governance: flows and conversations compiled to one
+//!    spec, guards, the monitor that gates tool calls (Enforce or Observe)
+//!    and owns the `flow:*` journal vocabulary, explanations, spec files.
 //!
-//! Later layers (wire protocol, transports, clock and state, flow
-//! governance, the session runtime, models and tapes, the offline test
-//! kit, scenarios and the soak) are described in `DESIGN.md` and land as
-//! they are built; the README says which exist today.
+//! Later layers (wire protocol, transports, clock and state, the session
+//! runtime, models and tapes, the offline test kit, scenarios and the soak)
+//! are described in `DESIGN.md` and land as they are built; the README says
+//! which exist today.
 //!
 //! ```
 //! // A seeded test: 50 seeds, each in a fresh simulated runtime.
@@ -30,6 +33,7 @@
 #![warn(missing_docs)]
 
 pub mod executor;
+pub mod flow;
 
 pub use executor::Seed;
 

@@ -13,7 +13,13 @@
 //! | `flow:tool_would_deny` | `{"tool", "id", "reason"}` | Observe admitted a call Enforce would refuse (written right after its `flow:tool_call`) |
 //! | `flow:tool_result` | `{"tool", "id", "ok"}` | an admitted call completes |
 //! | `flow:active` | `["step", ...]` | a turn boundary: the active step ids |
+//! | `flow:tool_failed` | `{"tool"}` | a failure with no result of its own (a timeout) |
+//! | `flow:interrupted` | `{}` | the user interrupted |
 //! | `flow:escalated` | `{"stage", "reason"}` | a step escalates (once per step) |
+//!
+//! `flow:tool_failed` and `flow:interrupted` are not in the seed documents'
+//! table: they are written so that a recorded session's escalations replay
+//! (`Scenario::from_journal` maps them to `ToolFailed` and `Interrupt`).
 
 use serde_json::{Value, json};
 
@@ -27,6 +33,10 @@ pub const TOOL_WOULD_DENY: &str = "flow:tool_would_deny";
 pub const TOOL_RESULT: &str = "flow:tool_result";
 /// Key of the active step ids at a turn boundary.
 pub const ACTIVE: &str = "flow:active";
+/// Key of a tool failure that has no result of its own.
+pub const TOOL_FAILED: &str = "flow:tool_failed";
+/// Key of a user interruption.
+pub const INTERRUPTED: &str = "flow:interrupted";
 /// Key of a step's escalation.
 pub const ESCALATED: &str = "flow:escalated";
 
@@ -80,6 +90,13 @@ pub enum FlowEntry {
     },
     /// `flow:active`: the active step ids at a turn boundary.
     Active(Vec<String>),
+    /// `flow:tool_failed`: a failure with no result (a timeout).
+    ToolFailed {
+        /// The tool.
+        tool: String,
+    },
+    /// `flow:interrupted`: the user interrupted.
+    Interrupted,
     /// `flow:escalated`: a step escalated.
     Escalated {
         /// The step (a conversation's stage).
@@ -98,6 +115,8 @@ impl FlowEntry {
             FlowEntry::ToolWouldDeny { .. } => TOOL_WOULD_DENY,
             FlowEntry::ToolResult { .. } => TOOL_RESULT,
             FlowEntry::Active(_) => ACTIVE,
+            FlowEntry::ToolFailed { .. } => TOOL_FAILED,
+            FlowEntry::Interrupted => INTERRUPTED,
             FlowEntry::Escalated { .. } => ESCALATED,
         }
     }
@@ -112,6 +131,8 @@ impl FlowEntry {
             }
             FlowEntry::ToolResult { tool, id, ok } => json!({"tool": tool, "id": id, "ok": ok}),
             FlowEntry::Active(steps) => json!(steps),
+            FlowEntry::ToolFailed { tool } => json!({"tool": tool}),
+            FlowEntry::Interrupted => json!({}),
             FlowEntry::Escalated { stage, reason } => json!({"stage": stage, "reason": reason}),
         }
     }
@@ -128,7 +149,10 @@ impl FlowEntry {
             | FlowEntry::ToolDenied { id, .. }
             | FlowEntry::ToolWouldDeny { id, .. }
             | FlowEntry::ToolResult { id, .. } => Some(id),
-            FlowEntry::Active(_) | FlowEntry::Escalated { .. } => None,
+            FlowEntry::Active(_)
+            | FlowEntry::ToolFailed { .. }
+            | FlowEntry::Interrupted
+            | FlowEntry::Escalated { .. } => None,
         }
     }
 
@@ -176,6 +200,10 @@ impl FlowEntry {
                     })
                     .ok_or_else(|| format!("{key} needs a list of step ids, got {value}"))?,
             ),
+            TOOL_FAILED => FlowEntry::ToolFailed {
+                tool: text("tool")?,
+            },
+            INTERRUPTED => FlowEntry::Interrupted,
             ESCALATED => FlowEntry::Escalated {
                 stage: text("stage")?,
                 reason: text("reason")?,
@@ -213,6 +241,8 @@ mod tests {
                 ok: false,
             },
             FlowEntry::Active(vec!["a".into(), "b".into()]),
+            FlowEntry::ToolFailed { tool: "t".into() },
+            FlowEntry::Interrupted,
             FlowEntry::Escalated {
                 stage: "s".into(),
                 reason: "r".into(),

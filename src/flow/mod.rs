@@ -57,7 +57,7 @@ mod error;
 mod explain;
 mod guard;
 pub mod journal;
-mod json_position;
+pub(crate) mod json_position;
 pub mod monitor;
 mod spec;
 mod spec_decode;

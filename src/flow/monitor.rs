@@ -260,18 +260,24 @@ impl FlowMonitor {
     }
 
     /// Records a tool failure that has no result of its own (a timeout, a
-    /// call abandoned). Returns a `flow:escalated` entry if a step escalated.
+    /// call abandoned). Returns the entries to write: `flow:tool_failed`,
+    /// then a `flow:escalated` if a step escalated.
     pub fn record_failure(&mut self, tool: &str, state: &dyn StateView) -> Vec<FlowEntry> {
         self.advance(state);
         self.tallies.entry(tool.to_string()).or_default().failed += 1;
-        self.count_failure(tool)
+        let mut entries = vec![FlowEntry::ToolFailed {
+            tool: tool.to_string(),
+        }];
+        entries.extend(self.count_failure(tool));
+        entries
     }
 
-    /// Records that the user interrupted. Returns the `flow:escalated`
-    /// entries of the steps this made escalate.
+    /// Records that the user interrupted. Returns the entries to write:
+    /// `flow:interrupted`, then the `flow:escalated` entries of the steps
+    /// this made escalate.
     pub fn record_interruption(&mut self, state: &dyn StateView) -> Vec<FlowEntry> {
         self.advance(state);
-        let mut entries = Vec::new();
+        let mut entries = vec![FlowEntry::Interrupted];
         for i in self.active_indices(&self.done) {
             self.runs[i].interruptions += 1;
             let (count, limit) = (

@@ -318,7 +318,11 @@ fn subject_path(error: &FlowError, kind: Kind, list: &Value) -> JsonPath {
             .enumerate()
             .filter(|(_, item)| item.get("id").and_then(Value::as_str) == Some(id))
             .map(|(i, _)| i);
-        if last { matches.next_back() } else { matches.next() }
+        if last {
+            matches.next_back()
+        } else {
+            matches.next()
+        }
     };
     let (index, member) = match error {
         FlowError::EmptyId { position, .. } => (Some(position - 1), Some("id")),

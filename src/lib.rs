@@ -13,9 +13,11 @@
 //! 5. [`flow`]: flow governance: flows and conversations compiled to one
 //!    spec, guards, the monitor that gates tool calls (Enforce or Observe)
 //!    and owns the `flow:*` journal vocabulary, explanations, spec files.
+//! 9. [`simulation`]: scenarios: steps run against a flow spec by a
+//!    simulator, and scenarios derived from recorded journals.
 //!
-//! Later layers (wire protocol, transports, clock and state, the session
-//! runtime, models and tapes, the offline test kit, scenarios and the soak)
+//! The other layers (wire protocol, transports, clock and state, the
+//! session runtime, models and tapes, the offline test kit and the soak)
 //! are described in `DESIGN.md` and land as they are built; the README says
 //! which exist today.
 //!
@@ -34,6 +36,7 @@
 
 pub mod executor;
 pub mod flow;
+pub mod simulation;
 
 pub use executor::Seed;
 

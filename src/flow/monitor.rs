@@ -53,6 +53,7 @@
 //! completed by its `done` guard.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use super::decision::{Decision, Enforcement, Verdict};
 use super::error::CallError;
@@ -83,10 +84,14 @@ use super::state_view::StateView;
 /// ```
 #[derive(Debug, Clone)]
 pub struct FlowMonitor {
-    spec: FlowSpec,
+    /// Shared, so cloning a monitor (the simulator, a what-if) is cheap.
+    spec: Arc<FlowSpec>,
     enforcement: Enforcement,
     /// Latched done flags, by step index.
     done: Vec<bool>,
+    /// Every step before this position in the plan's order is done, so
+    /// evaluations start here (done only grows, so this only moves on).
+    settled: usize,
     /// Escalation counters, by step index.
     runs: Vec<StepRun>,
     tallies: Tallies,
@@ -132,12 +137,15 @@ impl TurnEvaluation {
 
 impl FlowMonitor {
     /// A monitor at the start of a session: nothing done, nothing called.
-    pub fn new(spec: FlowSpec, enforcement: Enforcement) -> FlowMonitor {
+    /// Takes a [`FlowSpec`] or an `Arc<FlowSpec>` shared with others.
+    pub fn new(spec: impl Into<Arc<FlowSpec>>, enforcement: Enforcement) -> FlowMonitor {
+        let spec = spec.into();
         let n = spec.steps().len();
         FlowMonitor {
             spec,
             enforcement,
             done: vec![false; n],
+            settled: 0,
             runs: vec![StepRun::default(); n],
             tallies: Tallies::new(),
             calls: BTreeMap::new(),
@@ -194,7 +202,7 @@ impl FlowMonitor {
             verdict,
         };
         let status = if decision.admitted() {
-            self.tallies.entry(tool.to_string()).or_default().calls += 1;
+            self.count(tool, |t| t.calls += 1);
             CallStatus::Running
         } else {
             CallStatus::Refused
@@ -249,11 +257,10 @@ impl FlowMonitor {
             id: call_id.to_string(),
             ok,
         }];
-        let tally = self.tallies.entry(tool.clone()).or_default();
         if ok {
-            tally.ok += 1;
+            self.count(&tool, |t| t.ok += 1);
         } else {
-            tally.failed += 1;
+            self.count(&tool, |t| t.failed += 1);
             entries.extend(self.count_failure(&tool));
         }
         Ok(entries)
@@ -264,7 +271,7 @@ impl FlowMonitor {
     /// then a `flow:escalated` if a step escalated.
     pub fn record_failure(&mut self, tool: &str, state: &dyn StateView) -> Vec<FlowEntry> {
         self.advance(state);
-        self.tallies.entry(tool.to_string()).or_default().failed += 1;
+        self.count(tool, |t| t.failed += 1);
         let mut entries = vec![FlowEntry::ToolFailed {
             tool: tool.to_string(),
         }];
@@ -333,19 +340,40 @@ impl FlowMonitor {
         self.judge(tool, &done, state)
     }
 
-    /// Latches every step that is done now.
-    fn advance(&mut self, state: &dyn StateView) {
-        self.done = self.progress(state);
+    /// Updates the tally of `tool`, creating it on first use (looked up
+    /// first, so the common case allocates no key).
+    fn count(&mut self, tool: &str, change: impl Fn(&mut ToolTally)) {
+        match self.tallies.get_mut(tool) {
+            Some(tally) => change(tally),
+            None => change(self.tallies.entry(tool.to_string()).or_default()),
+        }
     }
 
-    /// The done flags an evaluation now would produce: the latched ones,
-    /// plus, in dependency order, every step whose `after` steps are done
-    /// and whose guard holds.
+    /// Latches every step that is done now.
+    fn advance(&mut self, state: &dyn StateView) {
+        let mut done = std::mem::take(&mut self.done);
+        self.latch(&mut done, state);
+        self.done = done;
+        let order = &self.spec.plan().order;
+        while self.settled < order.len() && self.done[order[self.settled]] {
+            self.settled += 1;
+        }
+    }
+
+    /// The done flags an evaluation now would produce, without latching.
     pub(crate) fn progress(&self, state: &dyn StateView) -> Vec<bool> {
         let mut done = self.done.clone();
+        self.latch(&mut done, state);
+        done
+    }
+
+    /// Marks done, in dependency order, every step whose `after` steps are
+    /// done and whose guard holds; a step completed here can open the next
+    /// one in the same pass.
+    fn latch(&self, done: &mut [bool], state: &dyn StateView) {
         let facts = self.facts(state);
         let plan = self.spec.plan();
-        for &i in &plan.order {
+        for &i in &plan.order[self.settled..] {
             if done[i] || !plan.after[i].iter().all(|&j| done[j]) {
                 continue;
             }
@@ -357,7 +385,6 @@ impl FlowMonitor {
                 done[i] = true;
             }
         }
-        done
     }
 
     pub(crate) fn facts<'a>(&'a self, state: &'a dyn StateView) -> Facts<'a> {
@@ -397,7 +424,8 @@ impl FlowMonitor {
         let steps = self.spec.steps();
         let noun = self.spec.noun();
         let facts = self.facts(state);
-        let active = self.active_indices(done);
+        let after = &self.spec.plan().after;
+        let is_active = |i: usize| !done[i] && after[i].iter().all(|&j| done[j]);
         let allowing: &[usize] = self
             .spec
             .plan()
@@ -406,7 +434,7 @@ impl FlowMonitor {
             .map(Vec::as_slice)
             .unwrap_or_default();
         let mut objections = Vec::new();
-        for &i in allowing.iter().filter(|i| active.contains(i)) {
+        for &i in allowing.iter().filter(|&&i| is_active(i)) {
             let step = &steps[i];
             if let Some(escalation) = &self.runs[i].escalated {
                 objections.push(format!("{noun} {} {escalation}", step.id));
@@ -428,6 +456,7 @@ impl FlowMonitor {
             ));
         }
         // No active step allows it: say what is active and where it belongs.
+        let active = self.active_indices(done);
         let now = if active.is_empty() {
             if steps.is_empty() {
                 "the flow has no steps".to_string()

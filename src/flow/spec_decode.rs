@@ -205,6 +205,22 @@ pub(crate) fn guard(at: Node<'_>) -> Decoded<Guard> {
     })
 }
 
+/// Guards read from any serde format go through the same decoder as spec
+/// files, so the error names the path inside the guard and the shapes.
+impl<'de> serde::Deserialize<'de> for Guard {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Guard, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        let path = JsonPath::default();
+        guard(Node::root(&value, &path)).map_err(|e| {
+            serde::de::Error::custom(if e.path.0.is_empty() {
+                e.problem
+            } else {
+                format!("at {}: {}", e.path, e.problem)
+            })
+        })
+    }
+}
+
 fn id_list(at: Node<'_>, what: &str) -> Decoded<BTreeSet<String>> {
     Ok(at.strings(what)?.into_iter().collect())
 }

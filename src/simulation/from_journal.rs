@@ -120,40 +120,41 @@ impl Scenario {
     /// ]);
     /// ```
     pub fn from_journal<E: JournalRecord>(name: impl Into<String>, entries: &[E]) -> Scenario {
-        map_journal(name.into(), entries, |_| Ok(()))
-            .unwrap_or_else(|_| Scenario::new("", Vec::new()))
+        map_journal(name.into(), entries).0
     }
 
     /// Like [`from_journal`](Self::from_journal), but a malformed `flow:*`
-    /// entry is an error naming its sequence number and key.
+    /// entry is an error naming its sequence number and key (the first one,
+    /// in sequence order).
     pub fn try_from_journal<E: JournalRecord>(
         name: impl Into<String>,
         entries: &[E],
     ) -> Result<Scenario, JournalError> {
-        map_journal(name.into(), entries, Err)
+        let (scenario, mut malformed) = map_journal(name.into(), entries);
+        match malformed.is_empty() {
+            true => Ok(scenario),
+            false => Err(malformed.swap_remove(0)),
+        }
     }
 }
 
-/// The mapping; `malformed` decides whether a bad `flow:*` entry stops it.
-fn map_journal<E: JournalRecord>(
-    name: String,
-    entries: &[E],
-    malformed: impl Fn(JournalError) -> Result<(), JournalError>,
-) -> Result<Scenario, JournalError> {
+/// The mapping, and the malformed `flow:*` entries it skipped.
+fn map_journal<E: JournalRecord>(name: String, entries: &[E]) -> (Scenario, Vec<JournalError>) {
     let mut order: Vec<&E> = entries.iter().collect();
     order.sort_by_key(|entry| entry.seq());
     let mut steps = Vec::new();
+    let mut malformed = Vec::new();
     let mut pending = PendingSets::default();
     for entry in order {
         let (key, value) = (entry.key(), entry.value());
         let flow = match FlowEntry::parse(key, value) {
             Ok(flow) => flow,
             Err(problem) => {
-                malformed(JournalError {
+                malformed.push(JournalError {
                     seq: entry.seq(),
                     key: key.to_string(),
                     problem,
-                })?;
+                });
                 continue;
             }
         };
@@ -176,7 +177,7 @@ fn map_journal<E: JournalRecord>(
         steps.extend(mapped);
     }
     pending.flush(&mut steps);
-    Ok(Scenario::new(name, steps))
+    (Scenario::new(name, steps), malformed)
 }
 
 /// State writes since the last flow step: the latest value per key, keys in

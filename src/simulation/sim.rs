@@ -6,6 +6,7 @@
 //! does not run resolvers or tools: state changes arrive as `Set` steps.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -41,8 +42,9 @@ pub struct Sim {
 }
 
 impl Sim {
-    /// A simulator at the start of a session.
-    pub fn new(spec: FlowSpec, enforcement: Enforcement) -> Sim {
+    /// A simulator at the start of a session, for a [`FlowSpec`] or an
+    /// `Arc<FlowSpec>`.
+    pub fn new(spec: impl Into<Arc<FlowSpec>>, enforcement: Enforcement) -> Sim {
         Sim {
             monitor: FlowMonitor::new(spec, enforcement),
             state: BTreeMap::new(),

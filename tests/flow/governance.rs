@@ -141,3 +141,23 @@ fn an_empty_flow_admits_nothing() {
         "anything is not allowed now: the flow has no steps; no step of this flow allows anything"
     );
 }
+
+#[test]
+fn a_decision_serializes_with_its_verdict() {
+    let mut monitor = FlowMonitor::new(verify_then_pay(), Enforcement::Enforce);
+    let state = BTreeMap::new();
+    let admitted = monitor.gate("verify_identity", "c1", &state).unwrap();
+    assert_eq!(
+        serde_json::to_value(&admitted).unwrap(),
+        json!({"tool": "verify_identity", "call_id": "c1", "verdict": "admitted"})
+    );
+    let denied = monitor.gate("refund", "c2", &state).unwrap();
+    assert_eq!(
+        serde_json::to_value(&denied).unwrap()["verdict"],
+        json!("denied")
+    );
+    assert_eq!(
+        denied.to_string(),
+        format!("refund (c2): denied: {}", denied.reason().unwrap())
+    );
+}

@@ -21,48 +21,20 @@
 //! Stages run in declaration order by default: a stage comes after the one
 //! declared before it, unless it names its own `after`.
 //!
-//! Resolvers are code, not data: the spec records which slots are resolved
-//! and from which input keys; the [`CompiledConversation`] carries the
-//! functions for the session to run
-//! ([`due_resolutions`](CompiledConversation::due_resolutions) says which
-//! are due). The monitor never runs them.
+//! Slots filled by a resolver are described in [`resolver`](super::resolver)
+//! (`resolver.rs`): the spec records which slots are resolved and from which
+//! input keys; the functions travel with the [`CompiledConversation`].
 
+use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::sync::Arc;
-
-use futures::future::BoxFuture;
-use serde::Serialize;
-use serde_json::{Map, Value};
 
 use super::decision::Enforcement;
 use super::error::FlowError;
 use super::guard::Guard;
 use super::monitor::FlowMonitor;
+use super::resolver::Resolver;
 use super::spec::{Escalation, FlowSpec, StepSpec};
-use super::state_view::StateView;
-
-/// Fills a slot: takes an object of the slot's input keys and their
-/// values, returns the slot's value or an error message.
-pub type Resolver = Arc<dyn Fn(Value) -> BoxFuture<'static, Result<Value, String>> + Send + Sync>;
-
-/// Wraps an async function as a [`Resolver`].
-///
-/// ```
-/// use livesim::flow::resolver;
-/// use serde_json::json;
-///
-/// let balance = resolver(|args| async move { Ok(json!({"account": args["account_id"], "cents": 1200})) });
-/// let value = futures::executor::block_on(balance(json!({"account_id": "a-1"}))).unwrap();
-/// assert_eq!(value["cents"], 1200);
-/// ```
-pub fn resolver<F, Fut>(f: F) -> Resolver
-where
-    F: Fn(Value) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Value, String>> + Send + 'static,
-{
-    Arc::new(move |args| Box::pin(f(args)))
-}
 
 /// A slot: a state key a stage must fill before it is done.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -347,9 +319,9 @@ impl Conversation {
 /// spec file equal the one that wrote it.
 #[derive(Clone)]
 pub struct CompiledConversation {
-    stages: Vec<StageSpec>,
+    pub(crate) stages: Vec<StageSpec>,
     flow: FlowSpec,
-    resolvers: BTreeMap<String, Resolver>,
+    pub(crate) resolvers: BTreeMap<String, Resolver>,
 }
 
 impl PartialEq for CompiledConversation {
@@ -373,15 +345,6 @@ impl AsRef<FlowSpec> for CompiledConversation {
     fn as_ref(&self) -> &FlowSpec {
         &self.flow
     }
-}
-
-/// A resolver that can run now: its slot, and the arguments to call it with.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DueResolution {
-    /// The slot to fill with the resolver's value.
-    pub slot: String,
-    /// An object of the slot's input keys and their current values.
-    pub args: Value,
 }
 
 impl CompiledConversation {
@@ -451,83 +414,15 @@ impl CompiledConversation {
     pub fn monitor(&self, enforcement: Enforcement) -> FlowMonitor {
         FlowMonitor::new(self.flow.clone(), enforcement)
     }
-
-    /// The resolver of a resolved slot, if attached.
-    pub fn resolver(&self, slot: &str) -> Option<&Resolver> {
-        self.resolvers.get(slot)
-    }
-
-    /// Attaches the resolver of a resolved slot (a conversation read from a
-    /// spec file has the slot's inputs but not its code).
-    pub fn attach_resolver(&mut self, slot: &str, resolver: Resolver) -> Result<(), FlowError> {
-        let resolved: Vec<&str> = self.resolved_slots().map(|s| s.key.as_str()).collect();
-        if !resolved.contains(&slot) {
-            return Err(FlowError::UnknownResolvedSlot {
-                slot: slot.to_string(),
-                known: if resolved.is_empty() {
-                    "none".to_string()
-                } else {
-                    resolved.join(", ")
-                },
-            });
-        }
-        self.resolvers.insert(slot.to_string(), resolver);
-        Ok(())
-    }
-
-    /// Resolved slots with no resolver attached, in declaration order.
-    pub fn missing_resolvers(&self) -> Vec<&str> {
-        self.resolved_slots()
-            .map(|slot| slot.key.as_str())
-            .filter(|key| !self.resolvers.contains_key(*key))
-            .collect()
-    }
-
-    /// Resolvers that should run now: resolved slots of the `active` stages
-    /// that are not set yet and whose inputs all are, with their arguments.
-    pub fn due_resolutions(&self, active: &[String], state: &dyn StateView) -> Vec<DueResolution> {
-        let mut due = Vec::new();
-        for stage in self.stages.iter().filter(|s| active.contains(&s.id)) {
-            for slot in &stage.slots {
-                let Some(inputs) = &slot.resolve_from else {
-                    continue;
-                };
-                if state.value(&slot.key).is_some_and(|v| !v.is_null()) {
-                    continue;
-                }
-                let args: Option<Map<String, Value>> = inputs
-                    .iter()
-                    .map(|key| {
-                        let value = state.value(key).filter(|v| !v.is_null())?;
-                        Some((key.clone(), value))
-                    })
-                    .collect();
-                if let Some(args) = args {
-                    due.push(DueResolution {
-                        slot: slot.key.clone(),
-                        args: Value::Object(args),
-                    });
-                }
-            }
-        }
-        due
-    }
-
-    fn resolved_slots(&self) -> impl Iterator<Item = &SlotSpec> {
-        self.stages
-            .iter()
-            .flat_map(|stage| &stage.slots)
-            .filter(|slot| slot.resolve_from.is_some())
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::flow::resolver;
 
     fn noop() -> Resolver {
-        resolver(|_| async { Ok(Value::Null) })
+        resolver(|_| async { Ok(serde_json::Value::Null) })
     }
 
     #[test]
@@ -566,37 +461,6 @@ mod tests {
         assert_eq!(step.gates()["book_table"], Guard::is_true("confirmed"));
         assert_eq!(step.escalate().interruptions, Some(2));
         assert_eq!(convo.flow().noun(), "stage");
-    }
-
-    #[test]
-    fn resolutions_are_due_once_inputs_are_set() {
-        let mut convo = Conversation::new()
-            .stage("account")
-            .slot("account_id")
-            .resolve_slot("balance", ["account_id"], noop())
-            .compile()
-            .unwrap();
-        let active = vec!["account".to_string()];
-        assert!(convo.due_resolutions(&active, &json!({})).is_empty());
-        let due = convo.due_resolutions(&active, &json!({"account_id": "a-1"}));
-        assert_eq!(
-            due,
-            [DueResolution {
-                slot: "balance".into(),
-                args: json!({"account_id": "a-1"})
-            }]
-        );
-        assert!(
-            convo
-                .due_resolutions(&active, &json!({"account_id": "a-1", "balance": 3}))
-                .is_empty()
-        );
-        assert!(convo.missing_resolvers().is_empty());
-        let err = convo.attach_resolver("account_id", noop()).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "slot `account_id` is not resolved by a resolver in this conversation (resolved slots: balance)"
-        );
     }
 
     #[test]

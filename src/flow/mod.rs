@@ -50,6 +50,7 @@
 //! assert!(monitor.gate("take_payment", "call-3", &state).unwrap().admitted());
 //! ```
 
+mod admission;
 mod builder;
 mod conversation;
 mod decision;
@@ -59,21 +60,21 @@ mod guard;
 pub mod journal;
 pub(crate) mod json_position;
 pub mod monitor;
+mod resolver;
 mod spec;
 mod spec_decode;
 pub mod spec_file;
 mod state_view;
 
 pub use builder::Flow;
-pub use conversation::{
-    CompiledConversation, Conversation, DueResolution, Resolver, SlotSpec, StageSpec, resolver,
-};
+pub use conversation::{CompiledConversation, Conversation, SlotSpec, StageSpec};
 pub use decision::{Decision, Enforcement, Verdict};
 pub use error::{CallError, FlowError};
 pub use explain::{ActiveStep, Explanation, GateState, ToolAnswer, WaitingStep};
 pub use guard::{Guard, ToolTally, Unmet};
 pub use journal::FlowEntry;
 pub use monitor::{FlowMonitor, TurnEvaluation};
+pub use resolver::{DueResolution, Resolver, resolver};
 pub use spec::{Escalation, FlowSpec, StepSpec};
 pub use spec_file::{Spec, SpecFileError};
 pub use state_view::{NoState, StateView};

@@ -10,11 +10,16 @@
 //!
 //! 1. [`executor`]: the deterministic executor (seeds, virtual time, seeded
 //!    interleaving, traces, the seed runner). Knows nothing of Live.
+//! 5. [`flow`]: flow governance: flows and conversations compiled to one
+//!    spec, guards, the monitor that gates tool calls (Enforce or Observe)
+//!    and owns the `flow:*` journal vocabulary, explanations, spec files.
+//! 9. [`simulation`]: scenarios: steps run against a flow spec by a
+//!    simulator, and scenarios derived from recorded journals.
 //!
-//! Later layers (wire protocol, transports, clock and state, flow
-//! governance, the session runtime, models and tapes, the offline test
-//! kit, scenarios and the soak) are described in `DESIGN.md` and land as
-//! they are built; the README says which exist today.
+//! The other layers (wire protocol, transports, clock and state, the
+//! session runtime, models and tapes, the offline test kit and the soak)
+//! are described in `DESIGN.md` and land as they are built; the README says
+//! which exist today.
 //!
 //! ```
 //! // A seeded test: 50 seeds, each in a fresh simulated runtime.
@@ -32,8 +37,10 @@
 pub mod clock;
 pub mod compose;
 pub mod executor;
+pub mod flow;
 pub mod llm;
 pub mod session;
+pub mod simulation;
 pub mod state;
 pub mod tape;
 

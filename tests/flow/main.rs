@@ -1,0 +1,14 @@
+//! Flow governance and scenarios, tested from the outside: what the monitor
+//! admits and refuses, what it journals, how conversations compile, what
+//! explanations and spec files say, and the invariants fuzzed over
+//! generated specs.
+
+mod build_errors;
+mod conversation;
+mod escalation;
+mod explain;
+mod governance;
+mod observe;
+mod properties;
+mod scenarios;
+mod spec_file;

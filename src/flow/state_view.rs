@@ -30,6 +30,12 @@ pub trait StateView {
     fn value(&self, key: &str) -> Option<Value>;
 }
 
+impl StateView for crate::state::State {
+    fn value(&self, key: &str) -> Option<Value> {
+        self.get(key)
+    }
+}
+
 impl StateView for BTreeMap<String, Value> {
     fn value(&self, key: &str) -> Option<Value> {
         self.get(key).cloned()

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::bus::EventCallback;
-use super::config::{Modality, SessionConfig, WatchCallback};
+use super::config::{Governance, Modality, SessionConfig, WatchCallback};
 use super::connect;
 use super::error::SessionError;
 use super::events::LiveEvent;
@@ -19,6 +19,7 @@ use super::phases::Phases;
 use super::temporal::TemporalPattern;
 use crate::clock::{IntoSharedClock, SharedClock};
 use crate::compose::tools::ToolComposite;
+use crate::flow::{CompiledConversation, Enforcement, FlowSpec};
 use crate::state::State;
 use crate::transport::Transport;
 
@@ -140,6 +141,29 @@ impl LiveSessionBuilder {
     pub fn on_event(mut self, callback: impl Fn(&LiveEvent) + Send + Sync + 'static) -> Self {
         let callback: EventCallback = Arc::new(callback);
         self.config.callbacks.push(callback);
+        self
+    }
+
+    /// Governs tool calls with `flow`: a call no active step allows is
+    /// refused (Enforce) or admitted and recorded (Observe), and every
+    /// decision is journaled under `flow:*`.
+    pub fn govern(mut self, flow: FlowSpec, enforcement: Enforcement) -> Self {
+        self.config.governance = Some(Governance {
+            spec: Arc::new(flow),
+            enforcement,
+            conversation: None,
+        });
+        self
+    }
+
+    /// Governs tool calls with a compiled conversation (its stages, slots,
+    /// commit guards and escalation), and runs its slot resolvers.
+    pub fn converse(mut self, conversation: &CompiledConversation, enforcement: Enforcement) -> Self {
+        self.config.governance = Some(Governance {
+            spec: Arc::new(conversation.as_ref().clone()),
+            enforcement,
+            conversation: Some(Arc::new(conversation.clone())),
+        });
         self
     }
 

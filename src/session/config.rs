@@ -9,6 +9,7 @@ use super::bus::EventCallback;
 use super::phases::Phases;
 use super::temporal::TemporalPattern;
 use crate::compose::tools::ToolComposite;
+use crate::flow::{CompiledConversation, Enforcement, FlowSpec};
 use crate::state::State;
 
 /// A callback run on the control lane when a watched state key changes:
@@ -40,6 +41,16 @@ pub(crate) struct SessionConfig {
     pub watchers: Vec<(String, WatchCallback)>,
     pub callbacks: Vec<EventCallback>,
     pub extra_setup: serde_json::Map<String, Value>,
+    pub governance: Option<Governance>,
+}
+
+/// The flow a session is governed by.
+#[derive(Clone)]
+pub(crate) struct Governance {
+    pub spec: Arc<FlowSpec>,
+    pub enforcement: Enforcement,
+    /// Set when the flow comes from a conversation: its slot resolvers.
+    pub conversation: Option<Arc<CompiledConversation>>,
 }
 
 impl SessionConfig {
@@ -57,6 +68,7 @@ impl SessionConfig {
             watchers: Vec::new(),
             callbacks: Vec::new(),
             extra_setup: serde_json::Map::new(),
+            governance: None,
         }
     }
 

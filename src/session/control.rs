@@ -2,7 +2,7 @@
 //! gate to the dispatcher, and their answers), cancellations,
 //! interruptions, turn boundaries, phases, temporal patterns and watchers.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -18,7 +18,8 @@ use super::route::Routed;
 use super::temporal::PatternWatch;
 use crate::clock::SharedClock;
 use crate::compose::tools::response_object;
-use crate::executor::yield_point;
+use crate::executor::{self, yield_point};
+use crate::flow::{FlowEntry, FlowMonitor};
 use crate::state::{State, StateChanges};
 
 pub(crate) struct Control {
@@ -33,9 +34,18 @@ pub(crate) struct Control {
 struct Lane {
     control: Control,
     dispatcher: Dispatcher,
+    monitor: Option<FlowMonitor>,
+    resolving: BTreeSet<String>,
+    resolved: mpsc::UnboundedSender<Resolved>,
     phases: Option<PhaseMachine>,
     patterns: Vec<PatternWatch>,
     watched: BTreeMap<String, Option<Value>>,
+}
+
+/// A slot resolver that finished.
+struct Resolved {
+    slot: String,
+    outcome: Result<Value, String>,
 }
 
 impl Control {
@@ -63,9 +73,18 @@ impl Control {
         let mut changes: Option<StateChanges> = (!self.config.watchers.is_empty()
             || self.config.phases.is_some())
         .then(|| self.state.changes());
+        let monitor = self
+            .config
+            .governance
+            .as_ref()
+            .map(|g| FlowMonitor::new(g.spec.clone(), g.enforcement));
+        let (resolved, mut resolutions) = mpsc::unbounded_channel();
         let mut lane = Lane {
             control: self,
             dispatcher,
+            monitor,
+            resolving: BTreeSet::new(),
+            resolved,
             phases,
             patterns,
             watched,
@@ -81,6 +100,7 @@ impl Control {
                 routed = inbox.recv() => match routed {
                     Some(Routed::Event(event)) => lane.event(event).await,
                     Some(Routed::Tick) => lane.tick(),
+                    Some(Routed::Interrupted) => lane.interrupted(),
                     Some(Routed::Activity) => {}
                     Some(Routed::Ended(event)) => {
                         lane.dispatcher.abort_all();
@@ -90,6 +110,7 @@ impl Control {
                     None => break,
                 },
                 Some(done) = completions.recv() => lane.answer(done).await,
+                Some(resolved) = resolutions.recv() => lane.slot_resolved(resolved),
                 Some(change) = async {
                     match changes.as_mut() {
                         Some(changes) => changes.next().await,
@@ -130,6 +151,15 @@ impl Lane {
     }
 
     async fn call(&mut self, call: ToolCall) {
+        if call.id.is_empty() {
+            self.control.bus.emit(LiveEvent::Warning {
+                message: format!(
+                    "tool call to {} has no id: not run, since no response could be matched to it",
+                    call.name
+                ),
+            });
+            return;
+        }
         if !self.dispatcher.claim(&call.id) {
             self.control.bus.emit(LiveEvent::Warning {
                 message: format!(
@@ -138,6 +168,30 @@ impl Lane {
                 ),
             });
             return;
+        }
+        if let Some(monitor) = self.monitor.as_mut() {
+            match monitor.gate(&call.name, &call.id, &self.control.state) {
+                Ok(decision) => {
+                    let entries = decision.entries();
+                    self.journal(entries);
+                    if let Some(refusal) = decision.refusal() {
+                        let reason = decision.reason().unwrap_or_default().to_string();
+                        self.control.bus.emit(LiveEvent::ToolDenied {
+                            id: call.id.clone(),
+                            name: call.name.clone(),
+                            reason,
+                        });
+                        self.send_response(&call.id, &call.name, refusal).await;
+                        return;
+                    }
+                }
+                Err(e) => {
+                    self.control.bus.emit(LiveEvent::Warning {
+                        message: format!("flow gate: {e}"),
+                    });
+                    return;
+                }
+            }
         }
         match self.dispatcher.dispatch(&call) {
             Dispatched::Started => {}
@@ -164,9 +218,22 @@ impl Lane {
         }
     }
 
-    /// Sends the response for one call and emits it.
+    /// Answers one admitted call: the flow records its outcome, then the
+    /// response is sent and emitted.
     async fn respond(&mut self, id: &str, name: &str, outcome: Result<Value, String>) {
-        let response = response_object(&outcome);
+        if let Some(monitor) = self.monitor.as_mut() {
+            match monitor.record_result(id, outcome.is_ok(), &self.control.state) {
+                Ok(entries) => self.journal(entries),
+                Err(e) => self.control.bus.emit(LiveEvent::Warning {
+                    message: format!("flow result: {e}"),
+                }),
+            }
+        }
+        self.send_response(id, name, response_object(&outcome)).await;
+    }
+
+    /// Sends one function response and emits it.
+    async fn send_response(&mut self, id: &str, name: &str, response: Value) {
         let message = json!({
             "toolResponse": {
                 "functionResponses": [{ "id": id, "name": name, "response": response }]
@@ -183,8 +250,66 @@ impl Lane {
         yield_point("control:respond").await;
     }
 
+    /// Writes flow decisions to the state, and so to the journal.
+    fn journal(&self, entries: Vec<FlowEntry>) {
+        for entry in entries {
+            let (key, value) = entry.to_pair();
+            self.control.state.set(key, value);
+        }
+    }
+
+    fn interrupted(&mut self) {
+        if let Some(monitor) = self.monitor.as_mut() {
+            let entries = monitor.record_interruption(&self.control.state);
+            self.journal(entries);
+        }
+    }
+
     fn turn_boundary(&mut self) {
+        if let Some(monitor) = self.monitor.as_mut() {
+            let evaluation = monitor.evaluate_turn(&self.control.state);
+            self.journal(vec![evaluation.entry()]);
+            self.resolve_slots(&evaluation.active);
+        }
         self.evaluate_phases();
+    }
+
+    /// Starts the resolvers of slots that are due (a conversation's active
+    /// stages need them and their inputs are set), one at a time per slot.
+    fn resolve_slots(&mut self, active: &[String]) {
+        let Some(conversation) = self
+            .control
+            .config
+            .governance
+            .as_ref()
+            .and_then(|g| g.conversation.clone())
+        else {
+            return;
+        };
+        for due in conversation.due_resolutions(active, &self.control.state) {
+            let Some(resolver) = conversation.resolver(&due.slot).cloned() else {
+                continue;
+            };
+            if !self.resolving.insert(due.slot.clone()) {
+                continue;
+            }
+            let done = self.resolved.clone();
+            let slot = due.slot.clone();
+            executor::spawn(format!("resolver:{slot}"), async move {
+                let outcome = resolver(due.args).await;
+                let _ = done.send(Resolved { slot, outcome });
+            });
+        }
+    }
+
+    fn slot_resolved(&mut self, resolved: Resolved) {
+        self.resolving.remove(&resolved.slot);
+        match resolved.outcome {
+            Ok(value) => self.control.state.set(&resolved.slot, value),
+            Err(e) => self.control.bus.emit(LiveEvent::Warning {
+                message: format!("resolver for slot {} failed: {e}", resolved.slot),
+            }),
+        }
     }
 
     fn state_changed(&mut self, key: &str) {

@@ -13,7 +13,7 @@ pub(crate) async fn run(bus: Arc<EventBus>, mut inbox: mpsc::UnboundedReceiver<R
         match routed {
             Routed::Event(event) => bus.emit(event),
             Routed::Ended(_) => break,
-            Routed::Tick | Routed::Activity => {}
+            Routed::Tick | Routed::Activity | Routed::Interrupted => {}
         }
     }
 }

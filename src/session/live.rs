@@ -13,6 +13,7 @@ use super::phases::Phases;
 use super::temporal::TemporalPattern;
 use crate::clock::IntoSharedClock;
 use crate::compose::tools::ToolComposite;
+use crate::flow::{CompiledConversation, Enforcement, FlowSpec};
 use crate::state::State;
 use crate::transport::Transport;
 
@@ -80,6 +81,30 @@ impl LiveBuilder {
     /// The clock, set on the session's state before it starts.
     pub fn clock(mut self, clock: impl IntoSharedClock) -> Self {
         self.inner = self.inner.clock(clock);
+        self
+    }
+
+    /// Governs tool calls with `flow`, enforcing it: a call no active step
+    /// allows never runs and is answered `{"error": reason}`.
+    pub fn govern(self, flow: FlowSpec) -> Self {
+        self.govern_with(flow, Enforcement::Enforce)
+    }
+
+    /// Governs tool calls with `flow` in the given mode (`Observe` admits
+    /// every call and records what `Enforce` would have refused).
+    pub fn govern_with(mut self, flow: FlowSpec, enforcement: Enforcement) -> Self {
+        self.inner = self.inner.govern(flow, enforcement);
+        self
+    }
+
+    /// Governs tool calls with a compiled conversation, enforcing it.
+    pub fn converse(self, conversation: &CompiledConversation) -> Self {
+        self.converse_with(conversation, Enforcement::Enforce)
+    }
+
+    /// Governs tool calls with a compiled conversation in the given mode.
+    pub fn converse_with(mut self, conversation: &CompiledConversation, enforcement: Enforcement) -> Self {
+        self.inner = self.inner.converse(conversation, enforcement);
         self
     }
 

@@ -11,6 +11,9 @@ pub(crate) enum Routed {
     Tick,
     /// Content moved in either direction (to telemetry: silence resets).
     Activity,
+    /// A server message reported an interruption (to control: the flow
+    /// counts it toward escalation).
+    Interrupted,
     /// The connection ended; emit this and finish.
     Ended(LiveEvent),
 }

@@ -50,7 +50,7 @@ impl Telemetry {
                         self.bus.emit(event);
                     }
                     Some(Routed::Activity) => last_activity = self.clock.now(),
-                    Some(Routed::Tick) => {}
+                    Some(Routed::Tick | Routed::Interrupted) => {}
                     Some(Routed::Ended(_)) | None => break,
                 },
                 _ = ticks.tick() => {

@@ -100,6 +100,9 @@ impl<T: Transport> WireLane<T> {
                 if view.has_content() {
                     self.lanes.telemetry.send(Routed::Activity).ok();
                 }
+                if view.interrupted {
+                    self.lanes.control.send(Routed::Interrupted).ok();
+                }
                 for event in aggregator.push(&view, self.clock.now()) {
                     self.lanes.send(event.lane(), Routed::Event(event));
                 }

@@ -69,6 +69,18 @@ impl JournalRecord for (u64, String, Value) {
     }
 }
 
+impl JournalRecord for crate::state::StateMutation {
+    fn seq(&self) -> u64 {
+        self.seq
+    }
+    fn key(&self) -> &str {
+        &self.key
+    }
+    fn value(&self) -> &Value {
+        &self.value
+    }
+}
+
 impl<T: JournalRecord> JournalRecord for &T {
     fn seq(&self) -> u64 {
         (**self).seq()

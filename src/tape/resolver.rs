@@ -4,11 +4,11 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::canonical::canonical_json;
 use super::entry::{Tape, TapeEntry};
+use crate::flow::Resolver;
 
 /// Whether a taped resolver records calls or answers them from the tape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,9 +18,6 @@ pub enum TapeMode {
     /// Answer from the tape; the real fetch is never called.
     Replay,
 }
-
-/// A resolver: arguments in, a value (or an error message) out.
-pub type Resolver = Arc<dyn Fn(Value) -> BoxFuture<'static, Result<Value, String>> + Send + Sync>;
 
 /// Wraps a resolver's `fetch` so its calls are recorded on, or answered
 /// from, `tape`. `name` scopes the recording (the entries' kind is

@@ -70,6 +70,14 @@ pub(crate) struct MessageView {
     pub unknown: Option<Value>,
 }
 
+impl MessageView {
+    /// Whether the message carries model output or a transcript (content
+    /// moving, as opposed to signals).
+    pub fn has_content(&self) -> bool {
+        !self.parts.is_empty() || self.input_transcript.is_some() || self.output_transcript.is_some()
+    }
+}
+
 /// The aggregation state of one connection.
 #[derive(Debug, Default)]
 pub(crate) struct Aggregator {

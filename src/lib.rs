@@ -30,6 +30,7 @@
 #![warn(missing_docs)]
 
 pub mod executor;
+pub mod jsonl;
 pub mod wire;
 
 pub use executor::Seed;

@@ -31,6 +31,7 @@
 
 pub mod executor;
 pub mod jsonl;
+pub mod transport;
 pub mod wire;
 
 pub use executor::Seed;

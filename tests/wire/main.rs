@@ -3,6 +3,8 @@
 //! decoder under fuzzing, and the JSONL reader under byte splits.
 
 mod fixtures;
+mod fuzz;
+mod jsonl;
 mod roundtrip;
 
 use std::path::PathBuf;

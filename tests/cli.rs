@@ -27,7 +27,10 @@ fn help_lists_the_sim_command() {
 fn version_is_the_crate_version() {
     let (ok, text) = livesim(&["--version"]);
     assert!(ok, "{text}");
-    assert_eq!(text.trim(), format!("livesim {}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        text.trim(),
+        format!("livesim {}", env!("CARGO_PKG_VERSION"))
+    );
 }
 
 #[test]
@@ -41,7 +44,10 @@ fn sim_help_answers() {
 fn sim_without_a_subcommand_says_what_is_missing() {
     let (ok, text) = livesim(&["sim"]);
     assert!(!ok);
-    assert!(text.contains("no simulation subcommand is built yet"), "{text}");
+    assert!(
+        text.contains("no simulation subcommand is built yet"),
+        "{text}"
+    );
 }
 
 #[test]

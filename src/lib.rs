@@ -38,11 +38,14 @@ pub mod clock;
 pub mod compose;
 pub mod executor;
 pub mod flow;
+pub mod jsonl;
 pub mod llm;
 pub mod session;
 pub mod simulation;
 pub mod state;
 pub mod tape;
+pub mod transport;
+pub mod wire;
 
 pub use executor::Seed;
 

@@ -1,0 +1,278 @@
+//! The WebSocket client for the real Live service.
+//!
+//! TLS is rustls with the `ring` provider and the webpki root store, so
+//! nothing is read from the OS. The API key travels in the
+//! `x-goog-api-key` header, marked sensitive, and never in the URL: the
+//! URL is a string that errors and logs echo, the header is not. Every
+//! error this module returns has been through a [`Redactor`] that knows
+//! the key, and shows the URL without its query.
+
+use futures::future::BoxFuture;
+use futures::{FutureExt, SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame as WsCloseFrame;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+use super::{ApiKey, CloseFrame, Frame, Transport, TransportError};
+use crate::wire::{Redactor, redact_url};
+
+/// The Google AI Live endpoint's host.
+pub const GOOGLE_AI_BASE_URL: &str = "wss://generativelanguage.googleapis.com";
+
+/// The Google AI Live endpoint's path (v1beta, API-key authentication).
+pub const GOOGLE_AI_PATH: &str =
+    "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent";
+
+/// The header that carries the API key.
+pub const API_KEY_HEADER: &str = "x-goog-api-key";
+
+/// Where to connect and with which credential.
+///
+/// ```
+/// use livesim::transport::ApiKey;
+/// use livesim::transport::websocket::Endpoint;
+///
+/// let endpoint = Endpoint::google_ai(ApiKey::new("FAKE-KEY-1234567890"));
+/// assert_eq!(
+///     endpoint.url(),
+///     "wss://generativelanguage.googleapis.com/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent",
+/// );
+/// let local = endpoint.clone().base_url("ws://127.0.0.1:9000/");
+/// assert!(local.url().starts_with("ws://127.0.0.1:9000/ws/"));
+/// assert!(!format!("{local:?}").contains("FAKE-KEY")); // the key prints as <redacted>
+/// ```
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    base_url: String,
+    path: String,
+    api_key: Option<ApiKey>,
+}
+
+impl Endpoint {
+    /// The Google AI endpoint, authenticated with `api_key`.
+    pub fn google_ai(api_key: ApiKey) -> Self {
+        Endpoint {
+            base_url: GOOGLE_AI_BASE_URL.into(),
+            path: GOOGLE_AI_PATH.into(),
+            api_key: Some(api_key),
+        }
+    }
+
+    /// Points somewhere else, e.g. `ws://127.0.0.1:PORT` for a local fake.
+    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.base_url = base_url.into();
+        self
+    }
+
+    /// Replaces the path (another API version or method).
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// The URL connected to. It holds no credential (unless the base URL
+    /// given had one, which [`redacted_url`](Self::redacted_url) hides).
+    pub fn url(&self) -> String {
+        // A query on the base URL stays at the end, after the path.
+        let (base, query) = match self.base_url.split_once('?') {
+            Some((base, query)) => (base, Some(query)),
+            None => (self.base_url.as_str(), None),
+        };
+        let base = base.trim_end_matches('/');
+        let path = self.path.trim_start_matches('/');
+        match query {
+            Some(query) => format!("{base}/{path}?{query}"),
+            None => format!("{base}/{path}"),
+        }
+    }
+
+    /// The URL as errors and logs show it: no user info, no query.
+    pub fn redacted_url(&self) -> String {
+        redact_url(&self.url())
+    }
+
+    /// A redactor that knows this endpoint's credential.
+    pub fn redactor(&self) -> Redactor {
+        let mut redactor = Redactor::new();
+        if let Some(key) = &self.api_key {
+            redactor.add_secret(key);
+        }
+        redactor
+    }
+
+    /// A description safe to record in a wire log header.
+    pub fn descriptor(&self) -> Value {
+        json!({
+            "transport": "websocket",
+            "url": self.redacted_url(),
+            "auth": if self.api_key.is_some() { "<redacted:api_key>" } else { "none" },
+        })
+    }
+}
+
+/// A connected WebSocket to a Live endpoint.
+pub struct WebSocketTransport {
+    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    redactor: Redactor,
+    /// A close frame taken off the socket but not yet returned (see `recv`).
+    pending: Option<Frame>,
+    closing: bool,
+    finished: bool,
+}
+
+impl WebSocketTransport {
+    /// Opens the connection (TCP, TLS for `wss://`, WebSocket upgrade).
+    ///
+    /// No timeout is applied here; wrap the call in `tokio::time::timeout`.
+    pub async fn connect(endpoint: &Endpoint) -> Result<Self, TransportError> {
+        let url = endpoint.url();
+        let shown = endpoint.redacted_url();
+        let redactor = endpoint.redactor();
+        let fail = |problem: String| TransportError::Connect {
+            url: shown.clone(),
+            problem: clean(&redactor, &url, &shown, &problem),
+        };
+        tracing::debug!(target: "livesim::transport", url = %shown, "connecting");
+        let mut request = url
+            .as_str()
+            .into_client_request()
+            .map_err(|e| fail(e.to_string()))?;
+        if let Some(key) = &endpoint.api_key {
+            let mut value = HeaderValue::from_str(key.expose())
+                .map_err(|_| fail("the API key is not a valid HTTP header value".into()))?;
+            value.set_sensitive(true);
+            request.headers_mut().insert(API_KEY_HEADER, value);
+        }
+        let connected = tokio_tungstenite::connect_async_with_config(request, None, true).await;
+        let ws = match connected {
+            Ok((ws, _response)) => ws,
+            Err(WsError::Http(response)) => {
+                let body = response
+                    .body()
+                    .as_deref()
+                    .map(|b| String::from_utf8_lossy(&b[..b.len().min(300)]).into_owned())
+                    .unwrap_or_default();
+                let error = TransportError::Rejected {
+                    url: shown.clone(),
+                    status: response.status().as_u16(),
+                    body: clean(&redactor, &url, &shown, body.trim()),
+                };
+                tracing::debug!(target: "livesim::transport", %error, "upgrade refused");
+                return Err(error);
+            }
+            Err(e) => {
+                let error = fail(e.to_string());
+                tracing::debug!(target: "livesim::transport", %error, "connect failed");
+                return Err(error);
+            }
+        };
+        tracing::debug!(target: "livesim::transport", url = %shown, "connected");
+        Ok(WebSocketTransport {
+            ws,
+            redactor,
+            pending: None,
+            closing: false,
+            finished: false,
+        })
+    }
+
+    fn failure(&self, error: WsError) -> TransportError {
+        let problem = self.redactor.scrub(&error.to_string()).into_owned();
+        match error {
+            WsError::Io(_)
+            | WsError::Protocol(
+                tokio_tungstenite::tungstenite::error::ProtocolError::ResetWithoutClosingHandshake,
+            ) => TransportError::ConnectionLost { problem },
+            WsError::ConnectionClosed | WsError::AlreadyClosed => TransportError::Closed,
+            _ => TransportError::Io { problem },
+        }
+    }
+
+    async fn recv_next(&mut self) -> Option<Result<Frame, TransportError>> {
+        if let Some(frame) = self.pending.take() {
+            return Some(Ok(frame));
+        }
+        if self.finished {
+            return None;
+        }
+        loop {
+            let message = match self.ws.next().await {
+                None => {
+                    self.finished = true;
+                    return None;
+                }
+                Some(Ok(message)) => message,
+                Some(Err(error)) => {
+                    self.finished = true;
+                    let error = self.failure(error);
+                    tracing::debug!(target: "livesim::transport", %error, "receive failed");
+                    return Some(Err(error));
+                }
+            };
+            match message {
+                Message::Text(text) => return Some(Ok(Frame::Text(text.as_str().to_owned()))),
+                Message::Binary(bytes) => return Some(Ok(Frame::Binary(bytes.to_vec()))),
+                Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => continue,
+                Message::Close(close) => {
+                    let close = close.map(|c| CloseFrame {
+                        code: u16::from(c.code),
+                        reason: self.redactor.scrub(c.reason.as_str()).into_owned(),
+                    });
+                    // Keep the frame before awaiting, so a cancelled flush
+                    // loses nothing; the flush sends tungstenite's reply.
+                    self.pending = Some(Frame::Close(close));
+                    let _ = self.ws.flush().await;
+                    return self.pending.take().map(Ok);
+                }
+            }
+        }
+    }
+
+    async fn send_frame(&mut self, frame: Frame) -> Result<(), TransportError> {
+        let message = match frame {
+            Frame::Close(close) => return self.close_with(close).await,
+            _ if self.closing => return Err(TransportError::Closed),
+            Frame::Text(text) => Message::Text(text.into()),
+            Frame::Binary(bytes) => Message::Binary(bytes.into()),
+        };
+        self.ws.send(message).await.map_err(|e| self.failure(e))
+    }
+
+    async fn close_with(&mut self, close: Option<CloseFrame>) -> Result<(), TransportError> {
+        if self.closing {
+            return Ok(());
+        }
+        self.closing = true;
+        let frame = close.map(|c| WsCloseFrame {
+            code: c.code.into(),
+            reason: c.wire_reason().to_owned().into(),
+        });
+        match self.ws.close(frame).await {
+            Ok(()) | Err(WsError::ConnectionClosed | WsError::AlreadyClosed) => Ok(()),
+            Err(e) => Err(self.failure(e)),
+        }
+    }
+}
+
+/// Removes the key and the full URL from a message.
+fn clean(redactor: &Redactor, url: &str, shown: &str, text: &str) -> String {
+    redactor.scrub(&text.replace(url, shown)).into_owned()
+}
+
+impl Transport for WebSocketTransport {
+    fn send(&mut self, frame: Frame) -> BoxFuture<'_, Result<(), TransportError>> {
+        self.send_frame(frame).boxed()
+    }
+
+    fn recv(&mut self) -> BoxFuture<'_, Option<Result<Frame, TransportError>>> {
+        self.recv_next().boxed()
+    }
+
+    fn close(&mut self, close: Option<CloseFrame>) -> BoxFuture<'_, Result<(), TransportError>> {
+        self.close_with(close).boxed()
+    }
+}

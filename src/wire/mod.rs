@@ -1,0 +1,79 @@
+//! The Live wire protocol: frames, the JSON messages they carry, close
+//! codes and secrets.
+//!
+//! This layer owns the vocabulary of the Gemini Live `BidiGenerateContent`
+//! protocol and nothing about sessions or sockets:
+//!
+//! * [`Frame`]: text, binary or close, the unit every transport moves;
+//! * [`ClientMessage`] (`setup`, `clientContent`, `realtimeInput`,
+//!   `toolResponse`) and [`ServerMessage`] (`setupComplete`,
+//!   `serverContent`, `toolCall`, `toolCallCancellation`, `goAway`,
+//!   `sessionResumptionUpdate`, `usageMetadata`, voice activity): structs
+//!   with every key optional, so a frame with several payloads decodes all
+//!   of them and keys this version does not know are kept in `extra` and
+//!   written back out;
+//! * [`decode`] / [`ProtocolError`]: frame → message, never panicking;
+//! * [`Closed`] / [`CloseClass`]: close codes classified for reconnecting;
+//! * [`Secret`] / [`Redactor`]: keeping credentials out of text.
+//!
+//! On the wire, names are camelCase; snake_case is accepted on input, as
+//! the server accepts it. int64 fields are strings (either form accepted),
+//! durations are `"0.250s"` strings, and absent booleans are false.
+
+mod client;
+mod close;
+mod codec;
+mod content;
+mod duration;
+mod frame;
+mod numbers;
+mod open_enum;
+mod redact;
+mod server;
+mod server_content;
+mod setup;
+mod tools;
+mod usage;
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+/// Keys a message does not know, by name, with their values as sent.
+pub type Extra = BTreeMap<String, Value>;
+
+/// A JSON object, as used for `{}`-valued fields such as `activityStart`.
+pub type Object = serde_json::Map<String, Value>;
+
+pub use client::{ClientContent, ClientMessage, RealtimeInput};
+pub use close::{CloseClass, Closed, classify, codes};
+pub use codec::{Decoded, ProtocolError, decode, decode_bytes, to_json};
+pub use content::{
+    Base64Error, Blob, CodeExecutionResult, Content, ExecutableCode, FileData, Part, PartKind,
+};
+pub use duration::{DurationError, format_duration, parse_duration};
+pub use frame::{CloseFrame, Frame, FrameKind, MAX_CLOSE_REASON};
+pub use open_enum::{
+    ActivityHandling, Behavior, EndSensitivity, Language, MediaResolution, Modality, Outcome,
+    Scheduling, StartSensitivity, TurnCompleteReason, TurnCoverage, UrlRetrievalStatus,
+    VadSignalType, VoiceActivityType,
+};
+pub use redact::{REDACTED, REDACTED_TOKEN, Redactor, Secret, redact_url, scrub_builtin};
+pub use server::{
+    GoAway, InBandError, ServerMessage, SessionResumptionUpdate, SetupComplete, VoiceActivity,
+    VoiceActivityDetectionSignal,
+};
+pub use server_content::{
+    GroundingMetadata, SearchEntryPoint, ServerContent, Transcription, UrlContextMetadata,
+    UrlMetadata,
+};
+pub use setup::{
+    AutomaticActivityDetection, ContextWindowCompression, GenerationConfig, HistoryConfig,
+    PrebuiltVoiceConfig, Proactivity, RealtimeInputConfig, SessionResumption, Setup, SlidingWindow,
+    SpeechConfig, ThinkingConfig, VoiceConfig,
+};
+pub use tools::{
+    FunctionCall, FunctionDeclaration, FunctionResponse, Tool, ToolCall, ToolCallCancellation,
+    ToolResponse,
+};
+pub use usage::{ModalityTokenCount, UsageMetadata};

@@ -40,10 +40,12 @@ pub mod executor;
 pub mod flow;
 pub mod jsonl;
 pub mod llm;
+pub mod prelude;
 pub mod session;
 pub mod simulation;
 pub mod state;
 pub mod tape;
+pub mod testing;
 pub mod transport;
 pub mod wire;
 

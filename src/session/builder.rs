@@ -158,7 +158,11 @@ impl LiveSessionBuilder {
 
     /// Governs tool calls with a compiled conversation (its stages, slots,
     /// commit guards and escalation), and runs its slot resolvers.
-    pub fn converse(mut self, conversation: &CompiledConversation, enforcement: Enforcement) -> Self {
+    pub fn converse(
+        mut self,
+        conversation: &CompiledConversation,
+        enforcement: Enforcement,
+    ) -> Self {
         self.config.governance = Some(Governance {
             spec: Arc::new(conversation.as_ref().clone()),
             enforcement,

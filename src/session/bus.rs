@@ -25,7 +25,6 @@ pub(crate) struct EventBus {
 struct Inner {
     subscribers: Vec<mpsc::UnboundedSender<LiveEvent>>,
     log: Vec<LiveEvent>,
-    emitted: u64,
 }
 
 impl EventBus {
@@ -48,7 +47,6 @@ impl EventBus {
             callback(&event);
         }
         let mut inner = self.inner();
-        inner.emitted += 1;
         if event.is_stored() {
             inner.log.push(event.clone());
         }
@@ -67,11 +65,6 @@ impl EventBus {
     /// The stored events so far.
     pub fn log(&self) -> Vec<LiveEvent> {
         self.inner().log.clone()
-    }
-
-    /// How many events have been emitted.
-    pub fn emitted(&self) -> u64 {
-        self.inner().emitted
     }
 
     /// Ends every subscription: streams return `None` once drained.

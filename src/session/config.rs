@@ -14,8 +14,7 @@ use crate::state::State;
 
 /// A callback run on the control lane when a watched state key changes:
 /// (key, old value, new value, state).
-pub type WatchCallback =
-    Arc<dyn Fn(&str, Option<&Value>, &Value, &State) + Send + Sync>;
+pub type WatchCallback = Arc<dyn Fn(&str, Option<&Value>, &Value, &State) + Send + Sync>;
 
 /// Response modality: the Live API allows exactly one per session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

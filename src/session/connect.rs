@@ -82,7 +82,14 @@ pub(crate) async fn connect<T: Transport>(
         session_bus.close();
         let _ = ended_tx.send(true);
     });
-    Ok(LiveHandle::new(bus, state, commands_tx, setup, ended_rx, task))
+    Ok(LiveHandle::new(
+        bus,
+        state,
+        commands_tx,
+        setup,
+        ended_rx,
+        task,
+    ))
 }
 
 /// Reads frames until `setupComplete`. Frames before it are kept, to be

@@ -229,7 +229,8 @@ impl Lane {
                 }),
             }
         }
-        self.send_response(id, name, response_object(&outcome)).await;
+        self.send_response(id, name, response_object(&outcome))
+            .await;
     }
 
     /// Sends one function response and emits it.
@@ -323,7 +324,10 @@ impl Lane {
             .collect();
         if !watchers.is_empty() {
             let new = self.control.state.get(key).unwrap_or(Value::Null);
-            let old = self.watched.insert(key.to_string(), Some(new.clone())).flatten();
+            let old = self
+                .watched
+                .insert(key.to_string(), Some(new.clone()))
+                .flatten();
             for callback in watchers {
                 callback(key, old.as_ref(), &new, &self.control.state);
             }
@@ -338,7 +342,9 @@ impl Lane {
             return;
         };
         for transition in phases.evaluate(&self.control.state) {
-            self.control.state.set("session:phase", transition.to.as_str());
+            self.control
+                .state
+                .set("session:phase", transition.to.as_str());
             self.control.bus.emit(LiveEvent::PhaseChanged {
                 from: transition.from,
                 to: transition.to,

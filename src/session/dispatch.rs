@@ -135,11 +135,6 @@ impl Dispatcher {
         }
     }
 
-    /// How many calls are running.
-    pub fn running(&self) -> usize {
-        self.running.len()
-    }
-
     /// Aborts every running call (the connection ended).
     pub fn abort_all(&mut self) {
         for (_, (_, task)) in std::mem::take(&mut self.running) {

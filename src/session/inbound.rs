@@ -11,11 +11,15 @@ use serde_json::{Map, Value};
 use super::aggregate::{MessageView, PartView, TranscriptView};
 use super::error::SessionError;
 use super::events::ToolCall;
-use crate::wire::{CloseFrame, Closed, Frame, PartKind, ServerMessage, Transcription};
+use crate::wire::{CloseFrame, Closed, Decoded, Frame, PartKind, ServerMessage, Transcription};
 
 /// Decodes a text or binary frame into a server message.
 pub(crate) fn decode(frame: &Frame) -> Result<ServerMessage, String> {
-    crate::wire::decode_server(frame).map_err(|e| e.to_string())
+    match ServerMessage::from_frame(frame) {
+        Ok(Decoded::Message(message)) => Ok(message),
+        Ok(Decoded::Closed(closed)) => Err(format!("a close frame is not a message ({closed})")),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// `Some(session id)` if the message completes setup.
@@ -74,8 +78,16 @@ pub(crate) fn view(message: &ServerMessage) -> MessageView {
             .as_ref()
             .map(|r| r.as_str().to_string());
         keep(&mut other, "groundingMetadata", &content.grounding_metadata);
-        keep(&mut other, "urlContextMetadata", &content.url_context_metadata);
-        keep(&mut other, "interimInputTranscription", &content.interim_input_transcription);
+        keep(
+            &mut other,
+            "urlContextMetadata",
+            &content.url_context_metadata,
+        );
+        keep(
+            &mut other,
+            "interimInputTranscription",
+            &content.interim_input_transcription,
+        );
         if content.waiting_for_input {
             other.insert("waitingForInput".into(), Value::Bool(true));
         }

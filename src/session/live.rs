@@ -103,7 +103,11 @@ impl LiveBuilder {
     }
 
     /// Governs tool calls with a compiled conversation in the given mode.
-    pub fn converse_with(mut self, conversation: &CompiledConversation, enforcement: Enforcement) -> Self {
+    pub fn converse_with(
+        mut self,
+        conversation: &CompiledConversation,
+        enforcement: Enforcement,
+    ) -> Self {
         self.inner = self.inner.converse(conversation, enforcement);
         self
     }

@@ -34,10 +34,8 @@ impl Telemetry {
         let started = self.clock.now();
         let mut last_activity = started;
         let mut go_away_deadline: Option<Timestamp> = None;
-        let mut ticks = tokio::time::interval_at(
-            tokio::time::Instant::now() + self.interval,
-            self.interval,
-        );
+        let mut ticks =
+            tokio::time::interval_at(tokio::time::Instant::now() + self.interval, self.interval);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {

@@ -50,7 +50,8 @@ impl<T: Transport> WireLane<T> {
         let mut frame_index: u64 = 0;
         for frame in std::mem::take(&mut self.early) {
             frame_index += 1;
-            self.inbound(&mut aggregator, frame, frame_index);
+            // An in-band error before setup completed would have failed setup.
+            let _ = self.inbound(&mut aggregator, frame, frame_index);
         }
         let ended = loop {
             tokio::select! {
@@ -79,7 +80,10 @@ impl<T: Transport> WireLane<T> {
                     Some(Ok(Frame::Close(close))) => break closed(close),
                     Some(Ok(frame)) => {
                         frame_index += 1;
-                        self.inbound(&mut aggregator, frame, frame_index);
+                        if let Some(fatal) = self.inbound(&mut aggregator, frame, frame_index) {
+                            let _ = self.transport.close(None).await;
+                            break LiveEvent::Disconnected { code: None, reason: fatal };
+                        }
                         yield_point("wire:route").await;
                     }
                     Some(Err(e)) => break LiveEvent::Disconnected { code: None, reason: format!("transport error: {e}") },
@@ -93,27 +97,33 @@ impl<T: Transport> WireLane<T> {
         // Dropping the senders ends the fast and telemetry lanes.
     }
 
-    fn inbound(&mut self, aggregator: &mut Aggregator, frame: Frame, index: u64) {
-        match inbound::decode(&frame) {
-            Ok(message) => {
-                let view = inbound::view(&message);
-                if view.has_content() {
-                    self.lanes.telemetry.send(Routed::Activity).ok();
-                }
-                if view.interrupted {
-                    self.lanes.control.send(Routed::Interrupted).ok();
-                }
-                for event in aggregator.push(&view, self.clock.now()) {
-                    self.lanes.send(event.lane(), Routed::Event(event));
-                }
-            }
+    /// Decodes, aggregates and routes one frame. Returns the reason when
+    /// the frame is an in-band error that ends the session.
+    fn inbound(&mut self, aggregator: &mut Aggregator, frame: Frame, index: u64) -> Option<String> {
+        let message = match inbound::decode(&frame) {
+            Ok(message) => message,
             Err(problem) => {
                 let event = LiveEvent::Warning {
                     message: format!("server frame #{index} ignored: {problem}"),
                 };
                 self.lanes.send(Lane::Control, Routed::Event(event));
+                return None;
             }
+        };
+        if let Some(fatal) = inbound::fatal_error(&message) {
+            return Some(fatal);
         }
+        let view = inbound::view(&message);
+        if view.has_content() {
+            self.lanes.telemetry.send(Routed::Activity).ok();
+        }
+        if view.interrupted {
+            self.lanes.control.send(Routed::Interrupted).ok();
+        }
+        for event in aggregator.push(&view, self.clock.now()) {
+            self.lanes.send(event.lane(), Routed::Event(event));
+        }
+        None
     }
 }
 
@@ -134,4 +144,3 @@ fn closed(close: Option<CloseFrame>) -> LiveEvent {
 fn is_content(message: &Value) -> bool {
     message.get("clientContent").is_some() || message.get("realtimeInput").is_some()
 }
-

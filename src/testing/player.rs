@@ -93,7 +93,10 @@ fn describe(index: usize, action: &Action) -> String {
         Action::SendRaw(_) => "send raw bytes".to_string(),
         Action::Call(c) => format!("call {} as {}", c.name, c.id),
         Action::CallMany(calls) => {
-            let names: Vec<String> = calls.iter().map(|c| format!("{} as {}", c.name, c.id)).collect();
+            let names: Vec<String> = calls
+                .iter()
+                .map(|c| format!("{} as {}", c.name, c.id))
+                .collect();
             format!("call {}", names.join(", "))
         }
         Action::PauseMs(ms) => format!("pause {ms}ms"),
@@ -155,7 +158,9 @@ pub(crate) async fn play<T: Transport>(script: ScriptedServer, mut io: T, progre
                 }
             }
         }
-        let Some((index, action)) = actions.next() else { break };
+        let Some((index, action)) = actions.next() else {
+            break;
+        };
         player.at = describe(index, action);
         wait = match player.perform(action).await {
             Ok(wait) => wait,
@@ -252,7 +257,11 @@ impl<T: Transport> Player<'_, T> {
                 summary(message.as_ref(), &bytes)
             );
             return self
-                .fail(problem, 1007, "Invalid JSON payload received. The first message must be setup.")
+                .fail(
+                    problem,
+                    1007,
+                    "Invalid JSON payload received. The first message must be setup.",
+                )
                 .await;
         }
         self.send(Frame::Text(json!({ "setupComplete": {} }).to_string()))
@@ -301,11 +310,21 @@ impl<T: Transport> Player<'_, T> {
     }
 
     async fn send_message(&mut self, message: &Value, binary: bool) -> Result<(), ()> {
-        if let Some(ids) = message.pointer("/toolCallCancellation/ids").and_then(Value::as_array) {
-            let ids: Vec<String> = ids.iter().filter_map(Value::as_str).map(String::from).collect();
+        if let Some(ids) = message
+            .pointer("/toolCallCancellation/ids")
+            .and_then(Value::as_array)
+        {
+            let ids: Vec<String> = ids
+                .iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect();
             self.progress.update(|s| s.cancelled.extend(ids));
         }
-        if let Some(calls) = message.pointer("/toolCall/functionCalls").and_then(Value::as_array) {
+        if let Some(calls) = message
+            .pointer("/toolCall/functionCalls")
+            .and_then(Value::as_array)
+        {
             let ids: Vec<String> = calls
                 .iter()
                 .filter_map(|c| c.get("id").and_then(Value::as_str))
@@ -327,30 +346,51 @@ impl<T: Transport> Player<'_, T> {
             .iter()
             .map(|c| json!({ "id": c.id, "name": c.name, "args": c.args }))
             .collect();
-        self.send_message(&json!({ "toolCall": { "functionCalls": function_calls } }), true)
-            .await
+        self.send_message(
+            &json!({ "toolCall": { "functionCalls": function_calls } }),
+            true,
+        )
+        .await
     }
 
     /// Checks one client frame against the script.
     async fn client_frame(&mut self, frame: Frame, wait: &mut Wait) -> Result<(), ()> {
         let bytes = frame.payload().unwrap_or_default().to_vec();
         self.progress.update(|s| s.inbound.push(bytes.clone()));
-        let Some(message) = serde_json::from_slice::<Value>(&bytes).ok().filter(Value::is_object) else {
-            let problem = format!("the client sent a frame that is not a JSON object: {}", summary(None, &bytes));
-            return self.fail(problem, 1007, "Invalid JSON payload received.").await;
+        let Some(message) = serde_json::from_slice::<Value>(&bytes)
+            .ok()
+            .filter(Value::is_object)
+        else {
+            let problem = format!(
+                "the client sent a frame that is not a JSON object: {}",
+                summary(None, &bytes)
+            );
+            return self
+                .fail(problem, 1007, "Invalid JSON payload received.")
+                .await;
         };
-        let keys: Vec<String> = message.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
+        let keys: Vec<String> = message
+            .as_object()
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default();
         if keys.len() != 1 {
-            let problem = format!("a client message must have exactly one top-level key, got {keys:?}");
-            return self.fail(problem, 1007, "Invalid JSON payload received.").await;
+            let problem =
+                format!("a client message must have exactly one top-level key, got {keys:?}");
+            return self
+                .fail(problem, 1007, "Invalid JSON payload received.")
+                .await;
         }
         let key = canonical_key(&keys[0]);
         let body = &message[&keys[0]];
         match key.as_str() {
             "toolResponse" => self.tool_response(body).await,
             "setup" => {
-                self.fail("the client sent setup a second time".to_string(), 1007, "Invalid JSON payload received.")
-                    .await
+                self.fail(
+                    "the client sent setup a second time".to_string(),
+                    1007,
+                    "Invalid JSON payload received.",
+                )
+                .await
             }
             "clientContent" | "realtimeInput" => {
                 if matches!(wait, Wait::Client(expected) if canonical_key(expected) == key) {
@@ -359,8 +399,12 @@ impl<T: Transport> Player<'_, T> {
                 } else if self.lenient {
                     Ok(())
                 } else {
-                    let problem = format!("the client sent {key}, which the script does not expect here: {}", summary(Some(&message), &bytes));
-                    self.fail(problem, 1007, "Request contains an invalid argument.").await
+                    let problem = format!(
+                        "the client sent {key}, which the script does not expect here: {}",
+                        summary(Some(&message), &bytes)
+                    );
+                    self.fail(problem, 1007, "Request contains an invalid argument.")
+                        .await
                 }
             }
             other => {
@@ -381,29 +425,45 @@ impl<T: Transport> Player<'_, T> {
         for response in responses {
             let Some(id) = response.get("id").and_then(Value::as_str).map(String::from) else {
                 return self
-                    .fail(format!("a function response has no id: {response}"), 1007, "Request contains an invalid argument.")
+                    .fail(
+                        format!("a function response has no id: {response}"),
+                        1007,
+                        "Request contains an invalid argument.",
+                    )
                     .await;
             };
             if !response.get("response").is_some_and(Value::is_object) {
                 let problem = format!("the response to {id} is not a JSON object: {response}");
-                return self.fail(problem, 1007, "Request contains an invalid argument.").await;
+                return self
+                    .fail(problem, 1007, "Request contains an invalid argument.")
+                    .await;
             }
             let (issued, answered, cancelled) = {
                 let s = self.progress.lock();
-                (s.issued.contains(&id), s.answered.contains(&id), s.cancelled.contains(&id))
+                (
+                    s.issued.contains(&id),
+                    s.answered.contains(&id),
+                    s.cancelled.contains(&id),
+                )
             };
             let problem = if !issued {
                 let known = self.progress.lock().issued.join(", ");
-                Some(format!("the client answered {id}, which the script never issued (issued: [{known}])"))
+                Some(format!(
+                    "the client answered {id}, which the script never issued (issued: [{known}])"
+                ))
             } else if answered {
                 Some(format!("the client answered {id} a second time"))
             } else if cancelled {
-                Some(format!("the client answered {id} after the script cancelled it"))
+                Some(format!(
+                    "the client answered {id} after the script cancelled it"
+                ))
             } else {
                 None
             };
             if let Some(problem) = problem {
-                return self.fail(problem, 1008, "Requested entity was not found.").await;
+                return self
+                    .fail(problem, 1008, "Requested entity was not found.")
+                    .await;
             }
             self.progress.update(|s| {
                 s.answered.insert(id);
@@ -438,7 +498,10 @@ fn summary(message: Option<&Value>, bytes: &[u8]) -> String {
         None => String::from_utf8_lossy(bytes).into_owned(),
     };
     if text.len() > MAX {
-        let cut = (0..=MAX).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+        let cut = (0..=MAX)
+            .rev()
+            .find(|&i| text.is_char_boundary(i))
+            .unwrap_or(0);
         format!("{}… ({} bytes)", &text[..cut], bytes.len())
     } else {
         text

@@ -178,7 +178,11 @@ impl ScriptedServer {
     }
 
     fn bump_call_ids(&mut self, call: &Call) {
-        if let Some(n) = call.id.strip_prefix("call-").and_then(|n| n.parse::<u32>().ok()) {
+        if let Some(n) = call
+            .id
+            .strip_prefix("call-")
+            .and_then(|n| n.parse::<u32>().ok())
+        {
             self.next_call = self.next_call.max(n);
         }
     }
@@ -189,7 +193,9 @@ impl ScriptedServer {
 
     /// Model text; the turn stays open.
     pub fn text(self, text: impl Into<String>) -> Self {
-        self.send(json!({ "serverContent": { "modelTurn": { "parts": [{ "text": text.into() }] } } }))
+        self.send(
+            json!({ "serverContent": { "modelTurn": { "parts": [{ "text": text.into() }] } } }),
+        )
     }
 
     /// The model ends its turn.
@@ -338,9 +344,9 @@ impl ScriptedServer {
 
 fn validate(action: &Action) -> Result<(), String> {
     match action {
-        Action::Send(message) | Action::SendText(message) if !message.is_object() => Err(
-            format!("a server message must be a JSON object, not {message}"),
-        ),
+        Action::Send(message) | Action::SendText(message) if !message.is_object() => Err(format!(
+            "a server message must be a JSON object, not {message}"
+        )),
         Action::Call(call) if call.id.is_empty() || call.name.is_empty() => {
             Err("a call needs an id and a name".to_string())
         }

@@ -74,7 +74,9 @@ impl MessageView {
     /// Whether the message carries model output or a transcript (content
     /// moving, as opposed to signals).
     pub fn has_content(&self) -> bool {
-        !self.parts.is_empty() || self.input_transcript.is_some() || self.output_transcript.is_some()
+        !self.parts.is_empty()
+            || self.input_transcript.is_some()
+            || self.output_transcript.is_some()
     }
 }
 
@@ -152,6 +154,7 @@ impl Aggregator {
     }
 
     /// Whether model text is waiting for its segment to end.
+    #[cfg(test)]
     pub fn has_pending_text(&self) -> bool {
         !self.text.is_empty()
     }

@@ -21,7 +21,8 @@ use crate::clock::{IntoSharedClock, SharedClock};
 use crate::compose::tools::ToolComposite;
 use crate::flow::{CompiledConversation, Enforcement, FlowSpec};
 use crate::state::State;
-use crate::transport::Transport;
+use crate::transport::websocket::{Endpoint, WebSocketTransport};
+use crate::transport::{ApiKey, Transport};
 
 /// Configures and connects one Live session.
 ///
@@ -41,6 +42,8 @@ pub struct LiveSessionBuilder {
     pub(crate) config: SessionConfig,
     state: Option<State>,
     clock: Option<SharedClock>,
+    api_key: Option<ApiKey>,
+    base_url: Option<String>,
 }
 
 impl Default for LiveSessionBuilder {
@@ -57,6 +60,8 @@ impl LiveSessionBuilder {
             config: SessionConfig::new(),
             state: None,
             clock: None,
+            api_key: None,
+            base_url: None,
         }
     }
 
@@ -189,6 +194,48 @@ impl LiveSessionBuilder {
             state.set_clock(clock.clone());
         }
         state
+    }
+
+    /// The API key for [`connect`](Self::connect) (default: the
+    /// `GEMINI_API_KEY` or `GOOGLE_API_KEY` environment variable). It is
+    /// sent as the `x-goog-api-key` header and never written anywhere.
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(ApiKey::new(key));
+        self
+    }
+
+    /// Where [`connect`](Self::connect) goes instead of the Google AI
+    /// endpoint, e.g. `ws://127.0.0.1:9000` for `livesim serve`.
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = Some(url.into());
+        self
+    }
+
+    /// Connects to the Live service over a WebSocket (Google AI, or the
+    /// [`base_url`](Self::base_url)). One connection: a session that is
+    /// closed by the server ends; reconnection with resumption is not built
+    /// yet.
+    pub async fn connect(self) -> Result<LiveHandle, SessionError> {
+        let key = match self.api_key.clone() {
+            Some(key) => key,
+            None => ["GEMINI_API_KEY", "GOOGLE_API_KEY"]
+                .iter()
+                .find_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
+                .map(ApiKey::new)
+                .ok_or_else(|| {
+                    SessionError::Config(
+                        "no API key: call .api_key(…) or set GEMINI_API_KEY".to_string(),
+                    )
+                })?,
+        };
+        let mut endpoint = Endpoint::google_ai(key);
+        if let Some(base) = &self.base_url {
+            endpoint = endpoint.base_url(base.clone());
+        }
+        let transport = WebSocketTransport::connect(&endpoint)
+            .await
+            .map_err(|e| SessionError::Transport(e.to_string()))?;
+        self.connect_with_transport(transport).await
     }
 
     /// Connects over `transport`: sends setup, waits for `setupComplete`,

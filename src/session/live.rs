@@ -185,6 +185,24 @@ impl LiveBuilder {
         self.inner
     }
 
+    /// The API key for [`connect`](Self::connect) (default: the
+    /// `GEMINI_API_KEY` or `GOOGLE_API_KEY` environment variable).
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.inner = self.inner.api_key(key);
+        self
+    }
+
+    /// Where [`connect`](Self::connect) goes instead of Google AI.
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.inner = self.inner.base_url(url);
+        self
+    }
+
+    /// Connects to the Live service over a WebSocket.
+    pub async fn connect(self) -> Result<LiveHandle, SessionError> {
+        self.inner.connect().await
+    }
+
     /// Connects over `transport` (never reconnected).
     pub async fn connect_with_transport<T: Transport>(
         self,

@@ -10,11 +10,24 @@
 //!
 //! 1. [`executor`]: the deterministic executor (seeds, virtual time, seeded
 //!    interleaving, traces, the seed runner). Knows nothing of Live.
+//! 2. [`wire`]: the Live protocol's frames and messages as serde types
+//!    (every key optional, unknown keys kept, camelCase out and snake_case
+//!    in), decoding that never panics, close codes classified for
+//!    reconnecting, and redaction of secrets.
+//! 3. [`transport`]: the one [`Transport`](transport::Transport) trait the
+//!    session talks to, an in-memory pair that delivers at seeded virtual
+//!    times under simulation, the WebSocket client for the real service, a
+//!    recording wrapper that writes a secret-free wire log, and a seeded
+//!    text splitter for fakes.
 //!
-//! Later layers (wire protocol, transports, clock and state, flow
-//! governance, the session runtime, models and tapes, the offline test
-//! kit, scenarios and the soak) are described in `DESIGN.md` and land as
-//! they are built; the README says which exist today.
+//! Beside them, [`jsonl`] reads our JSONL files (wire logs now; tapes and
+//! journals later) incrementally, reporting a torn last line apart from a
+//! bad line.
+//!
+//! Later layers (clock and state, flow governance, the session runtime,
+//! models and tapes, the offline test kit, scenarios and the soak) are
+//! described in `DESIGN.md` and land as they are built; the README says
+//! which exist today.
 //!
 //! ```
 //! // A seeded test: 50 seeds, each in a fresh simulated runtime.

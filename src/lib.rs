@@ -8,18 +8,34 @@
 //!
 //! The crate is built in layers, bottom up; each knows only those below:
 //!
-//! 1. [`executor`]: the deterministic executor (seeds, virtual time, seeded
-//!    interleaving, traces, the seed runner). Knows nothing of Live.
+//! 1. [`executor`]: the deterministic executor (seeds and named streams,
+//!    the simulated runtime, lane sets, yield points, deliveries, settle,
+//!    traces and the determinism check, the seed runner). Knows nothing of
+//!    Live.
+//! 2. [`wire`]: the Live protocol's frames and messages as serde types
+//!    (every key optional, unknown keys kept, camelCase out and snake_case
+//!    in), decoding that never panics, close codes classified, redaction of
+//!    secrets.
+//! 3. [`transport`]: the one [`Transport`](transport::Transport) trait the
+//!    session talks to; an in-memory pair delivering at seeded virtual
+//!    times, the WebSocket client, a recording wrapper writing secret-free
+//!    wire logs. Beside it, [`jsonl`] reads our JSONL files incrementally.
+//! 4. [`clock`] and [`state`]: clocks (system, manual, virtual), the
+//!    session's key/value state and its mutation journal.
 //! 5. [`flow`]: flow governance: flows and conversations compiled to one
 //!    spec, guards, the monitor that gates tool calls (Enforce or Observe)
 //!    and owns the `flow:*` journal vocabulary, explanations, spec files.
-//! 9. [`simulation`]: scenarios: steps run against a flow spec by a
-//!    simulator, and scenarios derived from recorded journals.
+//! 6. [`session`]: the Live session runtime: builders, the wire, fast,
+//!    control and telemetry lanes, text aggregation, tools ([`compose`]),
+//!    phases, temporal patterns, watchers, events.
+//! 7. [`llm`] and [`tape`]: models called out of band, a scripted model,
+//!    and tapes that record and replay model and resolver calls.
+//! 8. [`testing`]: the offline test kit: scripted servers, replay
+//!    transports, failure fixtures.
+//! 9. [`simulation`]: scenarios run against a flow spec, and scenarios
+//!    derived from recorded journals.
 //!
-//! The other layers (wire protocol, transports, clock and state, the
-//! session runtime, models and tapes, the offline test kit and the soak)
-//! are described in `DESIGN.md` and land as they are built; the README says
-//! which exist today.
+//! [`prelude`] gathers the names most sessions and tests use.
 //!
 //! ```
 //! // A seeded test: 50 seeds, each in a fresh simulated runtime.

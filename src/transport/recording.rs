@@ -12,6 +12,10 @@
 //!   which become `<handle-1>`, `<handle-2>`, … (one per distinct handle);
 //! * request headers: the log records frames only.
 //!
+//! The log holds the frames that pass through the [`Transport`] calls; what
+//! the inner transport does on its own (answering a ping, echoing a close)
+//! is not in it.
+//!
 //! Writes are synchronous (`std::io::Write`) and flushed per line, so a
 //! crash leaves at most a torn last line. A write error does not break
 //! the session: the first one is logged (`tracing`, redacted), kept for

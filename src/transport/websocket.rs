@@ -14,6 +14,7 @@ use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame as WsCloseFrame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
@@ -115,6 +116,26 @@ impl Endpoint {
 }
 
 /// A connected WebSocket to a Live endpoint.
+///
+/// Text and binary frames go out as given; pings are answered and never
+/// surface; an incoming close reason is redacted. Closing with a code that
+/// only describes a close (1005, 1006, 1015) is an error: it cannot be sent.
+///
+/// ```no_run
+/// use livesim::transport::websocket::{Endpoint, WebSocketTransport};
+/// use livesim::transport::{ApiKey, Transport, TransportError};
+/// use livesim::wire::{ClientMessage, Setup};
+///
+/// # async fn demo() -> Result<(), TransportError> {
+/// let key = ApiKey::new(std::env::var("GEMINI_API_KEY").unwrap_or_default());
+/// let mut live = WebSocketTransport::connect(&Endpoint::google_ai(key)).await?;
+/// let setup = Setup::new("models/gemini-live-2.5-flash-preview");
+/// live.send(ClientMessage::setup(setup).to_frame()).await?;
+/// let first = live.recv().await; // setupComplete, or a close that says why not
+/// # let _ = first;
+/// # Ok(())
+/// # }
+/// ```
 pub struct WebSocketTransport {
     ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
     redactor: Redactor,
@@ -245,6 +266,14 @@ impl WebSocketTransport {
     async fn close_with(&mut self, close: Option<CloseFrame>) -> Result<(), TransportError> {
         if self.closing {
             return Ok(());
+        }
+        if let Some(c) = &close
+            && !CloseCode::from(c.code).is_allowed()
+        {
+            // 1005, 1006 and 1015 only describe closes; they never go on the wire.
+            return Err(TransportError::Io {
+                problem: format!("close code {} is reserved and cannot be sent", c.code),
+            });
         }
         self.closing = true;
         let frame = close.map(|c| WsCloseFrame {

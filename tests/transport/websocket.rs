@@ -182,6 +182,11 @@ async fn a_client_close_is_answered_and_ends_the_stream() {
         let mut client = WebSocketTransport::connect(&endpoint(&local.base_url))
             .await
             .unwrap();
+        let reserved = client.close(Some(CloseFrame::new(1006, "abnormal"))).await;
+        assert!(
+            matches!(reserved, Err(TransportError::Io { .. })),
+            "{reserved:?}"
+        );
         client
             .close(Some(CloseFrame::new(1000, "bye")))
             .await

@@ -2,6 +2,8 @@
 //! (bit flips, truncations, insertions) must give a message or an error,
 //! never a panic.
 
+use std::sync::OnceLock;
+
 use livesim::jsonl::parse_bytes;
 use livesim::transport::wire_log::WireLog;
 use livesim::wire::{ClientMessage, Frame, ServerMessage, decode};
@@ -9,16 +11,19 @@ use proptest::prelude::*;
 
 use super::{fixture_bytes, fixture_names};
 
-/// Every valid frame in the corpus, as mutation seeds.
-fn corpus() -> Vec<Vec<u8>> {
-    ["server", "client"]
-        .iter()
-        .flat_map(|sub| {
-            fixture_names(sub)
-                .into_iter()
-                .map(move |n| fixture_bytes(sub, &n))
-        })
-        .collect()
+/// Every valid frame in the corpus, as mutation seeds (read once).
+fn corpus() -> &'static [Vec<u8>] {
+    static CORPUS: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
+    CORPUS.get_or_init(|| {
+        ["server", "client"]
+            .iter()
+            .flat_map(|sub| {
+                fixture_names(sub)
+                    .into_iter()
+                    .map(move |n| fixture_bytes(sub, &n))
+            })
+            .collect()
+    })
 }
 
 #[derive(Clone, Debug)]

@@ -2,10 +2,13 @@
 //! (`tests/fixtures/wire/`), round trips of every message type, the
 //! decoder under fuzzing, and the JSONL reader under byte splits.
 
-mod fixtures;
+mod client_frames;
+mod close;
+mod corpus;
 mod fuzz;
 mod jsonl;
 mod roundtrip;
+mod server_frames;
 
 use std::path::PathBuf;
 

@@ -209,8 +209,14 @@ async fn a_recorded_session_becomes_a_scenario() -> Result<(), Box<dyn std::erro
 
     let steps = serde_json::from_str::<serde_json::Value>(&scenario.to_json())?["steps"].clone();
     assert_eq!(steps[0], json!({ "expect_allowed": "set_party" }));
-    assert_eq!(steps[1], json!({ "set": { "key": "party_size", "value": 4 } }));
-    assert_eq!(steps[2], json!({ "tool_result": { "tool": "set_party", "ok": true } }));
+    assert_eq!(
+        steps[1],
+        json!({ "set": { "key": "party_size", "value": 4 } })
+    );
+    assert_eq!(
+        steps[2],
+        json!({ "tool_result": { "tool": "set_party", "ok": true } })
+    );
     assert_eq!(steps[3], json!("turn"));
     assert_eq!(steps[4], json!({ "expect_active": ["book"] }));
 
@@ -223,10 +229,16 @@ async fn a_recorded_session_becomes_a_scenario() -> Result<(), Box<dyn std::erro
         .allow(["confirm"])
         .commit(
             "book_table",
-            Guard::all([Guard::is_true("confirmed"), Guard::is_true("manager_approved")]),
+            Guard::all([
+                Guard::is_true("confirmed"),
+                Guard::is_true("manager_approved"),
+            ]),
         )
         .compile()?;
-    let failure = scenario.run(&stricter, Enforcement::Enforce).await.unwrap_err();
+    let failure = scenario
+        .run(&stricter, Enforcement::Enforce)
+        .await
+        .unwrap_err();
     assert!(failure.to_string().contains("book_table"), "{failure}");
     Ok(())
 }

@@ -207,6 +207,9 @@ pub enum LiveEvent {
         code: Option<u16>,
         /// The close reason (redacted), or what ended the connection.
         reason: String,
+        /// What the end means for reconnecting: `fatal`, `retryable` or
+        /// `resume rejected`; `None` when this side hung up.
+        class: Option<String>,
     },
 }
 
@@ -356,10 +359,20 @@ impl fmt::Display for LiveEvent {
             LiveEvent::ToolDenied { id, name, reason } => {
                 write!(f, "tool_denied {name}({id}): {reason}")
             }
-            LiveEvent::Disconnected { code, reason } => match code {
-                Some(code) => write!(f, "disconnected {code} {reason:?}"),
-                None => write!(f, "disconnected {reason:?}"),
-            },
+            LiveEvent::Disconnected {
+                code,
+                reason,
+                class,
+            } => {
+                f.write_str("disconnected")?;
+                if let Some(code) = code {
+                    write!(f, " {code}")?;
+                }
+                if let Some(class) = class {
+                    write!(f, " ({class})")?;
+                }
+                write!(f, " {reason:?}")
+            }
             other => match serde_json::to_value(other) {
                 Ok(Value::Object(mut map)) => {
                     map.remove("type");

@@ -14,7 +14,8 @@ use super::inbound;
 use super::route::Routed;
 use crate::clock::SharedClock;
 use crate::executor::yield_point;
-use crate::transport::{CloseFrame, Frame, Transport};
+use crate::transport::{CloseFrame, Frame, Transport, TransportError};
+use crate::wire::{CloseClass, Closed};
 
 /// Where the wire lane sends what it routes.
 pub(crate) struct Lanes {
@@ -62,32 +63,32 @@ impl<T: Transport> WireLane<T> {
                             self.lanes.telemetry.send(Routed::Activity).ok();
                         }
                         if let Err(e) = self.transport.send(Frame::Text(message.to_string())).await {
-                            break LiveEvent::Disconnected { code: None, reason: format!("send failed: {e}") };
+                            break lost(&e, "send failed");
                         }
                     }
                     Some(Command::Disconnect(ack)) => {
                         let close = CloseFrame { code: 1000, reason: "client disconnect".to_string() };
                         let _ = self.transport.close(Some(close)).await;
                         let _ = ack.send(());
-                        break LiveEvent::Disconnected { code: Some(1000), reason: "disconnected by the client".to_string() };
+                        break LiveEvent::Disconnected { code: Some(1000), reason: "disconnected by the client".to_string(), class: None };
                     }
                     None => {
                         let _ = self.transport.close(None).await;
-                        break LiveEvent::Disconnected { code: None, reason: "every handle was dropped".to_string() };
+                        break LiveEvent::Disconnected { code: None, reason: "every handle was dropped".to_string(), class: None };
                     }
                 },
                 frame = self.transport.recv() => match frame {
-                    Some(Ok(Frame::Close(close))) => break closed(close),
+                    Some(Ok(Frame::Close(close))) => break closed(Closed::from_close(close.as_ref())),
                     Some(Ok(frame)) => {
                         frame_index += 1;
                         if let Some(fatal) = self.inbound(&mut aggregator, frame, frame_index) {
                             let _ = self.transport.close(None).await;
-                            break LiveEvent::Disconnected { code: None, reason: fatal };
+                            break LiveEvent::Disconnected { code: None, reason: fatal, class: Some(CloseClass::Fatal.to_string()) };
                         }
                         yield_point("wire:route").await;
                     }
-                    Some(Err(e)) => break LiveEvent::Disconnected { code: None, reason: format!("transport error: {e}") },
-                    None => break LiveEvent::Disconnected { code: Some(1006), reason: "the connection ended without a close frame".to_string() },
+                    Some(Err(e)) => break lost(&e, "transport error"),
+                    None => break closed(Closed::abnormal("the connection ended without a close frame")),
                 },
             }
         };
@@ -127,16 +128,23 @@ impl<T: Transport> WireLane<T> {
     }
 }
 
-fn closed(close: Option<CloseFrame>) -> LiveEvent {
-    match close {
-        Some(close) => LiveEvent::Disconnected {
-            code: Some(close.code),
-            reason: close.reason,
-        },
-        None => LiveEvent::Disconnected {
-            code: Some(1005),
-            reason: "the server closed without a status".to_string(),
-        },
+/// The event for a connection the server ended: with a close frame
+/// (1005 when it had no status) or without one (1006).
+fn closed(closed: Closed) -> LiveEvent {
+    LiveEvent::Disconnected {
+        code: Some(closed.code),
+        reason: closed.reason,
+        class: Some(closed.class.to_string()),
+    }
+}
+
+/// The event for a transport that failed.
+fn lost(error: &TransportError, what: &str) -> LiveEvent {
+    let closed = error.as_closed();
+    LiveEvent::Disconnected {
+        code: Some(closed.code),
+        reason: format!("{what}: {error}"),
+        class: Some(closed.class.to_string()),
     }
 }
 

@@ -11,13 +11,16 @@
 //! A passing test establishes what your application does with the scripted
 //! inputs; it does not measure what a real model would say.
 
+pub mod fixtures;
 mod player;
 mod replay;
+mod replay_session;
 mod run;
 mod script;
 
 pub use player::ReplayError;
 pub use replay::{ReplayControl, ReplayTransport};
+pub use replay_session::{ReplaySession, replay_session};
 pub use run::{PlayError, ScriptedRun};
 pub use script::{Action, Call, CloseAction, SCRIPT_VERSION, ScriptError, ScriptedServer};
 

@@ -156,6 +156,7 @@ pub(crate) async fn play<T: Transport>(script: ScriptedServer, mut io: T, progre
         progress.update(|s| s.finished = true);
         return;
     }
+    player.at = "before the first action".to_string();
     let mut wait = Wait::Release;
     let mut actions = script.actions.iter().enumerate();
     loop {

@@ -5,7 +5,9 @@ use serde_json::Value;
 use super::player::ReplayError;
 use super::replay::ReplayControl;
 use super::script::ScriptedServer;
-use crate::session::{Lane, LiveBuilder, LiveEvent, LiveHandle, SessionError};
+use std::time::Duration;
+
+use crate::session::{EventStream, Lane, LiveBuilder, LiveEvent, LiveHandle, SessionError};
 use crate::state::State;
 
 /// Why a scripted run failed.
@@ -44,30 +46,20 @@ impl ScriptedServer {
             })?;
         let mut stream = handle.events();
         control.release();
-        let mut events = Vec::new();
-        let give_up = tokio::time::Instant::now() + cap;
-        let settled = loop {
-            let quiet_until = (tokio::time::Instant::now() + window).min(give_up);
-            tokio::select! {
-                biased;
-                event = stream.next() => match event {
-                    Some(event) => events.push(event),
-                    None => break true,
-                },
-                _ = tokio::time::sleep_until(quiet_until) => {
+        let script_done = {
+            let control = control.clone();
+            move || {
+                let script_done = {
                     let state = control.progress().lock();
-                    let script_done = state.drained() || state.finished;
-                    drop(state);
-                    if script_done && control.unanswered_calls().is_empty() {
-                        break true;
-                    }
-                    if tokio::time::Instant::now() >= give_up {
-                        tracing::warn!(target: "livesim::testing", script = %name, unanswered = ?control.unanswered_calls(), "the run did not settle within {cap:?}");
-                        break false;
-                    }
-                }
+                    state.drained() || state.finished
+                };
+                script_done && control.unanswered_calls().is_empty()
             }
         };
+        let (mut events, settled) = settle(&mut stream, window, cap, script_done).await;
+        if !settled {
+            tracing::warn!(target: "livesim::testing", script = %name, unanswered = ?control.unanswered_calls(), "the run did not settle within {cap:?}");
+        }
         events.extend(stream.drain());
         if let Some(error) = control.errors().into_iter().next() {
             handle.disconnect().await;
@@ -80,6 +72,37 @@ impl ScriptedServer {
             settled,
         })
     }
+}
+
+/// Collects events until `done()` holds and no event came for `window`,
+/// or until `cap` passes. Returns the events and whether it settled.
+pub(crate) async fn settle(
+    stream: &mut EventStream,
+    window: Duration,
+    cap: Duration,
+    done: impl Fn() -> bool,
+) -> (Vec<LiveEvent>, bool) {
+    let mut events = Vec::new();
+    let give_up = tokio::time::Instant::now() + cap;
+    let settled = loop {
+        let quiet_until = (tokio::time::Instant::now() + window).min(give_up);
+        tokio::select! {
+            biased;
+            event = stream.next() => match event {
+                Some(event) => events.push(event),
+                None => break true,
+            },
+            _ = tokio::time::sleep_until(quiet_until) => {
+                if done() {
+                    break true;
+                }
+                if tokio::time::Instant::now() >= give_up {
+                    break false;
+                }
+            }
+        }
+    };
+    (events, settled)
 }
 
 /// A finished scripted run: the session (still connected), what it

@@ -31,7 +31,8 @@ pub enum Action {
     /// Send this server message (a JSON object) in a binary frame, as the
     /// Live service does, or a text frame when `text` is set.
     Send(Value),
-    /// Send this server message in a text frame.
+    /// Send this JSON in a text frame (any JSON: a non-object makes a
+    /// malformed frame).
     SendText(Value),
     /// Send these raw bytes (base64) as a binary frame: malformed frames.
     SendRaw(String),
@@ -393,7 +394,7 @@ impl ScriptedServer {
 
 fn validate(action: &Action, first: bool) -> Result<(), String> {
     match action {
-        Action::Send(message) | Action::SendText(message) if !message.is_object() => Err(format!(
+        Action::Send(message) if !message.is_object() => Err(format!(
             "a server message must be a JSON object, not {message}"
         )),
         Action::Call(call) if call.id.is_empty() || call.name.is_empty() => {

@@ -36,7 +36,7 @@ async fn pending_text_is_dropped_when_the_connection_closes() {
     );
     assert!(events.iter().any(|e| matches!(
         e,
-        LiveEvent::Disconnected { code: Some(1011), reason } if reason == "Internal error encountered."
+        LiveEvent::Disconnected { code: Some(1011), reason, class: Some(class) } if reason == "Internal error encountered." && class == "retryable"
     )));
     assert!(!run.handle().is_connected());
 }

@@ -1,0 +1,284 @@
+//! Strict replay: when a client does what the script does not allow, the
+//! error names what it did, the action and the script, the connection is
+//! closed as the real service would, and nothing hangs.
+
+use livesim::prelude::*;
+use livesim::testing::{ReplayControl, ScriptedServer};
+use livesim::transport::{Frame, Transport};
+use serde_json::{Value, json};
+
+/// Connects a hand-driven client to `script`: sends setup, reads
+/// setupComplete, releases the script.
+async fn client(script: ScriptedServer) -> (livesim::testing::ReplayTransport, ReplayControl) {
+    let (mut transport, control) = script.into_transport();
+    transport
+        .send(Frame::Text(
+            json!({ "setup": { "model": "models/m" } }).to_string(),
+        ))
+        .await
+        .unwrap();
+    let reply = transport.recv().await.unwrap().unwrap();
+    assert_eq!(reply.payload(), Some(&br#"{"setupComplete":{}}"#[..]));
+    control.release();
+    (transport, control)
+}
+
+/// Sends `message`, then reads until the server closes; returns the close
+/// code and the script's one error.
+async fn violate(
+    transport: &mut livesim::testing::ReplayTransport,
+    control: &ReplayControl,
+    message: Frame,
+) -> (u16, String) {
+    transport.send(message).await.unwrap();
+    let code = loop {
+        match transport.recv().await {
+            Some(Ok(Frame::Close(Some(close)))) => break close.code,
+            Some(Ok(_)) => continue,
+            other => panic!("expected a close, got {other:?}"),
+        }
+    };
+    let errors = control.errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    (code, errors[0].to_string())
+}
+
+fn text(message: Value) -> Frame {
+    Frame::Text(message.to_string())
+}
+
+#[tokio::test]
+async fn the_first_message_must_be_setup() {
+    let (mut transport, control) = ScriptedServer::new().named("greeting").into_transport();
+    transport
+        .send(text(json!({ "clientContent": { "turns": [] } })))
+        .await
+        .unwrap();
+    let close = transport.recv().await.unwrap().unwrap();
+    assert!(matches!(close, Frame::Close(Some(c)) if c.code == 1007));
+    assert_eq!(
+        control.errors()[0].to_string(),
+        "script \"greeting\", the handshake: the first client message must be setup, got {\"clientContent\":{\"turns\":[]}}"
+    );
+}
+
+#[tokio::test]
+async fn setup_is_sent_once() {
+    let (mut t, control) = client(ScriptedServer::new().named("once")).await;
+    let (code, error) = violate(
+        &mut t,
+        &control,
+        text(json!({ "setup": { "model": "models/m" } })),
+    )
+    .await;
+    assert_eq!(code, 1007);
+    assert!(error.starts_with("script \"once\", "), "{error}");
+    assert!(
+        error.ends_with(": the client sent setup a second time"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_to_a_call_never_made() {
+    let script = ScriptedServer::new()
+        .named("weather")
+        .calls("get_weather", json!({}));
+    let (mut t, control) = client(script).await;
+    let _call = t.recv().await; // the toolCall
+    let (code, error) = violate(
+        &mut t,
+        &control,
+        text(json!({ "toolResponse": { "functionResponses": [
+        { "id": "call-9", "name": "get_weather", "response": {} }
+    ] } })),
+    )
+    .await;
+    assert_eq!(code, 1008);
+    assert_eq!(
+        error,
+        "script \"weather\", action #1 (call get_weather as call-1): the client answered call-9, which the script never issued (issued: [call-1])"
+    );
+}
+
+#[tokio::test]
+async fn a_call_answered_twice() {
+    let script = ScriptedServer::new()
+        .named("twice")
+        .calls("f", json!({}))
+        .pause(std::time::Duration::from_millis(1));
+    let (mut t, control) = client(script).await;
+    let _call = t.recv().await;
+    let answer = json!({ "toolResponse": { "functionResponses": [{ "id": "call-1", "name": "f", "response": {} }] } });
+    t.send(text(answer.clone())).await.unwrap();
+    let (code, error) = violate(&mut t, &control, text(answer)).await;
+    assert_eq!(code, 1008);
+    assert!(
+        error.ends_with("the client answered call-1 a second time"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_call_answered_after_its_cancellation() {
+    let script = ScriptedServer::new()
+        .named("cancelled")
+        .calls_without_waiting("f", json!({}))
+        .cancels(["call-1"]);
+    let (mut t, control) = client(script).await;
+    let _call = t.recv().await;
+    let _cancellation = t.recv().await;
+    let (code, error) = violate(
+        &mut t,
+        &control,
+        text(json!({ "toolResponse": { "functionResponses": [
+        { "id": "call-1", "name": "f", "response": {} }
+    ] } })),
+    )
+    .await;
+    assert_eq!(code, 1008);
+    assert!(
+        error.ends_with("the client answered call-1 after the script cancelled it"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_response_must_be_an_object_with_an_id() {
+    let script = || ScriptedServer::new().named("shapes").calls("f", json!({}));
+    let (mut t, control) = client(script()).await;
+    let _call = t.recv().await;
+    let (code, error) = violate(
+        &mut t,
+        &control,
+        text(json!({ "toolResponse": { "functionResponses": [
+        { "id": "call-1", "name": "f", "response": 42 }
+    ] } })),
+    )
+    .await;
+    assert_eq!(code, 1007);
+    assert!(
+        error.contains("the response to call-1 is not a JSON object"),
+        "{error}"
+    );
+
+    let (mut t, control) = client(script()).await;
+    let _call = t.recv().await;
+    let (code, error) = violate(
+        &mut t,
+        &control,
+        text(json!({ "toolResponse": { "functionResponses": [
+        { "name": "f", "response": {} }
+    ] } })),
+    )
+    .await;
+    assert_eq!(code, 1007);
+    assert!(error.contains("a function response has no id"), "{error}");
+}
+
+#[tokio::test]
+async fn client_content_the_script_does_not_expect() {
+    let (mut t, control) = client(ScriptedServer::new().named("quiet").says("Hi.")).await;
+    let (code, error) = violate(
+        &mut t,
+        &control,
+        text(json!({ "realtimeInput": { "text": "hello?" } })),
+    )
+    .await;
+    assert_eq!(code, 1007);
+    assert!(
+        error.contains("the client sent realtimeInput, which the script does not expect here"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn unknown_and_malformed_client_messages() {
+    let (mut t, control) = client(ScriptedServer::new().named("strict")).await;
+    let (code, error) = violate(&mut t, &control, text(json!({ "clientConfig": {} }))).await;
+    assert_eq!(code, 1007);
+    assert!(
+        error.ends_with("the client sent an unknown message \"clientConfig\""),
+        "{error}"
+    );
+
+    let (mut t, control) = client(ScriptedServer::new().named("strict")).await;
+    let (_, error) = violate(&mut t, &control, Frame::Binary(vec![0xff, 0xfe])).await;
+    assert!(error.contains("not a JSON object"), "{error}");
+
+    let (mut t, control) = client(ScriptedServer::new().named("strict")).await;
+    let (_, error) = violate(
+        &mut t,
+        &control,
+        text(json!({ "clientContent": {}, "realtimeInput": {} })),
+    )
+    .await;
+    assert!(error.contains("exactly one top-level key"), "{error}");
+}
+
+/// A session that breaks its script is stopped: the script records the
+/// error and closes the connection with the service's code, and the
+/// session reports the close; nothing hangs.
+#[tokio::test]
+async fn a_session_that_breaks_the_script_is_stopped_with_the_error() {
+    let (transport, control) = ScriptedServer::new()
+        .named("no-input")
+        .says("Hello.")
+        .into_transport();
+    let handle = Live::builder()
+        .connect_with_transport(transport)
+        .await
+        .unwrap();
+    let mut events = handle.events();
+    control.release();
+    handle.send_text("unexpected").unwrap();
+    handle.closed().await;
+    let errors = control.errors();
+    assert_eq!(errors.len(), 1);
+    assert!(
+        errors[0].to_string().starts_with("script \"no-input\"")
+            && errors[0]
+                .to_string()
+                .contains("the client sent clientContent, which the script does not expect here"),
+        "{}",
+        errors[0]
+    );
+    let ended = events
+        .drain()
+        .into_iter()
+        .find(|e| matches!(e, LiveEvent::Disconnected { .. }));
+    assert!(
+        matches!(
+            ended,
+            Some(LiveEvent::Disconnected {
+                code: Some(1007),
+                ..
+            })
+        ),
+        "{ended:?}"
+    );
+}
+
+/// Google's Python SDK sends top-level keys in snake_case: accepted.
+#[tokio::test]
+async fn snake_case_client_messages_are_accepted() {
+    let script = ScriptedServer::new()
+        .named("sdk")
+        .calls("f", json!({}))
+        .expects("client_content");
+    let (mut t, control) = client(script).await;
+    let _call = t.recv().await;
+    t.send(text(json!({ "tool_response": { "function_responses": [
+        { "id": "call-1", "name": "f", "response": { "ok": true } }
+    ] } })))
+    .await
+    .unwrap();
+    t.send(text(
+        json!({ "client_content": { "turns": [], "turnComplete": true } }),
+    ))
+    .await
+    .unwrap();
+    control.drained().await;
+    assert!(control.errors().is_empty(), "{:?}", control.errors());
+    assert!(control.unanswered_calls().is_empty());
+}

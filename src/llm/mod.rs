@@ -7,6 +7,7 @@
 //! test can hand them a [`MockLlm`] or a taped model
 //! ([`TapedLlm`](crate::tape::TapedLlm)) instead of a network service.
 
+mod extractor;
 mod mock;
 mod request;
 
@@ -14,6 +15,7 @@ use std::fmt;
 
 use futures::future::BoxFuture;
 
+pub use extractor::LlmExtractor;
 pub use mock::MockLlm;
 pub use request::{LlmContent, LlmRequest, LlmResponse};
 

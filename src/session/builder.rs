@@ -14,6 +14,7 @@ use super::config::{Governance, Modality, SessionConfig, WatchCallback};
 use super::connect;
 use super::error::SessionError;
 use super::events::LiveEvent;
+use super::extractors::Extractor;
 use super::handle::LiveHandle;
 use super::phases::Phases;
 use super::temporal::TemporalPattern;
@@ -173,6 +174,13 @@ impl LiveSessionBuilder {
             enforcement,
             conversation: Some(Arc::new(conversation.clone())),
         });
+        self
+    }
+
+    /// Runs `extractor` after every turn and writes what it returns to
+    /// state.
+    pub fn extractor(mut self, extractor: impl Extractor + 'static) -> Self {
+        self.config.extractors.push(Arc::new(extractor));
         self
     }
 

@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::bus::EventCallback;
+use super::extractors::Extractor;
 use super::phases::Phases;
 use super::temporal::TemporalPattern;
 use crate::compose::tools::ToolComposite;
@@ -41,6 +42,7 @@ pub(crate) struct SessionConfig {
     pub callbacks: Vec<EventCallback>,
     pub extra_setup: serde_json::Map<String, Value>,
     pub governance: Option<Governance>,
+    pub extractors: Vec<Arc<dyn Extractor>>,
 }
 
 /// The flow a session is governed by.
@@ -68,6 +70,7 @@ impl SessionConfig {
             callbacks: Vec::new(),
             extra_setup: serde_json::Map::new(),
             governance: None,
+            extractors: Vec::new(),
         }
     }
 

@@ -8,6 +8,7 @@ use super::bus::EventBus;
 use super::config::SessionConfig;
 use super::control::Control;
 use super::error::SessionError;
+use super::extractors::Transcript;
 use super::fast;
 use super::handle::LiveHandle;
 use super::inbound;
@@ -44,6 +45,7 @@ pub(crate) async fn connect<T: Transport>(
     let (telemetry_tx, telemetry_rx) = mpsc::unbounded_channel();
     let (ended_tx, ended_rx) = watch::channel(false);
 
+    let transcript = Transcript::default();
     let wire = WireLane {
         transport,
         commands: commands_rx,
@@ -53,6 +55,7 @@ pub(crate) async fn connect<T: Transport>(
             telemetry: telemetry_tx,
         },
         clock: clock.clone(),
+        transcript: transcript.clone(),
         early,
     };
     let control = Control {
@@ -62,6 +65,7 @@ pub(crate) async fn connect<T: Transport>(
         state: state.clone(),
         clock: clock.clone(),
         outbound: commands_tx.clone(),
+        transcript,
     };
     let telemetry = Telemetry {
         bus: bus.clone(),

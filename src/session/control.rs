@@ -12,6 +12,7 @@ use super::bus::EventBus;
 use super::config::SessionConfig;
 use super::dispatch::{Cancelled, Completion, Dispatched, Dispatcher};
 use super::events::{LiveEvent, ToolCall};
+use super::extractors::{Extracted, Transcript, TurnContext};
 use super::handle::Command;
 use super::phases::PhaseMachine;
 use super::route::Routed;
@@ -29,6 +30,7 @@ pub(crate) struct Control {
     pub state: State,
     pub clock: SharedClock,
     pub outbound: mpsc::UnboundedSender<Command>,
+    pub transcript: Transcript,
 }
 
 struct Lane {
@@ -40,6 +42,15 @@ struct Lane {
     phases: Option<PhaseMachine>,
     patterns: Vec<PatternWatch>,
     watched: BTreeMap<String, Option<Value>>,
+    extracting: Vec<ExtractorRun>,
+    extracted: mpsc::UnboundedSender<(usize, Result<Extracted, String>)>,
+}
+
+/// Whether an extractor is running, and whether a turn ended meanwhile.
+#[derive(Clone, Copy, Default)]
+struct ExtractorRun {
+    running: bool,
+    again: bool,
 }
 
 /// A slot resolver that finished.
@@ -79,6 +90,8 @@ impl Control {
             .as_ref()
             .map(|g| FlowMonitor::new(g.spec.clone(), g.enforcement));
         let (resolved, mut resolutions) = mpsc::unbounded_channel();
+        let (extracted, mut extractions) = mpsc::unbounded_channel();
+        let extracting = vec![ExtractorRun::default(); self.config.extractors.len()];
         let mut lane = Lane {
             control: self,
             dispatcher,
@@ -88,6 +101,8 @@ impl Control {
             phases,
             patterns,
             watched,
+            extracting,
+            extracted,
         };
         let session_id = lane.control.session_id.clone();
         lane.control.bus.emit(LiveEvent::Connected { session_id });
@@ -111,6 +126,7 @@ impl Control {
                 },
                 Some(done) = completions.recv() => lane.answer(done).await,
                 Some(resolved) = resolutions.recv() => lane.slot_resolved(resolved),
+                Some((index, outcome)) = extractions.recv() => lane.extracted(index, outcome),
                 Some(change) = async {
                     match changes.as_mut() {
                         Some(changes) => changes.next().await,
@@ -273,6 +289,51 @@ impl Lane {
             self.resolve_slots(&evaluation.active);
         }
         self.evaluate_phases();
+        for index in 0..self.extracting.len() {
+            self.start_extractor(index);
+        }
+    }
+
+    /// Starts extractor `index`, or asks for a rerun if it is running.
+    fn start_extractor(&mut self, index: usize) {
+        let run = &mut self.extracting[index];
+        if run.running {
+            run.again = true;
+            return;
+        }
+        run.running = true;
+        let extractor = self.control.config.extractors[index].clone();
+        let turn = TurnContext {
+            transcript: self.control.transcript.clone(),
+            state: self.control.state.clone(),
+            clock: self.control.clock.clone(),
+        };
+        let done = self.extracted.clone();
+        executor::spawn(format!("extractor:{}", extractor.name()), async move {
+            let outcome = extractor.extract(turn).await;
+            let _ = done.send((index, outcome));
+        });
+    }
+
+    fn extracted(&mut self, index: usize, outcome: Result<Extracted, String>) {
+        match outcome {
+            Ok(writes) => {
+                for (key, value) in writes {
+                    self.control.state.set(key, value);
+                }
+            }
+            Err(e) => {
+                let name = self.control.config.extractors[index].name().to_string();
+                self.control.bus.emit(LiveEvent::Warning {
+                    message: format!("extractor {name} failed: {e}"),
+                });
+            }
+        }
+        let run = &mut self.extracting[index];
+        run.running = false;
+        if std::mem::take(&mut run.again) {
+            self.start_extractor(index);
+        }
     }
 
     /// Starts the resolvers of slots that are due (a conversation's active

@@ -8,6 +8,7 @@ use super::builder::LiveSessionBuilder;
 use super::config::Modality;
 use super::error::SessionError;
 use super::events::LiveEvent;
+use super::extractors::Extractor;
 use super::handle::LiveHandle;
 use super::phases::Phases;
 use super::temporal::TemporalPattern;
@@ -109,6 +110,14 @@ impl LiveBuilder {
         enforcement: Enforcement,
     ) -> Self {
         self.inner = self.inner.converse(conversation, enforcement);
+        self
+    }
+
+    /// Runs `extractor` (an [`LlmExtractor`](crate::llm::LlmExtractor), a
+    /// record from [`Extract`](super::Extract), or your own) after every
+    /// turn, writing what it finds to state.
+    pub fn extract(mut self, extractor: impl Extractor + 'static) -> Self {
+        self.inner = self.inner.extractor(extractor);
         self
     }
 

@@ -9,6 +9,7 @@ use tokio::sync::mpsc;
 
 use super::aggregate::Aggregator;
 use super::events::{Lane, LiveEvent};
+use super::extractors::{Speaker, Transcript};
 use super::handle::Command;
 use super::inbound;
 use super::route::Routed;
@@ -41,6 +42,7 @@ pub(crate) struct WireLane<T: Transport> {
     pub commands: mpsc::UnboundedReceiver<Command>,
     pub lanes: Lanes,
     pub clock: SharedClock,
+    pub transcript: Transcript,
     /// Frames that arrived with or before `setupComplete`, to handle first.
     pub early: Vec<Frame>,
 }
@@ -61,6 +63,7 @@ impl<T: Transport> WireLane<T> {
                     Some(Command::Send(message)) => {
                         if is_content(&message) {
                             self.lanes.telemetry.send(Routed::Activity).ok();
+                            self.transcript.push(Speaker::User, user_text(&message));
                         }
                         if let Err(e) = self.transport.send(Frame::Text(message.to_string())).await {
                             break lost(&e, "send failed");
@@ -122,6 +125,20 @@ impl<T: Transport> WireLane<T> {
             self.lanes.control.send(Routed::Interrupted).ok();
         }
         for event in aggregator.push(&view, self.clock.now()) {
+            match &event {
+                LiveEvent::InputTranscript { text } => {
+                    self.transcript.push(Speaker::User, text.as_str())
+                }
+                LiveEvent::TextComplete {
+                    text,
+                    thought: false,
+                    ..
+                }
+                | LiveEvent::OutputTranscript { text } => {
+                    self.transcript.push(Speaker::Model, text.as_str())
+                }
+                _ => {}
+            }
             self.lanes.send(event.lane(), Routed::Event(event));
         }
         None
@@ -146,6 +163,30 @@ fn lost(error: &TransportError, what: &str) -> LiveEvent {
         reason: format!("{what}: {error}"),
         class: Some(closed.class.to_string()),
     }
+}
+
+/// The text of a user turn or realtime text the session sent.
+fn user_text(message: &Value) -> String {
+    if let Some(text) = message
+        .pointer("/realtimeInput/text")
+        .and_then(Value::as_str)
+    {
+        return text.to_string();
+    }
+    message
+        .pointer("/clientContent/turns")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|turn| turn.get("role").and_then(Value::as_str) != Some("model"))
+        .flat_map(|turn| {
+            turn.get("parts")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|part| part.get("text").and_then(Value::as_str).map(String::from))
+        .collect()
 }
 
 /// Whether a client message carries user content (it resets silence).

@@ -2,6 +2,7 @@
 //! scripted servers: tools, lanes, clocks, lifecycle, and a real WebSocket.
 
 mod clock;
+mod extract;
 mod lanes;
 mod lifecycle;
 mod tools;

@@ -1,0 +1,105 @@
+//! Extractors: work that reads the conversation after each turn and writes
+//! what it finds to state, such as an LLM extractor pulling a booking's
+//! details out of the transcript, or a record whose fields are resolved
+//! from other state.
+//!
+//! The control lane starts every extractor at each turn boundary, each as
+//! its own task (so a slow model call blocks nothing), one run at a time
+//! per extractor: a turn that ends while an extractor is still running
+//! reruns it once the run finishes. What an extractor returns is written
+//! to state by the control lane, in order.
+
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use futures::future::BoxFuture;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::clock::SharedClock;
+use crate::state::State;
+
+/// Who said a line of the transcript.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Speaker {
+    /// The user (input transcriptions, text the session sent).
+    User,
+    /// The model (full texts, output transcriptions).
+    Model,
+}
+
+impl fmt::Display for Speaker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Speaker::User => "user",
+            Speaker::Model => "model",
+        })
+    }
+}
+
+/// One line of the conversation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TranscriptLine {
+    /// Who said it.
+    pub speaker: Speaker,
+    /// What was said.
+    pub text: String,
+}
+
+/// The conversation so far, shared by the wire lane (which appends) and
+/// the extractors (which read).
+#[derive(Clone, Default, Debug)]
+pub struct Transcript {
+    lines: Arc<Mutex<Vec<TranscriptLine>>>,
+}
+
+impl Transcript {
+    fn lock(&self) -> MutexGuard<'_, Vec<TranscriptLine>> {
+        self.lines.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Appends a line (empty text is skipped).
+    pub fn push(&self, speaker: Speaker, text: impl Into<String>) {
+        let text = text.into();
+        if !text.trim().is_empty() {
+            self.lock().push(TranscriptLine { speaker, text });
+        }
+    }
+
+    /// The last `window` lines (all of them when `window` is 0).
+    pub fn last(&self, window: usize) -> Vec<TranscriptLine> {
+        let lines = self.lock();
+        let start = if window == 0 {
+            0
+        } else {
+            lines.len().saturating_sub(window)
+        };
+        lines[start..].to_vec()
+    }
+}
+
+/// What an extractor gets at a turn boundary.
+#[derive(Clone)]
+pub struct TurnContext {
+    /// The conversation so far.
+    pub transcript: Transcript,
+    /// The session's state, to read.
+    pub state: State,
+    /// The session's clock (caches and ttls read it).
+    pub clock: SharedClock,
+}
+
+/// Writes to make: `(key, value)` pairs, in order.
+pub type Extracted = Vec<(String, Value)>;
+
+/// Something that reads the conversation after a turn and says what to
+/// write to state.
+pub trait Extractor: Send + Sync {
+    /// The extractor's name, for logs and warnings.
+    fn name(&self) -> &str;
+
+    /// Runs once for a turn. An error is reported as a warning event and
+    /// writes nothing.
+    fn extract(&self, turn: TurnContext) -> BoxFuture<'static, Result<Extracted, String>>;
+}

@@ -1,0 +1,101 @@
+//! Extractors after each turn: an LLM extractor reading the transcript,
+//! and a record whose resolved fields are cached on the session's clock.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use livesim::clock::Timestamp;
+use livesim::flow::resolver;
+use livesim::llm::{LlmExtractor, LlmResponse, MockLlm};
+use livesim::prelude::*;
+use livesim::tape::{MemoryTape, TapedLlm};
+use livesim::testing::{ManualClock, ScriptedServer};
+use serde_json::{Value, json};
+
+#[tokio::test]
+async fn an_llm_extractor_writes_what_it_reads_to_state() {
+    let tape = Arc::new(MemoryTape::new());
+    let model = Arc::new(TapedLlm::recording(
+        MockLlm::script([LlmResponse::from_text("```json\n{\"party_size\": 4}\n```")]),
+        tape.clone(),
+    ));
+    let run = ScriptedServer::new()
+        .hears("A table for four, please.")
+        .says("Four people, noted.")
+        .play(Live::builder().extract(LlmExtractor::new(
+            "booking",
+            model,
+            "Extract the party size as JSON.",
+            10,
+        )))
+        .await
+        .unwrap();
+    assert_eq!(run.state().get("booking"), Some(json!({ "party_size": 4 })));
+    // What the model was asked: the prompt, and the transcript so far.
+    let request = &tape.entries()[0].input;
+    assert_eq!(
+        request["system_instruction"],
+        "Extract the party size as JSON."
+    );
+    assert_eq!(
+        request["contents"][0]["parts"][0]["text"],
+        "Transcript:\nuser: A table for four, please.\nmodel: Four people, noted.\n"
+    );
+    run.disconnect().await;
+}
+
+/// A resolved field is fetched once its inputs are set, cached for its
+/// ttl of clock time, and fetched again once the clock passes it.
+#[tokio::test]
+async fn resolved_fields_are_cached_for_their_ttl_on_the_clock() {
+    let clock = Arc::new(ManualClock::starting_at(Timestamp::from_unix_millis(0)));
+    let fetches = Arc::new(Mutex::new(0));
+    let counter = fetches.clone();
+    let account = Extract::record("account")
+        .field_resolve(
+            "balance",
+            ["account_id"],
+            Some(Duration::from_secs(60)),
+            resolver(move |args: Value| {
+                let counter = counter.clone();
+                async move {
+                    *counter.lock().unwrap() += 1;
+                    Ok(json!({ "account": args["account_id"], "balance": 42 }))
+                }
+            }),
+        )
+        .build();
+    let ticker = clock.clone();
+    let tick = T::simple("tick", "Moves the clock", move |args| {
+        let clock = ticker.clone();
+        async move {
+            clock.advance(Duration::from_secs(args["secs"].as_u64().unwrap()));
+            Ok(json!({}))
+        }
+    });
+    let state = State::new();
+    state.set("account_id", "a-1");
+    let run = ScriptedServer::new()
+        .says("One.")
+        .calls("tick", json!({ "secs": 30 }))
+        .says("Two.")
+        .calls("tick", json!({ "secs": 31 }))
+        .says("Three.")
+        .play(
+            Live::builder()
+                .state(state.clone())
+                .clock(clock.clone())
+                .tools(tick)
+                .extract(account),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        state.get("account:balance"),
+        Some(json!({ "account": "a-1", "balance": 42 }))
+    );
+    // Turn one fetches; turn two (30 s later) is cached; turn three (61 s)
+    // is past the ttl and fetches again.
+    assert_eq!(*fetches.lock().unwrap(), 2);
+    run.disconnect().await;
+}

@@ -3,6 +3,7 @@
 
 mod clock;
 mod extract;
+mod governance;
 mod lanes;
 mod lifecycle;
 mod tools;

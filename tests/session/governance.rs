@@ -1,0 +1,178 @@
+//! Flow governance inside a running session, over seeds and generated
+//! call sequences.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+use livesim::Seed;
+use livesim::executor::Simulation;
+use livesim::flow::{FlowEntry, FlowMonitor, FlowSpec};
+use livesim::prelude::*;
+use livesim::state::MemoryJournalSink;
+use livesim::testing::ScriptedServer;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+const TOOLS: [&str; 4] = ["a", "b", "c", "d"];
+
+/// A chain of steps, each allowing some tools and done when one of them
+/// completes ok.
+fn flow() -> impl Strategy<Value = FlowSpec> {
+    proptest::collection::vec(
+        (
+            proptest::sample::subsequence(TOOLS.to_vec(), 1..=3),
+            0usize..3,
+        ),
+        1..5,
+    )
+    .prop_map(|steps| {
+        let mut flow = Flow::new();
+        for (i, (allow, done)) in steps.iter().enumerate() {
+            flow = flow.step(format!("s{i}")).allow(allow.iter().copied());
+            if i > 0 {
+                flow = flow.after(format!("s{}", i - 1));
+            }
+            flow = flow.done(Guard::called_ok(allow[done % allow.len()]));
+        }
+        flow.build().expect("a chain is a valid flow")
+    })
+}
+
+/// Calls: a tool name and whether the tool succeeds.
+fn calls() -> impl Strategy<Value = Vec<(&'static str, bool)>> {
+    proptest::collection::vec(
+        (
+            proptest::sample::select(TOOLS.to_vec()),
+            proptest::bool::weighted(0.8),
+        ),
+        1..12,
+    )
+}
+
+struct Outcome {
+    ran: Vec<String>,
+    responses: Vec<Value>,
+    journal: Vec<livesim::state::StateMutation>,
+}
+
+fn run_session(seed: u64, spec: FlowSpec, calls: Vec<(&'static str, bool)>) -> Outcome {
+    Simulation::new(Seed::new(seed))
+        .run(move || async move {
+            let ran = Arc::new(Mutex::new(Vec::new()));
+            let journal = Arc::new(MemoryJournalSink::new());
+            let state = State::new().with_journal_sink(journal.clone());
+            let mut tools = ToolComposite::new();
+            for tool in TOOLS {
+                let ran = ran.clone();
+                tools = tools.with(T::simple(tool, tool, move |args| {
+                    let ran = ran.clone();
+                    async move {
+                        ran.lock()
+                            .unwrap()
+                            .push(args["id"].as_str().unwrap().to_string());
+                        if args["ok"] == json!(true) {
+                            Ok(json!({ "done": true }))
+                        } else {
+                            Err("it failed".into())
+                        }
+                    }
+                }));
+            }
+            let mut script = ScriptedServer::new();
+            for (i, (tool, ok)) in calls.iter().enumerate() {
+                script = script
+                    .calls(*tool, json!({ "id": format!("call-{}", i + 1), "ok": ok }))
+                    .turn_complete();
+            }
+            let run = script
+                .play(
+                    Live::builder()
+                        .state(state.clone())
+                        .tools(tools)
+                        .govern(spec),
+                )
+                .await
+                .unwrap();
+            let outcome = Outcome {
+                ran: ran.lock().unwrap().clone(),
+                responses: run.tool_responses(),
+                journal: journal.entries(),
+            };
+            run.disconnect().await;
+            outcome
+        })
+        .expect("the run finishes")
+        .value
+}
+
+proptest! {
+    // Each case is a whole simulated session: 64 by default, more with
+    // PROPTEST_CASES for nightly runs.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(64),
+        ..ProptestConfig::default()
+    })]
+
+    // Under Enforce, over seeds and generated call sequences: no refused
+    // call's tool runs and every admitted call is exactly what a reference
+    // monitor admits; every call is answered exactly once, with its own id;
+    // the journal's sequence numbers strictly increase and its timestamps
+    // never go backwards.
+    #[test]
+    fn enforced_flows_hold_in_running_sessions(
+        seed in any::<u64>().no_shrink(),
+        spec in flow(),
+        calls in calls(),
+    ) {
+        let out = run_session(seed, spec.clone(), calls.clone());
+
+        // Every call answered exactly once, with its own id.
+        let answered: Vec<String> = out.responses.iter().map(|r| r["id"].as_str().unwrap().to_string()).collect();
+        let expected: Vec<String> = (1..=calls.len()).map(|i| format!("call-{i}")).collect();
+        prop_assert_eq!(&answered, &expected);
+
+        // The journal's flow entries, in order.
+        let entries: Vec<FlowEntry> = out
+            .journal
+            .iter()
+            .filter_map(|m| FlowEntry::parse(&m.key, &m.value).ok().flatten())
+            .collect();
+        let admitted: BTreeSet<String> = entries.iter().filter_map(|e| match e {
+            FlowEntry::ToolCall { id, .. } => Some(id.clone()),
+            _ => None,
+        }).collect();
+        let denied: BTreeSet<String> = entries.iter().filter_map(|e| match e {
+            FlowEntry::ToolDenied { id, .. } => Some(id.clone()),
+            _ => None,
+        }).collect();
+        prop_assert!(admitted.is_disjoint(&denied));
+        prop_assert_eq!(admitted.len() + denied.len(), calls.len());
+        // A refused call's tool never ran; every admitted call's tool did.
+        let ran: BTreeSet<String> = out.ran.iter().cloned().collect();
+        prop_assert_eq!(&ran, &admitted);
+        for id in &denied {
+            let response = out.responses.iter().find(|r| r["id"] == json!(id)).unwrap();
+            prop_assert!(response["response"]["error"].is_string());
+        }
+
+        // The session decided exactly as a reference monitor fed the same
+        // calls and outcomes.
+        let mut reference = FlowMonitor::new(spec, Enforcement::Enforce);
+        let no_state = std::collections::BTreeMap::<String, Value>::new();
+        for (i, (tool, ok)) in calls.iter().enumerate() {
+            let id = format!("call-{}", i + 1);
+            let decision = reference.gate(tool, &id, &no_state).unwrap();
+            prop_assert_eq!(decision.admitted(), admitted.contains(&id), "call {}", id);
+            if decision.admitted() {
+                reference.record_result(&id, *ok, &no_state).unwrap();
+            }
+            reference.evaluate_turn(&no_state);
+        }
+
+        // Sequence numbers strictly increase; timestamps never go back.
+        for pair in out.journal.windows(2) {
+            prop_assert!(pair[0].seq < pair[1].seq);
+            prop_assert!(pair[0].timestamp <= pair[1].timestamp);
+        }
+    }
+}

@@ -176,3 +176,90 @@ proptest! {
         }
     }
 }
+
+/// Observe admits every call and journals what Enforce would have refused.
+#[tokio::test]
+async fn observe_mode_runs_the_call_and_records_the_refusal() {
+    let ran = Arc::new(Mutex::new(0));
+    let counter = ran.clone();
+    let flow = Flow::new()
+        .step("verify")
+        .allow(["verify_identity"])
+        .done(Guard::called_ok("verify_identity"))
+        .step("pay")
+        .after("verify")
+        .allow(["take_payment"])
+        .build()
+        .unwrap();
+    let journal = Arc::new(MemoryJournalSink::new());
+    let state = State::new().with_journal_sink(journal.clone());
+    let run = ScriptedServer::new()
+        .calls("take_payment", json!({ "amount": 10 }))
+        .play(
+            Live::builder()
+                .state(state)
+                .tools(T::simple("take_payment", "", move |_| {
+                    let counter = counter.clone();
+                    async move {
+                        *counter.lock().unwrap() += 1;
+                        Ok(json!({ "ok": true }))
+                    }
+                }))
+                .govern_with(flow, Enforcement::Observe),
+        )
+        .await
+        .unwrap();
+    assert_eq!(*ran.lock().unwrap(), 1, "Observe lets the call run");
+    assert_eq!(run.tool_responses()[0]["response"], json!({ "ok": true }));
+    let keys: Vec<String> = journal
+        .entries()
+        .iter()
+        .map(|m| m.key.clone())
+        .filter(|k| k.starts_with("flow:"))
+        .collect();
+    assert_eq!(
+        keys,
+        ["flow:tool_call", "flow:tool_would_deny", "flow:tool_result"]
+    );
+    run.disconnect().await;
+}
+
+/// Interruptions count toward a stage's escalation in a live session.
+#[tokio::test]
+async fn interruptions_escalate_a_stage() {
+    let convo = Conversation::new()
+        .stage("collect")
+        .allow(["lookup"])
+        .slot("name")
+        .escalate_after_interruptions(2)
+        .compile()
+        .unwrap();
+    let journal = Arc::new(MemoryJournalSink::new());
+    let state = State::new().with_journal_sink(journal.clone());
+    let run = ScriptedServer::new()
+        .text("Your name")
+        .interrupts()
+        .text("Could you")
+        .interrupts()
+        .calls("lookup", json!({}))
+        .play(
+            Live::builder()
+                .state(state)
+                .tools(T::simple("lookup", "", |_| async { Ok(json!({})) }))
+                .converse(&convo),
+        )
+        .await
+        .unwrap();
+    let escalated = journal
+        .entries()
+        .into_iter()
+        .find(|m| m.key == "flow:escalated")
+        .expect("the stage escalated");
+    assert_eq!(escalated.value["stage"], "collect");
+    let refusal = run.tool_responses()[0]["response"]["error"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(refusal.contains("escalated"), "{refusal}");
+    run.disconnect().await;
+}

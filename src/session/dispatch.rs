@@ -178,9 +178,9 @@ async fn run_tool(tool: Tool, args: Value) -> Result<Value, String> {
 /// A duration as a person writes it: `2m`, `1.5s`, `250ms`.
 pub(crate) fn human(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms % 60_000 == 0 && ms > 0 {
+    if ms.is_multiple_of(60_000) && ms > 0 {
         format!("{}m", ms / 60_000)
-    } else if ms % 1000 == 0 {
+    } else if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else if ms >= 1000 {
         let fraction = format!("{:03}", ms % 1000);

@@ -102,6 +102,7 @@ fn describe(index: usize, action: &Action) -> String {
         Action::PauseMs(ms) => format!("pause {ms}ms"),
         Action::Expect(key) => format!("expect {key}"),
         Action::Close(c) => format!("close {}", c.code),
+        Action::RejectSetup(c) => format!("reject setup with {}", c.code),
         Action::Abort => "abort".to_string(),
     };
     format!("action #{} ({what})", index + 1)
@@ -112,8 +113,20 @@ enum Wait {
     Nothing,
     Release,
     Answers(Vec<String>),
-    Client(String),
+    /// The `n`-th `expect` action's client message (0-based).
+    Expected(usize),
     Until(tokio::time::Instant),
+}
+
+/// What a call action waits for: the answers of the calls that wait.
+fn answers(calls: &[Call]) -> Wait {
+    Wait::Answers(
+        calls
+            .iter()
+            .filter(|c| c.wait)
+            .map(|c| c.id.clone())
+            .collect(),
+    )
 }
 
 /// Plays `script` on the server end `io`, recording into `progress`.
@@ -124,8 +137,22 @@ pub(crate) async fn play<T: Transport>(script: ScriptedServer, mut io: T, progre
         progress: progress.clone(),
         at: "the handshake".to_string(),
         lenient: script.lenient,
+        expects: script
+            .actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Expect(key) => Some(canonical_key(key)),
+                _ => None,
+            })
+            .collect(),
+        expected_seen: 0,
+        expects_reached: 0,
     };
-    if player.handshake().await.is_err() {
+    let rejection = match script.actions.first() {
+        Some(Action::RejectSetup(close)) => Some(close.clone()),
+        _ => None,
+    };
+    if player.handshake(rejection).await.is_err() {
         progress.update(|s| s.finished = true);
         return;
     }
@@ -151,7 +178,7 @@ pub(crate) async fn play<T: Transport>(script: ScriptedServer, mut io: T, progre
                     return;
                 }
                 Some(Ok(frame)) => {
-                    if player.client_frame(frame, &mut wait).await.is_err() {
+                    if player.client_frame(frame).await.is_err() {
                         progress.update(|s| s.finished = true);
                         return;
                     }
@@ -173,12 +200,11 @@ pub(crate) async fn play<T: Transport>(script: ScriptedServer, mut io: T, progre
     player.at = "after the last action".to_string();
     progress.update(|s| s.actions_done = true);
     // Keep checking what the client sends until it hangs up.
-    let mut wait = Wait::Nothing;
     loop {
         match player.io.recv().await {
             Some(Ok(Frame::Close(_))) | None | Some(Err(_)) => break,
             Some(Ok(frame)) => {
-                if player.client_frame(frame, &mut wait).await.is_err() {
+                if player.client_frame(frame).await.is_err() {
                     break;
                 }
             }
@@ -207,6 +233,12 @@ struct Player<'a, T: Transport> {
     progress: Arc<Progress>,
     at: String,
     lenient: bool,
+    /// The keys the script's `expect` actions wait for, in order.
+    expects: Vec<String>,
+    /// How many of them the client has sent.
+    expected_seen: usize,
+    /// How many `expect` actions the script has reached.
+    expects_reached: usize,
 }
 
 impl<T: Transport> Player<'_, T> {
@@ -218,7 +250,8 @@ impl<T: Transport> Player<'_, T> {
             Wait::Answers(ids) => ids
                 .iter()
                 .all(|id| state.answered.contains(id) || state.cancelled.contains(id)),
-            Wait::Client(_) | Wait::Until(_) => false,
+            Wait::Expected(n) => self.expected_seen > *n,
+            Wait::Until(_) => false,
         }
     }
 
@@ -239,7 +272,7 @@ impl<T: Transport> Player<'_, T> {
         self.io.send(frame).await.map_err(|_| ())
     }
 
-    async fn handshake(&mut self) -> Result<(), ()> {
+    async fn handshake(&mut self, rejection: Option<super::script::CloseAction>) -> Result<(), ()> {
         let frame = match self.io.recv().await {
             Some(Ok(Frame::Close(_))) | None | Some(Err(_)) => return Err(()),
             Some(Ok(frame)) => frame,
@@ -263,6 +296,13 @@ impl<T: Transport> Player<'_, T> {
                     "Invalid JSON payload received. The first message must be setup.",
                 )
                 .await;
+        }
+        if let Some(close) = rejection {
+            let _ = self
+                .io
+                .close(Some(CloseFrame::new(close.code, close.reason)))
+                .await;
+            return Err(());
         }
         self.send(Frame::Text(json!({ "setupComplete": {} }).to_string()))
             .await
@@ -288,16 +328,22 @@ impl<T: Transport> Player<'_, T> {
             }
             Action::Call(call) => {
                 self.call(std::slice::from_ref(call)).await?;
-                Ok(Wait::Answers(vec![call.id.clone()]))
+                Ok(answers(std::slice::from_ref(call)))
             }
             Action::CallMany(calls) => {
                 self.call(calls).await?;
-                Ok(Wait::Answers(calls.iter().map(|c| c.id.clone()).collect()))
+                Ok(answers(calls))
             }
             Action::PauseMs(ms) => Ok(Wait::Until(
                 tokio::time::Instant::now() + Duration::from_millis(*ms),
             )),
-            Action::Expect(key) => Ok(Wait::Client(key.clone())),
+            Action::Expect(_) => {
+                let n = self.expects_reached;
+                self.expects_reached += 1;
+                Ok(Wait::Expected(n))
+            }
+            // Handled by the handshake.
+            Action::RejectSetup(_) => Ok(Wait::Nothing),
             Action::Close(close) => {
                 let _ = self
                     .io
@@ -354,7 +400,7 @@ impl<T: Transport> Player<'_, T> {
     }
 
     /// Checks one client frame against the script.
-    async fn client_frame(&mut self, frame: Frame, wait: &mut Wait) -> Result<(), ()> {
+    async fn client_frame(&mut self, frame: Frame) -> Result<(), ()> {
         let bytes = frame.payload().unwrap_or_default().to_vec();
         self.progress.update(|s| s.inbound.push(bytes.clone()));
         let Some(message) = serde_json::from_slice::<Value>(&bytes)
@@ -393,8 +439,11 @@ impl<T: Transport> Player<'_, T> {
                 .await
             }
             "clientContent" | "realtimeInput" => {
-                if matches!(wait, Wait::Client(expected) if canonical_key(expected) == key) {
-                    *wait = Wait::Nothing;
+                // Expected messages are matched in script order, whenever
+                // they arrive: a client may send before the script gets
+                // to its `expect`.
+                if self.expects.get(self.expected_seen) == Some(&key) {
+                    self.expected_seen += 1;
                     Ok(())
                 } else if self.lenient {
                     Ok(())

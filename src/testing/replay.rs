@@ -69,10 +69,10 @@ impl Transport for ReplayTransport {
         self.start();
         async move {
             let frame = self.client.recv().await;
-            if let Some(Ok(f)) = &frame {
-                if !f.is_close() {
-                    self.progress.update(|s| s.frames_delivered += 1);
-                }
+            if let Some(Ok(f)) = &frame
+                && !f.is_close()
+            {
+                self.progress.update(|s| s.frames_delivered += 1);
             }
             frame
         }

@@ -48,6 +48,9 @@ pub enum Action {
     Expect(String),
     /// Close the connection with a close frame.
     Close(CloseAction),
+    /// Answer the session's setup with this close instead of
+    /// `setupComplete` (only as the first action).
+    RejectSetup(CloseAction),
     /// Drop the connection without a close frame (seen as 1006).
     Abort,
 }
@@ -62,6 +65,18 @@ pub struct Call {
     /// The arguments.
     #[serde(default)]
     pub args: Value,
+    /// Whether the script waits for the answer before its next action
+    /// (what a real model does; default true).
+    #[serde(default = "waits", skip_serializing_if = "is_true")]
+    pub wait: bool,
+}
+
+fn waits() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// How a script closes the connection.
@@ -229,7 +244,32 @@ impl ScriptedServer {
             id,
             name: name.into(),
             args,
+            wait: true,
         }))
+    }
+
+    /// A tool call the script does not wait for: the next actions follow
+    /// at once (to cancel it, or to interrupt while it runs).
+    pub fn calls_without_waiting(mut self, name: impl Into<String>, args: Value) -> Self {
+        self.next_call += 1;
+        let id = format!("call-{}", self.next_call);
+        self.action(Action::Call(Call {
+            id,
+            name: name.into(),
+            args,
+            wait: false,
+        }))
+    }
+
+    /// Cancels earlier calls (`toolCallCancellation`): the session must
+    /// not answer them afterwards.
+    pub fn cancels<I, S>(self, ids: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let ids: Vec<String> = ids.into_iter().map(Into::into).collect();
+        self.send(json!({ "toolCallCancellation": { "ids": ids } }))
     }
 
     /// The model's turn was interrupted.
@@ -256,6 +296,15 @@ impl ScriptedServer {
     /// Closes the connection with `code` and `reason`.
     pub fn close(self, code: u16, reason: impl Into<String>) -> Self {
         self.action(Action::Close(CloseAction {
+            code,
+            reason: reason.into(),
+        }))
+    }
+
+    /// Answers setup with a close instead of `setupComplete`, as the
+    /// service does for a bad key or an unknown model.
+    pub fn rejects_setup(self, code: u16, reason: impl Into<String>) -> Self {
+        self.action(Action::RejectSetup(CloseAction {
             code,
             reason: reason.into(),
         }))
@@ -314,7 +363,7 @@ impl ScriptedServer {
             .named(file.name)
             .settle_after(Duration::from_millis(file.settle_ms));
         for (i, action) in file.actions.into_iter().enumerate() {
-            validate(&action).map_err(|e| invalid(format!("action #{}: {e}", i + 1)))?;
+            validate(&action, i == 0).map_err(|e| invalid(format!("action #{}: {e}", i + 1)))?;
             script = script.action(action);
         }
         Ok(script)
@@ -342,7 +391,7 @@ impl ScriptedServer {
     }
 }
 
-fn validate(action: &Action) -> Result<(), String> {
+fn validate(action: &Action, first: bool) -> Result<(), String> {
     match action {
         Action::Send(message) | Action::SendText(message) if !message.is_object() => Err(format!(
             "a server message must be a JSON object, not {message}"
@@ -351,6 +400,9 @@ fn validate(action: &Action) -> Result<(), String> {
             Err("a call needs an id and a name".to_string())
         }
         Action::CallMany(calls) if calls.is_empty() => Err("call_many needs calls".to_string()),
+        Action::RejectSetup(_) if !first => {
+            Err("reject_setup can only be the first action".to_string())
+        }
         Action::SendRaw(bytes) => {
             use base64::Engine as _;
             base64::engine::general_purpose::STANDARD

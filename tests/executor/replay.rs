@@ -47,17 +47,38 @@ fn lost_update_demo() {
         .run(|_| lost_update());
 }
 
+/// Runs `line` in a shell as a user would: without the variables cargo
+/// sets for a test process (a build script that watches one of them, as
+/// ring's watches `CARGO_MANIFEST_DIR`, would otherwise be rebuilt).
 fn run_shell(line: &str) -> (bool, String) {
-    let out = Command::new("sh")
+    let mut command = Command::new("sh");
+    command
         .arg("-c")
         .arg(line)
         .env("LIVESIM_DEMO_FAILURE", "1")
         .env_remove("LIVESIM_SEED")
         .env_remove("LIVESIM_SEEDS")
         .env_remove("RUST_LOG")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("sh runs");
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let set_by_cargo_for_tests = name == "CARGO"
+            || name.starts_with("CARGO_PKG_")
+            || name.starts_with("CARGO_BIN_EXE_")
+            || [
+                "CARGO_MANIFEST_DIR",
+                "CARGO_MANIFEST_PATH",
+                "CARGO_CRATE_NAME",
+                "CARGO_TARGET_TMPDIR",
+                "CARGO_PRIMARY_PACKAGE",
+                "CARGO_RUSTC_CURRENT_DIR",
+            ]
+            .contains(&name.as_ref());
+        if set_by_cargo_for_tests {
+            command.env_remove(name.as_ref());
+        }
+    }
+    let out = command.output().expect("sh runs");
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),

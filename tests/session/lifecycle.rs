@@ -1,0 +1,266 @@
+//! The session's life: setup, what it sends, what it keeps, and how it
+//! ends.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use livesim::Seed;
+use livesim::executor::Simulation;
+use livesim::prelude::*;
+use livesim::session::SessionError;
+use livesim::testing::ScriptedServer;
+use livesim::transport::Transport;
+use livesim::transport::memory::pair;
+use serde_json::json;
+
+/// Text still pending when the connection closes is dropped, never
+/// emitted in full (AGGREGATION.md row 22, at session level).
+#[tokio::test]
+async fn pending_text_is_dropped_when_the_connection_closes() {
+    let run = ScriptedServer::new()
+        .text("Hel")
+        .close(1011, "Internal error encountered.")
+        .play(Live::builder())
+        .await
+        .unwrap();
+    let events = run.events();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, LiveEvent::TextDelta { text, .. } if text == "Hel"))
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, LiveEvent::TextComplete { .. }))
+    );
+    assert!(events.iter().any(|e| matches!(
+        e,
+        LiveEvent::Disconnected { code: Some(1011), reason } if reason == "Internal error encountered."
+    )));
+    assert!(!run.handle().is_connected());
+}
+
+/// The stored log keeps an event iff it is not partial and carries no
+/// inline audio, video or image.
+#[tokio::test]
+async fn the_session_log_keeps_full_events_without_media() {
+    let run = ScriptedServer::new()
+        .text("Hel")
+        .frame(json!({ "serverContent": { "modelTurn": { "parts": [
+            { "inlineData": { "mimeType": "audio/pcm;rate=24000", "data": "AAAA" } }
+        ] } } }))
+        .says("lo")
+        .play(Live::builder())
+        .await
+        .unwrap();
+    let log = run.handle().session_log();
+    assert!(log.iter().all(|e| !e.is_partial()));
+    assert!(!log.iter().any(|e| matches!(e, LiveEvent::Media { .. })));
+    assert!(
+        log.iter()
+            .any(|e| matches!(e, LiveEvent::TextComplete { text, .. } if text == "Hello"))
+    );
+    assert!(
+        run.events()
+            .iter()
+            .any(|e| matches!(e, LiveEvent::Media { .. }))
+    );
+    run.disconnect().await;
+}
+
+/// What the handle sends goes out as the protocol's client messages.
+#[tokio::test]
+async fn the_handle_sends_client_messages() {
+    let (transport, control) = ScriptedServer::new()
+        .expects("clientContent")
+        .says("Hi there.")
+        .expects("realtimeInput")
+        .into_transport();
+    let handle = Live::builder()
+        .connect_with_transport(transport)
+        .await
+        .unwrap();
+    let mut events = handle.events();
+    control.release();
+    handle.send_text("Hello").unwrap();
+    while let Some(event) = events.next().await {
+        if matches!(event, LiveEvent::TurnComplete { .. }) {
+            break;
+        }
+    }
+    handle.send_audio(&[0, 1, 2, 3]).unwrap();
+    control.drained().await;
+    let sent = control.sent();
+    assert_eq!(
+        sent[1],
+        json!({ "clientContent": { "turns": [{ "role": "user", "parts": [{ "text": "Hello" }] }], "turnComplete": true } })
+    );
+    assert_eq!(sent[2]["realtimeInput"]["audio"]["data"], "AAECAw==");
+    assert!(control.errors().is_empty(), "{:?}", control.errors());
+    handle.disconnect().await;
+    assert!(handle.send_text("too late").is_err());
+}
+
+/// A server that never completes setup is given up on at the setup
+/// timeout, on virtual time.
+#[test]
+fn setup_times_out_on_virtual_time() {
+    let out = Simulation::new(Seed::new(5))
+        .run(|| async {
+            let (client, mut server) = pair();
+            livesim::executor::spawn("silent server", async move {
+                while let Some(Ok(_)) = server.recv().await {}
+            });
+            let started = livesim::executor::now();
+            let error = Live::builder()
+                .setup_timeout(Duration::from_secs(15))
+                .connect_with_transport(client)
+                .await
+                .unwrap_err();
+            (error, livesim::executor::now() - started)
+        })
+        .unwrap();
+    let (error, waited) = out.value;
+    assert!(matches!(error, SessionError::SetupTimeout(d) if d == Duration::from_secs(15)));
+    assert_eq!(
+        error.to_string(),
+        "setup timed out: no setupComplete within 15s"
+    );
+    assert_eq!(waited, Duration::from_secs(15));
+}
+
+/// A close instead of setupComplete is a setup failure that keeps the
+/// close's class and (redacted) reason.
+#[tokio::test]
+async fn a_rejected_setup_keeps_its_class_and_reason() {
+    let error = ScriptedServer::new()
+        .rejects_setup(1007, "API key not valid. Please pass a valid API key.")
+        .play(Live::builder())
+        .await
+        .err()
+        .unwrap();
+    let text = error.to_string();
+    assert!(text.contains("1007 (fatal): API key not valid"), "{text}");
+}
+
+/// Watchers run on the control lane when their key changes, with the old
+/// and new values.
+#[tokio::test]
+async fn watchers_see_changes() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let state = State::new();
+    let writer = state.clone();
+    let run = ScriptedServer::new()
+        .calls("set_party", json!({ "size": 2 }))
+        .calls("set_party", json!({ "size": 4 }))
+        .play(
+            Live::builder()
+                .state(state.clone())
+                .tools(T::simple("set_party", "", move |args| {
+                    let state = writer.clone();
+                    async move {
+                        state.set("party_size", args["size"].clone());
+                        Ok(json!({}))
+                    }
+                }))
+                .watch("party_size", move |key, old, new, _| {
+                    log.lock()
+                        .unwrap()
+                        .push((key.to_string(), old.cloned(), new.clone()));
+                }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![
+            ("party_size".to_string(), None, json!(2)),
+            ("party_size".to_string(), Some(json!(2)), json!(4)),
+        ]
+    );
+    run.disconnect().await;
+}
+
+/// Unknown messages are events; malformed frames are warnings; neither
+/// ends the session. A frame holding only an `error` does.
+#[tokio::test]
+async fn odd_frames_are_events_and_errors_end_the_session() {
+    use livesim::testing::Action;
+    let run = ScriptedServer::new()
+        .frame(json!({ "newFeature": { "x": 1 } }))
+        .action(Action::SendRaw("/w==".into())) // 0xff: not UTF-8
+        .says("Still here.")
+        .frame(json!({ "error": { "code": 400, "message": "bad request" } }))
+        .play(Live::builder())
+        .await
+        .unwrap();
+    let events = run.events();
+    assert!(
+        events.iter().any(
+            |e| matches!(e, LiveEvent::Unknown { message } if message["newFeature"]["x"] == 1)
+        )
+    );
+    assert!(events.iter().any(|e| matches!(e, LiveEvent::Warning { message } if message.contains("server frame #2 ignored") && message.contains("not UTF-8"))));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, LiveEvent::TextComplete { text, .. } if text == "Still here."))
+    );
+    assert!(events.iter().any(|e| matches!(e, LiveEvent::Disconnected { reason, .. } if reason == "the server sent error 400: bad request")));
+}
+
+/// A go-away is an event, and its deadline becomes a session signal.
+#[test]
+fn a_go_away_sets_its_deadline_signal() {
+    Simulation::new(Seed::new(6))
+        .run(|| async {
+            let run = ScriptedServer::new()
+                .frame(json!({ "goAway": { "timeLeft": "30s" } }))
+                .play(Live::builder())
+                .await
+                .unwrap();
+            assert!(run.events().iter().any(|e| matches!(
+                e,
+                LiveEvent::GoAway { time_left: Some(d) } if *d == Duration::from_secs(30)
+            )));
+            // The signal is written on the telemetry lane's next tick.
+            tokio::time::sleep(Duration::from_millis(600)).await;
+            let remaining = run
+                .state()
+                .get_as::<u64>("session:go_away_remaining_ms")
+                .unwrap();
+            assert!((29_000..=30_000).contains(&remaining), "{remaining}");
+            run.disconnect().await;
+        })
+        .unwrap();
+}
+
+/// Disconnecting closes the connection with 1000 and ends every stream.
+#[tokio::test]
+async fn disconnect_ends_the_session() {
+    let (transport, control) = ScriptedServer::new().into_transport();
+    let handle = Live::builder()
+        .connect_with_transport(transport)
+        .await
+        .unwrap();
+    let mut events = handle.events();
+    control.release();
+    handle.disconnect().await;
+    let mut last = None;
+    while let Some(event) = events.next().await {
+        last = Some(event);
+    }
+    assert!(
+        matches!(
+            last,
+            Some(LiveEvent::Disconnected {
+                code: Some(1000),
+                ..
+            })
+        ),
+        "{last:?}"
+    );
+    assert!(!handle.is_connected());
+}

@@ -121,7 +121,7 @@ fn a_bad_line_in_the_middle_is_an_error_naming_the_file_and_the_line() {
     assert!(message.contains("key must be a string"), "{message}");
     let shown = err.to_string();
     assert!(
-        shown.contains(&*path) && shown.contains("line 2"),
+        shown.contains(path.as_str()) && shown.contains("line 2"),
         "{shown}"
     );
 }

@@ -5,7 +5,8 @@
 //! `{"seq":3,"key":"party_size","value":4,"timestamp":1767225600250}`
 //! (timestamp in milliseconds since the Unix epoch; `"removed":true` marks a
 //! key's removal). Sequence numbers strictly increase and timestamps never
-//! go backwards, whatever the clock does.
+//! go backwards, whatever the clock does. [`FileJournalSink::read`] reads a
+//! journal file back.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::clock::Timestamp;
+use crate::jsonl::{JsonlError, Parsed, read_file};
 
 /// One write to the session state.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -127,6 +129,46 @@ impl FileJournalSink {
     /// The file this journal writes.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Reads the journal file at `path` back, one [`StateMutation`] per
+    /// line, through the project's JSONL reader ([`crate::jsonl`]).
+    ///
+    /// A line that is not a journal entry is an error naming the file and
+    /// the line. A torn last line (a crash in the middle of a write) is
+    /// not: the entries before it are in `records`, the torn line is in
+    /// `torn`, and a `tracing` warning says so. Timestamps come back to
+    /// the millisecond, the file's unit.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use livesim::state::{FileJournalSink, State};
+    ///
+    /// let path = std::env::temp_dir().join(format!("journal-doc-{}.jsonl", std::process::id()));
+    /// let journal = Arc::new(FileJournalSink::create(&path)?);
+    /// let state = State::new().with_journal_sink(journal.clone());
+    /// state.set("party_size", 4);
+    /// state.remove("party_size");
+    /// journal.check()?;
+    ///
+    /// let read = FileJournalSink::read(&path)?;
+    /// assert_eq!(read.records.len(), 2);
+    /// assert!(read.records[1].removed);
+    /// assert!(read.torn.is_none());
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn read(path: impl AsRef<Path>) -> Result<Parsed<StateMutation>, JsonlError> {
+        let parsed = read_file::<StateMutation>(path)?;
+        if let Some(torn) = &parsed.torn {
+            tracing::warn!(
+                file = %torn.file,
+                line = torn.line,
+                bytes = torn.bytes,
+                "journal file ends with a torn line; the entries before it are read"
+            );
+        }
+        Ok(parsed)
     }
 
     /// Flushes to disk and returns the first write error, if any happened.

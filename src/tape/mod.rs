@@ -16,15 +16,22 @@
 //! its two outputs in recording order; a recorded failure replays as a
 //! failure; a replay that finds nothing for an input fails loudly, quoting
 //! it, and never calls out.
+//!
+//! Tapes are kept in memory ([`MemoryTape`]) or in a JSONL file, one
+//! [`TapeEntry`] per line ([`FileTape`]), which a test checks in beside
+//! itself. A file a crash left with a torn last line still opens: its
+//! complete entries replay and the torn line is reported ([`TornEntry`]).
 
 mod canonical;
 mod entry;
+mod file;
 mod memory;
 mod resolver;
 mod taped_llm;
 
 pub use canonical::canonical_json;
 pub use entry::{LLM_CALL, Tape, TapeEntry, TapeError};
+pub use file::{FileTape, TornEntry};
 pub use memory::MemoryTape;
 pub use resolver::{TapeMode, taped_resolver};
 pub use taped_llm::TapedLlm;

@@ -26,5 +26,6 @@ pub use script::{Action, Call, CloseAction, SCRIPT_VERSION, ScriptError, Scripte
 
 pub use crate::clock::{Clock, ManualClock, SharedClock, SystemClock};
 pub use crate::tape::{
-    LLM_CALL, MemoryTape, Tape, TapeEntry, TapeMode, TapedLlm, canonical_json, taped_resolver,
+    FileTape, LLM_CALL, MemoryTape, Tape, TapeEntry, TapeError, TapeMode, TapedLlm, TornEntry,
+    canonical_json, taped_resolver,
 };

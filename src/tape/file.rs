@@ -1,0 +1,290 @@
+//! A tape kept in a JSONL file, one [`TapeEntry`] per line.
+//!
+//! The in-memory side (matching, replay order, what was replayed) is a
+//! [`MemoryTape`]; this file adds only what a file needs: loading through
+//! the project's JSONL reader, writing each entry as it is recorded, and
+//! what to do with a file a crash left torn.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use super::entry::{Tape, TapeEntry, TapeError};
+use super::memory::MemoryTape;
+use crate::jsonl::{JsonlError, parse_bytes};
+
+/// A tape kept in a JSONL file, one [`TapeEntry`] per line.
+///
+/// [`create`](FileTape::create) starts an empty file and records into it;
+/// [`open`](FileTape::open) loads every entry of an existing file for
+/// replay and appends any call recorded later. Matching and replay order
+/// are those of [`MemoryTape`]: the first not-yet-replayed entry of the
+/// same kind and canonical input answers.
+///
+/// Each entry is written whole, with one write, when it is recorded, so a
+/// crash leaves at most a torn last line. [`open`](FileTape::open) reports
+/// such a line ([`torn_line`](FileTape::torn_line) and a `tracing`
+/// warning) and replays the entries before it; the torn bytes stay in the
+/// file until the next [`record`](Tape::record), which first cuts the file
+/// back to the end of its last complete line so that the new entry starts
+/// a line of its own.
+///
+/// One `FileTape` should own its file while it records: it remembers where
+/// the file's complete lines end, and does not expect others to append.
+///
+/// ```
+/// use livesim::tape::{FileTape, Tape, TapeEntry, canonical_json};
+/// use serde_json::json;
+///
+/// let path = std::env::temp_dir().join(format!("filetape-doc-{}.jsonl", std::process::id()));
+/// let tape = FileTape::create(&path)?;
+/// tape.record(TapeEntry::ok("resolver:balance", json!({"id": 1}), json!(10)))?;
+/// drop(tape);
+///
+/// let tape = FileTape::open(&path)?;
+/// assert!(tape.torn_line().is_none());
+/// let input = canonical_json(&json!({"id": 1}));
+/// assert_eq!(tape.next("resolver:balance", &input).unwrap().output, Some(json!(10)));
+/// # std::fs::remove_file(&path).unwrap();
+/// # Ok::<(), livesim::tape::TapeError>(())
+/// ```
+#[derive(Debug)]
+pub struct FileTape {
+    path: PathBuf,
+    calls: MemoryTape,
+    writer: Mutex<Writer>,
+    torn: Option<TornEntry>,
+}
+
+/// The file side of a [`FileTape`]: where the next entry goes, and what
+/// must be repaired before it is written.
+#[derive(Debug)]
+struct Writer {
+    /// Opened for appending at the first record, so that replaying a tape
+    /// never needs (or takes) write access to its file.
+    file: Option<File>,
+    /// The length of the file's complete content: every byte up to here
+    /// belongs to a whole line.
+    end: u64,
+    /// Bytes after `end` are not a whole entry (a torn last line found by
+    /// `open`, or a write that failed half-way) and are cut off first.
+    cut_to_end: bool,
+    /// The line ending at `end` is a complete entry without its newline
+    /// (as an editor may leave it), so a newline goes first.
+    newline_first: bool,
+}
+
+/// A torn last line found by [`FileTape::open`]: what a crash in the middle
+/// of a write left after the last complete entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TornEntry {
+    /// The tape file.
+    pub file: String,
+    /// Its 1-based line number.
+    pub line: u64,
+    /// The torn bytes, exactly as they were in the file.
+    pub bytes: Vec<u8>,
+    /// The JSON parser's account of where they stop.
+    pub problem: String,
+}
+
+impl TornEntry {
+    /// The torn bytes as text (an invalid UTF-8 sequence, as a cut in the
+    /// middle of a character leaves, shows as `U+FFFD`).
+    pub fn text(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(&self.bytes)
+    }
+}
+
+impl fmt::Display for TornEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "tape {}, line {}: torn last line ({} bytes, no newline): {}",
+            self.file,
+            self.line,
+            self.bytes.len(),
+            self.problem
+        )
+    }
+}
+
+impl FileTape {
+    /// Creates the tape file at `path`, or empties it if it exists, and
+    /// records into it.
+    pub fn create(path: impl AsRef<Path>) -> Result<Self, TapeError> {
+        let path = path.as_ref();
+        let file = File::create(path).map_err(|e| io_error(path, e))?;
+        Ok(FileTape {
+            path: path.to_path_buf(),
+            calls: MemoryTape::new(),
+            writer: Mutex::new(Writer {
+                file: Some(file),
+                end: 0,
+                cut_to_end: false,
+                newline_first: false,
+            }),
+            torn: None,
+        })
+    }
+
+    /// Loads every entry of the tape file at `path` for replay; calls
+    /// recorded later are appended to the file.
+    ///
+    /// A missing or unreadable file is [`TapeError::Io`]; a line that is not
+    /// a tape entry is [`TapeError::BadLine`], naming the file and the line.
+    /// A torn last line is not an error: see
+    /// [`torn_line`](FileTape::torn_line).
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, TapeError> {
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| io_error(path, e))?;
+        let parsed = parse_bytes::<TapeEntry>(&name, &bytes).map_err(from_jsonl)?;
+
+        // Only the last line can lack its newline, and only it can be torn,
+        // so everything up to the last newline is whole lines.
+        let whole_lines = bytes
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |at| at + 1);
+        let tail = &bytes[whole_lines..];
+        let torn = parsed.torn.map(|t| TornEntry {
+            file: t.file,
+            line: t.line,
+            bytes: tail.to_vec(),
+            problem: t.problem,
+        });
+        if let Some(torn) = &torn {
+            tracing::warn!(
+                path = %path.display(),
+                line = torn.line,
+                bytes = torn.bytes.len(),
+                "tape file ends with a torn line: its complete entries are replayed, and the torn \
+                 bytes are cut off before the next record"
+            );
+        }
+        let writer = Writer {
+            file: None,
+            end: if torn.is_some() {
+                whole_lines as u64
+            } else {
+                bytes.len() as u64
+            },
+            cut_to_end: torn.is_some(),
+            newline_first: torn.is_none() && !tail.is_empty(),
+        };
+        Ok(FileTape {
+            path: path.to_path_buf(),
+            calls: MemoryTape::from_entries(parsed.records),
+            writer: Mutex::new(writer),
+            torn,
+        })
+    }
+
+    /// The torn last line [`open`](FileTape::open) found, if the file ended
+    /// in the middle of an entry. Its entry is not replayed; the bytes are
+    /// cut from the file before the next record.
+    pub fn torn_line(&self) -> Option<&TornEntry> {
+        self.torn.as_ref()
+    }
+
+    /// Every call loaded or recorded so far, in order.
+    pub fn entries(&self) -> Vec<TapeEntry> {
+        self.calls.entries()
+    }
+
+    /// The tape file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn writer(&self) -> MutexGuard<'_, Writer> {
+        // The writer's fields change only after a write's outcome is known,
+        // so a poisoned lock still guards a consistent writer.
+        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Writes `line` (an entry and its newline) after the file's complete
+    /// content, repairing the end of the file first if it needs it.
+    fn append(&self, writer: &mut Writer, line: &[u8]) -> io::Result<()> {
+        let file = match &mut writer.file {
+            Some(file) => file,
+            None => writer
+                .file
+                .insert(OpenOptions::new().append(true).open(&self.path)?),
+        };
+        if writer.cut_to_end {
+            file.set_len(writer.end)?;
+            writer.cut_to_end = false;
+        }
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        if writer.newline_first {
+            bytes.push(b'\n');
+        }
+        bytes.extend_from_slice(line);
+        // One write of the whole line: a crash leaves at most a torn last
+        // line. If it fails half-way, what it wrote is cut off next time.
+        if let Err(e) = file.write_all(&bytes) {
+            writer.cut_to_end = true;
+            return Err(e);
+        }
+        writer.end += bytes.len() as u64;
+        writer.newline_first = false;
+        Ok(())
+    }
+}
+
+impl Tape for FileTape {
+    /// Writes the entry to the file, then keeps it for replay. An entry
+    /// whose write failed is not kept, so the tape in memory never holds
+    /// more than its file.
+    fn record(&self, entry: TapeEntry) -> Result<(), TapeError> {
+        let mut line = serde_json::to_vec(&entry).map_err(|e| {
+            io_error(
+                &self.path,
+                io::Error::new(io::ErrorKind::InvalidData, format!("entry not JSON: {e}")),
+            )
+        })?;
+        line.push(b'\n');
+        // Held until the entry is in memory too, so the file's order and
+        // the replay order are the same.
+        let mut writer = self.writer();
+        self.append(&mut writer, &line)
+            .map_err(|e| io_error(&self.path, e))?;
+        self.calls.record(entry)
+    }
+
+    fn next(&self, kind: &str, canonical_input: &str) -> Option<TapeEntry> {
+        self.calls.next(kind, canonical_input)
+    }
+}
+
+fn io_error(path: &Path, source: io::Error) -> TapeError {
+    TapeError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+fn from_jsonl(error: JsonlError) -> TapeError {
+    match error {
+        JsonlError::BadLine {
+            file,
+            line,
+            problem,
+        } => TapeError::BadLine {
+            path: file,
+            line,
+            message: problem,
+        },
+        // `parse_bytes` reads no files, but keep the file's name if it ever
+        // reports one.
+        JsonlError::Io { file, problem } => TapeError::Io {
+            path: file,
+            source: io::Error::other(problem),
+        },
+    }
+}

@@ -15,8 +15,10 @@
 //! A last line without a newline that *is* a complete record is simply a
 //! record: editors and `echo -n` leave files like that.
 
+mod append;
 mod decoder;
 mod file;
 
+pub use append::LineAppender;
 pub use decoder::{JsonlDecoder, TornLine};
 pub use file::{JsonlError, Parsed, parse_bytes, read_file, read_from};

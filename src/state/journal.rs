@@ -8,8 +8,7 @@
 //! go backwards, whatever the clock does. [`FileJournalSink::read`] reads a
 //! journal file back.
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -17,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::clock::Timestamp;
-use crate::jsonl::{JsonlError, Parsed, read_file};
+use crate::jsonl::{JsonlError, LineAppender, Parsed, parse_bytes, read_file};
 
 /// One write to the session state.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -95,7 +94,7 @@ pub struct FileJournalSink {
 
 #[derive(Debug)]
 struct Writer {
-    file: File,
+    file: LineAppender,
     error: Option<io::Error>,
 }
 
@@ -103,23 +102,31 @@ impl FileJournalSink {
     /// Creates (or truncates) the journal file at `path`.
     pub fn create(path: impl AsRef<Path>) -> io::Result<Self> {
         let path = path.as_ref();
-        let file = File::create(path).map_err(|e| with_path(e, "create", path))?;
+        let file = LineAppender::create(path).map_err(|e| with_path(e, "create", path))?;
         Ok(Self::from_file(path, file))
     }
 
     /// Opens the journal file at `path` to append to it, creating it if
-    /// needed.
+    /// needed. A torn last line (a crash mid-write) is cut off before the
+    /// first new entry, so it cannot turn into a bad line in the middle; a
+    /// file with a bad line in the middle is refused, naming the line.
     pub fn append(path: impl AsRef<Path>) -> io::Result<Self> {
         let path = path.as_ref();
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| with_path(e, "open", path))?;
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Self::create(path),
+            Err(e) => return Err(with_path(e, "read", path)),
+        };
+        let parsed = parse_bytes::<StateMutation>(&path.display().to_string(), &bytes)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+        if let Some(torn) = &parsed.torn {
+            tracing::warn!(file = %torn.file, line = torn.line, "journal ends with a torn line: it is cut off before the next entry");
+        }
+        let file = LineAppender::after(path, &bytes, parsed.torn.is_some());
         Ok(Self::from_file(path, file))
     }
 
-    fn from_file(path: &Path, file: File) -> Self {
+    fn from_file(path: &Path, file: LineAppender) -> Self {
         FileJournalSink {
             path: path.to_path_buf(),
             file: Mutex::new(Writer { file, error: None }),
@@ -179,7 +186,7 @@ impl FileJournalSink {
         }
         writer
             .file
-            .sync_data()
+            .sync()
             .map_err(|e| with_path(e, "sync", &self.path))
     }
 }
@@ -195,7 +202,7 @@ impl JournalSink for FileJournalSink {
         };
         line.push(b'\n');
         let mut writer = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        if let Err(e) = writer.file.write_all(&line) {
+        if let Err(e) = writer.file.append(&line) {
             tracing::warn!(path = %self.path.display(), seq = mutation.seq, "journal write failed: {e}");
             if writer.error.is_none() {
                 writer.error = Some(with_path(e, "write", &self.path));

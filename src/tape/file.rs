@@ -7,14 +7,13 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use super::entry::{Tape, TapeEntry, TapeError};
 use super::memory::MemoryTape;
-use crate::jsonl::{JsonlError, parse_bytes};
+use crate::jsonl::{JsonlError, LineAppender, parse_bytes};
 
 /// A tape kept in a JSONL file, one [`TapeEntry`] per line.
 ///
@@ -55,26 +54,8 @@ use crate::jsonl::{JsonlError, parse_bytes};
 pub struct FileTape {
     path: PathBuf,
     calls: MemoryTape,
-    writer: Mutex<Writer>,
+    writer: Mutex<LineAppender>,
     torn: Option<TornEntry>,
-}
-
-/// The file side of a [`FileTape`]: where the next entry goes, and what
-/// must be repaired before it is written.
-#[derive(Debug)]
-struct Writer {
-    /// Opened for appending at the first record, so that replaying a tape
-    /// never needs (or takes) write access to its file.
-    file: Option<File>,
-    /// The length of the file's complete content: every byte up to here
-    /// belongs to a whole line.
-    end: u64,
-    /// Bytes after `end` are not a whole entry (a torn last line found by
-    /// `open`, or a write that failed half-way) and are cut off first.
-    cut_to_end: bool,
-    /// The line ending at `end` is a complete entry without its newline
-    /// (as an editor may leave it), so a newline goes first.
-    newline_first: bool,
 }
 
 /// A torn last line found by [`FileTape::open`]: what a crash in the middle
@@ -117,16 +98,11 @@ impl FileTape {
     /// records into it.
     pub fn create(path: impl AsRef<Path>) -> Result<Self, TapeError> {
         let path = path.as_ref();
-        let file = File::create(path).map_err(|e| io_error(path, e))?;
+        let file = LineAppender::create(path).map_err(|e| io_error(path, e))?;
         Ok(FileTape {
             path: path.to_path_buf(),
             calls: MemoryTape::new(),
-            writer: Mutex::new(Writer {
-                file: Some(file),
-                end: 0,
-                cut_to_end: false,
-                newline_first: false,
-            }),
+            writer: Mutex::new(file),
             torn: None,
         })
     }
@@ -144,13 +120,7 @@ impl FileTape {
         let bytes = std::fs::read(path).map_err(|e| io_error(path, e))?;
         let parsed = parse_bytes::<TapeEntry>(&name, &bytes).map_err(from_jsonl)?;
 
-        // Only the last line can lack its newline, and only it can be torn,
-        // so everything up to the last newline is whole lines.
-        let whole_lines = bytes
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |at| at + 1);
-        let tail = &bytes[whole_lines..];
+        let tail = LineAppender::tail(&bytes);
         let torn = parsed.torn.map(|t| TornEntry {
             file: t.file,
             line: t.line,
@@ -166,16 +136,7 @@ impl FileTape {
                  bytes are cut off before the next record"
             );
         }
-        let writer = Writer {
-            file: None,
-            end: if torn.is_some() {
-                whole_lines as u64
-            } else {
-                bytes.len() as u64
-            },
-            cut_to_end: torn.is_some(),
-            newline_first: torn.is_none() && !tail.is_empty(),
-        };
+        let writer = LineAppender::after(path, &bytes, torn.is_some());
         Ok(FileTape {
             path: path.to_path_buf(),
             calls: MemoryTape::from_entries(parsed.records),
@@ -201,39 +162,10 @@ impl FileTape {
         &self.path
     }
 
-    fn writer(&self) -> MutexGuard<'_, Writer> {
+    fn writer(&self) -> MutexGuard<'_, LineAppender> {
         // The writer's fields change only after a write's outcome is known,
         // so a poisoned lock still guards a consistent writer.
         self.writer.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Writes `line` (an entry and its newline) after the file's complete
-    /// content, repairing the end of the file first if it needs it.
-    fn append(&self, writer: &mut Writer, line: &[u8]) -> io::Result<()> {
-        let file = match &mut writer.file {
-            Some(file) => file,
-            None => writer
-                .file
-                .insert(OpenOptions::new().append(true).open(&self.path)?),
-        };
-        if writer.cut_to_end {
-            file.set_len(writer.end)?;
-            writer.cut_to_end = false;
-        }
-        let mut bytes = Vec::with_capacity(line.len() + 1);
-        if writer.newline_first {
-            bytes.push(b'\n');
-        }
-        bytes.extend_from_slice(line);
-        // One write of the whole line: a crash leaves at most a torn last
-        // line. If it fails half-way, what it wrote is cut off next time.
-        if let Err(e) = file.write_all(&bytes) {
-            writer.cut_to_end = true;
-            return Err(e);
-        }
-        writer.end += bytes.len() as u64;
-        writer.newline_first = false;
-        Ok(())
     }
 }
 
@@ -252,8 +184,7 @@ impl Tape for FileTape {
         // Held until the entry is in memory too, so the file's order and
         // the replay order are the same.
         let mut writer = self.writer();
-        self.append(&mut writer, &line)
-            .map_err(|e| io_error(&self.path, e))?;
+        writer.append(&line).map_err(|e| io_error(&self.path, e))?;
         self.calls.record(entry)
     }
 

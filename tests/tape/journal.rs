@@ -67,6 +67,28 @@ fn a_torn_last_journal_line_is_reported_and_the_entries_before_it_kept() {
     assert_eq!(torn.file, file.path().display().to_string());
 }
 
+/// Appending to a journal whose last line is torn cuts the torn bytes off
+/// first: the new entry gets its own line and the file reads back clean.
+#[test]
+fn appending_after_a_torn_line_repairs_the_end_first() {
+    let file = TempFile::new("journal_append_torn");
+    let expected = write_session(&file);
+    let mut bytes = file.read();
+    bytes.extend_from_slice(br#"{"seq":6,"key":"par"#);
+    file.write(&bytes);
+
+    let sink = Arc::new(FileJournalSink::append(file.path()).unwrap());
+    let state = State::new().with_journal_sink(sink.clone());
+    state.set("after", true);
+    sink.check().unwrap();
+
+    let read = FileJournalSink::read(file.path()).unwrap();
+    assert!(read.torn.is_none(), "the torn line was cut off");
+    assert_eq!(read.records.len(), expected.len() + 1);
+    assert_eq!(read.records[..expected.len()], expected[..]);
+    assert_eq!(read.records[expected.len()].key, "after");
+}
+
 #[test]
 fn a_bad_journal_line_is_an_error_naming_the_file_and_the_line() {
     let file = TempFile::new("journal_bad_line");

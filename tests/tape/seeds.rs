@@ -79,15 +79,10 @@ async fn seed_001_tape_module_example() -> Result<(), Box<dyn Error>> {
     Ok(())
 }
 
-/// Seed 000's resolver example: a `FileTape` opened from a file and a
-/// `taped_resolver` in Replay mode.
-///
-/// The seed hands the resolver to
-/// `Extract::record("account").field_resolve("balance", ["account_id"], None, …)`;
-/// `Extract` is being built in the session layer. Until it lands this test
-/// calls the resolver the way `field_resolve` would (with the named
-/// fields as arguments). To extend it: build the `Extract` from `resolver`
-/// and assert on the record it produces; the tape and the counter stay.
+/// Seed 000's resolver example: a `FileTape` opened from a file, a
+/// `taped_resolver` in Replay mode, and the record field it fills:
+/// `Extract::record("account").field_resolve("balance", ["account_id"], None, …)`
+/// run by a session after its turn.
 #[tokio::test]
 async fn seed_000_extract_field_resolve_replays_a_file_tape() -> Result<(), Box<dyn Error>> {
     use livesim::testing::{FileTape, TapeMode, taped_resolver};
@@ -117,6 +112,35 @@ async fn seed_000_extract_field_resolve_replays_a_file_tape() -> Result<(), Box<
     let replayed = resolver(json!({"account_id": "a1"})).await?;
     assert_eq!(replayed, recorded);
     assert_eq!(replayed["balance"], 42);
+
+    // As in the seed: the taped resolver behind a record's field, run by a
+    // session after its turn, from a tape opened afresh.
+    let tape = Arc::new(FileTape::open(file.path())?);
+    let record = livesim::prelude::Extract::record("account")
+        .field_resolve(
+            "balance",
+            ["account_id"],
+            None,
+            taped_resolver(
+                tape,
+                TapeMode::Replay,
+                "balance",
+                counting_fetch(calls.clone()),
+            ),
+        )
+        .build();
+    let state = livesim::state::State::new();
+    state.set("account_id", "a1");
+    let run = livesim::testing::ScriptedServer::new()
+        .says("Let me check your balance.")
+        .play(
+            livesim::prelude::Live::builder()
+                .state(state.clone())
+                .extract(record),
+        )
+        .await?;
+    assert_eq!(state.get("account:balance"), Some(recorded.clone()));
+    run.disconnect().await;
 
     // A second ask, and an unknown account: misses, still without a fetch.
     let again = resolver(json!({"account_id": "a1"})).await.unwrap_err();

@@ -238,27 +238,24 @@ impl ScriptedServer {
 
     /// A tool call; ids are `call-1`, `call-2`, … in script order. The
     /// script waits for the answer before its next action.
-    pub fn calls(mut self, name: impl Into<String>, args: Value) -> Self {
-        self.next_call += 1;
-        let id = format!("call-{}", self.next_call);
-        self.action(Action::Call(Call {
-            id,
-            name: name.into(),
-            args,
-            wait: true,
-        }))
+    pub fn calls(self, name: impl Into<String>, args: Value) -> Self {
+        self.call(name.into(), args, true)
     }
 
     /// A tool call the script does not wait for: the next actions follow
     /// at once (to cancel it, or to interrupt while it runs).
-    pub fn calls_without_waiting(mut self, name: impl Into<String>, args: Value) -> Self {
+    pub fn calls_without_waiting(self, name: impl Into<String>, args: Value) -> Self {
+        self.call(name.into(), args, false)
+    }
+
+    fn call(mut self, name: String, args: Value, wait: bool) -> Self {
         self.next_call += 1;
         let id = format!("call-{}", self.next_call);
         self.action(Action::Call(Call {
             id,
-            name: name.into(),
+            name,
             args,
-            wait: false,
+            wait,
         }))
     }
 

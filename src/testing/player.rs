@@ -161,16 +161,23 @@ pub(crate) async fn play<T: Transport>(script: ScriptedServer, mut io: T, progre
     let mut actions = script.actions.iter().enumerate();
     loop {
         // Wait for what the last action needs, handling client frames meanwhile.
-        while !player.satisfied(&wait) {
+        loop {
+            // Registered before the check, so a release that lands in
+            // between still wakes us.
+            let released = progress.released.notified();
+            tokio::pin!(released);
+            released.as_mut().enable();
+            if player.satisfied(&wait) {
+                break;
+            }
             let deadline = match &wait {
                 Wait::Until(at) => Some(*at),
                 _ => None,
             };
-            let released = progress.released.notified();
             let frame = tokio::select! {
                 biased;
                 frame = player.io.recv() => frame,
-                _ = released, if matches!(wait, Wait::Release) => continue,
+                _ = &mut released, if matches!(wait, Wait::Release) => continue,
                 _ = sleep_until(deadline) => { wait = Wait::Nothing; continue; }
             };
             match frame {

@@ -242,3 +242,26 @@ async fn a_recorded_session_becomes_a_scenario() -> Result<(), Box<dyn std::erro
     assert!(failure.to_string().contains("book_table"), "{failure}");
     Ok(())
 }
+
+/// The same test on a multi-threaded runtime, where the session's lanes
+/// and tools may run on other threads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_weather_example_runs_on_a_multi_threaded_runtime() {
+    for _ in 0..5 {
+        let run = ScriptedServer::new()
+            .hears("What's the weather in Paris?")
+            .calls("get_weather", json!({ "city": "Paris" }))
+            .says("It is sunny in Paris.")
+            .settle_after(std::time::Duration::from_millis(50))
+            .play(
+                Live::builder().tools(T::simple("get_weather", "Weather", |args| async move {
+                    Ok(json!({ "city": args["city"], "sky": "sunny" }))
+                })),
+            )
+            .await
+            .unwrap();
+        assert_eq!(run.tool_responses()[0]["response"]["sky"], "sunny");
+        assert_eq!(run.transcript_text(), "It is sunny in Paris.");
+        run.disconnect().await;
+    }
+}

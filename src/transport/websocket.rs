@@ -1,4 +1,5 @@
-//! The WebSocket client for the real Live service.
+//! The WebSocket client for the real Live service, and the frame layer
+//! both ends of a WebSocket share.
 //!
 //! TLS is rustls with the `ring` provider and the webpki root store, so
 //! nothing is read from the OS. The API key travels in the
@@ -6,10 +7,15 @@
 //! URL is a string that errors and logs echo, the header is not. Every
 //! error this module returns has been through a [`Redactor`] that knows
 //! the key, and shows the URL without its query.
+//!
+//! [`WebSocketTransport`] is generic over the byte stream under the
+//! WebSocket, so `livesim serve` wraps the sockets it accepts (plain TCP
+//! or TLS) in the same frame handling the client uses.
 
 use futures::future::BoxFuture;
 use futures::{FutureExt, SinkExt, StreamExt};
 use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
@@ -115,7 +121,9 @@ impl Endpoint {
     }
 }
 
-/// A connected WebSocket to a Live endpoint.
+/// A connected WebSocket: to a Live endpoint (the default stream type,
+/// from [`connect`](WebSocketTransport::connect)), or any open WebSocket
+/// over a byte stream `S` (see [`from_stream`](WebSocketTransport::from_stream)).
 ///
 /// Text and binary frames go out as given; pings are answered and never
 /// surface; an incoming close reason is redacted. Closing with a code that
@@ -136,8 +144,8 @@ impl Endpoint {
 /// # Ok(())
 /// # }
 /// ```
-pub struct WebSocketTransport {
-    ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+pub struct WebSocketTransport<S = MaybeTlsStream<TcpStream>> {
+    ws: WebSocketStream<S>,
     redactor: Redactor,
     /// A close frame taken off the socket but not yet returned (see `recv`).
     pending: Option<Frame>,
@@ -192,13 +200,25 @@ impl WebSocketTransport {
             }
         };
         tracing::debug!(target: "livesim::transport", url = %shown, "connected");
-        Ok(WebSocketTransport {
+        Ok(WebSocketTransport::from_stream(ws, redactor))
+    }
+}
+
+impl<S> WebSocketTransport<S>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    /// Wraps a WebSocket that is already open, at either end: a server
+    /// wraps the sockets it accepts. `redactor` scrubs every error and
+    /// close reason this transport reports.
+    pub fn from_stream(ws: WebSocketStream<S>, redactor: Redactor) -> Self {
+        WebSocketTransport {
             ws,
             redactor,
             pending: None,
             closing: false,
             finished: false,
-        })
+        }
     }
 
     fn failure(&self, error: WsError) -> TransportError {
@@ -292,7 +312,10 @@ fn clean(redactor: &Redactor, url: &str, shown: &str, text: &str) -> String {
     redactor.scrub(&text.replace(url, shown)).into_owned()
 }
 
-impl Transport for WebSocketTransport {
+impl<S> Transport for WebSocketTransport<S>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     fn send(&mut self, frame: Frame) -> BoxFuture<'_, Result<(), TransportError>> {
         self.send_frame(frame).boxed()
     }

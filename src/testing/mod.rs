@@ -12,7 +12,7 @@
 //! inputs; it does not measure what a real model would say.
 
 pub mod fixtures;
-mod player;
+pub(crate) mod player;
 mod replay;
 mod replay_session;
 mod run;

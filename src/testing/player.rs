@@ -47,6 +47,13 @@ pub(crate) struct Progress {
 pub(crate) struct Recorded {
     pub released: bool,
     pub actions_done: bool,
+    /// Where the script is: `the handshake`, `action #3 (…)`, `after the
+    /// last action` (what a report says when the client leaves early).
+    pub at: String,
+    /// The script ended the connection itself (a `close`, `abort` or
+    /// `reject_setup` action): it played as written even though actions
+    /// may follow.
+    pub ended_by_script: bool,
     pub finished: bool,
     pub frames_sent: u64,
     pub frames_delivered: u64,
@@ -131,11 +138,21 @@ fn answers(calls: &[Call]) -> Wait {
 
 /// Plays `script` on the server end `io`, recording into `progress`.
 pub(crate) async fn play<T: Transport>(script: ScriptedServer, mut io: T, progress: Arc<Progress>) {
+    play_on(script, &mut io, progress).await;
+}
+
+/// [`play`] on a borrowed transport, which the caller keeps: `livesim
+/// serve` finishes the closing handshake after the script ends.
+pub(crate) async fn play_on<T: Transport>(
+    script: ScriptedServer,
+    io: &mut T,
+    progress: Arc<Progress>,
+) {
     let mut player = Player {
         name: script.name.clone(),
-        io: &mut io,
+        io,
         progress: progress.clone(),
-        at: "the handshake".to_string(),
+        at: String::new(),
         lenient: script.lenient,
         expects: script
             .actions
@@ -152,11 +169,12 @@ pub(crate) async fn play<T: Transport>(script: ScriptedServer, mut io: T, progre
         Some(Action::RejectSetup(close)) => Some(close.clone()),
         _ => None,
     };
+    player.move_to("the handshake".to_string());
     if player.handshake(rejection).await.is_err() {
         progress.update(|s| s.finished = true);
         return;
     }
-    player.at = "before the first action".to_string();
+    player.move_to("before the first action".to_string());
     let mut wait = Wait::Release;
     let mut actions = script.actions.iter().enumerate();
     loop {
@@ -196,7 +214,7 @@ pub(crate) async fn play<T: Transport>(script: ScriptedServer, mut io: T, progre
         let Some((index, action)) = actions.next() else {
             break;
         };
-        player.at = describe(index, action);
+        player.move_to(describe(index, action));
         wait = match player.perform(action).await {
             Ok(wait) => wait,
             Err(()) => {
@@ -205,7 +223,7 @@ pub(crate) async fn play<T: Transport>(script: ScriptedServer, mut io: T, progre
             }
         };
     }
-    player.at = "after the last action".to_string();
+    player.move_to("after the last action".to_string());
     progress.update(|s| s.actions_done = true);
     // Keep checking what the client sends until it hangs up.
     loop {
@@ -250,6 +268,11 @@ struct Player<'a, T: Transport> {
 }
 
 impl<T: Transport> Player<'_, T> {
+    fn move_to(&mut self, at: String) {
+        self.progress.update(|s| s.at = at.clone());
+        self.at = at;
+    }
+
     fn satisfied(&self, wait: &Wait) -> bool {
         let state = self.progress.lock();
         match wait {
@@ -306,6 +329,7 @@ impl<T: Transport> Player<'_, T> {
                 .await;
         }
         if let Some(close) = rejection {
+            self.progress.update(|s| s.ended_by_script = true);
             let _ = self
                 .io
                 .close(Some(CloseFrame::new(close.code, close.reason)))
@@ -353,13 +377,17 @@ impl<T: Transport> Player<'_, T> {
             // Handled by the handshake.
             Action::RejectSetup(_) => Ok(Wait::Nothing),
             Action::Close(close) => {
+                self.progress.update(|s| s.ended_by_script = true);
                 let _ = self
                     .io
                     .close(Some(CloseFrame::new(close.code, close.reason.clone())))
                     .await;
                 Err(())
             }
-            Action::Abort => Err(()),
+            Action::Abort => {
+                self.progress.update(|s| s.ended_by_script = true);
+                Err(())
+            }
         }
     }
 

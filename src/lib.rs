@@ -57,6 +57,7 @@ pub mod flow;
 pub mod jsonl;
 pub mod llm;
 pub mod prelude;
+pub mod serve;
 pub mod session;
 pub mod simulation;
 pub mod state;

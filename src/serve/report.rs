@@ -1,0 +1,131 @@
+//! What became of each served connection, and of the whole run.
+
+use std::fmt;
+
+use crate::testing::ReplayError;
+use crate::testing::player::Recorded;
+use crate::wire::Redactor;
+
+/// How one connection's script play ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The script played to its end (or to its own close/abort), and the
+    /// client hung up without breaking it.
+    Completed,
+    /// The client did what the script does not allow; the connection was
+    /// closed as the Live service would close it.
+    Broken(Vec<ReplayError>),
+    /// The client hung up before the script's end.
+    LeftEarly {
+        /// Where the script was: `action #3 (call get_weather as call-1)`.
+        at: String,
+        /// Calls the script issued that were never answered.
+        unanswered: Vec<String>,
+    },
+}
+
+/// One connection that reached the script.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConnectionReport {
+    /// Connections are numbered from 1 in the order they were accepted.
+    pub number: usize,
+    /// The script's name.
+    pub script: String,
+    /// How it ended.
+    pub outcome: Outcome,
+}
+
+impl ConnectionReport {
+    /// Reads the player's record. Every string that came from the client
+    /// goes through `redactor`, so the report is safe to print.
+    pub(crate) fn from_record(
+        number: usize,
+        script: &str,
+        record: &Recorded,
+        unanswered: Vec<String>,
+        redactor: &Redactor,
+    ) -> Self {
+        let outcome = if !record.errors.is_empty() {
+            Outcome::Broken(
+                record
+                    .errors
+                    .iter()
+                    .map(|e| ReplayError {
+                        script: e.script.clone(),
+                        at: e.at.clone(),
+                        problem: redactor.scrub(&e.problem).into_owned(),
+                    })
+                    .collect(),
+            )
+        } else if record.actions_done || record.ended_by_script {
+            Outcome::Completed
+        } else {
+            Outcome::LeftEarly {
+                at: record.at.clone(),
+                unanswered,
+            }
+        };
+        ConnectionReport {
+            number,
+            script: script.to_string(),
+            outcome,
+        }
+    }
+
+    /// Whether the client played the script through.
+    pub fn completed(&self) -> bool {
+        self.outcome == Outcome::Completed
+    }
+}
+
+impl fmt::Display for ConnectionReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.number;
+        match &self.outcome {
+            Outcome::Completed => write!(
+                f,
+                "connection {n}: script {:?} played to its end",
+                self.script
+            ),
+            Outcome::Broken(errors) => {
+                write!(f, "connection {n}: the client broke the script:")?;
+                for error in errors {
+                    write!(f, "\n  {error}")?;
+                }
+                Ok(())
+            }
+            Outcome::LeftEarly { at, unanswered } => {
+                write!(
+                    f,
+                    "connection {n}: the client hung up before script {:?} ended, at {at}",
+                    self.script
+                )?;
+                if !unanswered.is_empty() {
+                    write!(f, " (unanswered calls: {})", unanswered.join(", "))?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Every connection a run served.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServeReport {
+    /// In the order they ended.
+    pub connections: Vec<ConnectionReport>,
+}
+
+impl ServeReport {
+    /// Whether every connection played its script through.
+    pub fn success(&self) -> bool {
+        self.connections.iter().all(ConnectionReport::completed)
+    }
+
+    /// The process exit status `livesim serve` uses: 0 when every
+    /// connection completed, 1 when a client broke the script or left
+    /// early (2, bad usage, never comes from a run).
+    pub fn exit_code(&self) -> u8 {
+        if self.success() { 0 } else { 1 }
+    }
+}

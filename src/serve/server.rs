@@ -1,0 +1,201 @@
+//! The listener: bind 127.0.0.1, accept connections, play the script on
+//! each, and say how every play ended.
+
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use tokio::net::TcpListener;
+
+use super::connection::{self, Attempt, Shared};
+use super::log::ServeLog;
+use super::report::ServeReport;
+use super::tls::{default_certificate_path, local_tls};
+use super::upgrade::SERVED_PATHS;
+use crate::testing::ScriptedServer;
+
+/// How many connections to serve before exiting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Connections {
+    /// This many script plays, then stop (the default is one).
+    Count(NonZeroUsize),
+    /// Keep serving until the process is stopped.
+    Forever,
+}
+
+impl Default for Connections {
+    fn default() -> Self {
+        Connections::Count(NonZeroUsize::MIN)
+    }
+}
+
+/// How to serve.
+#[derive(Clone, Debug, Default)]
+pub struct ServeOptions {
+    /// The port on 127.0.0.1; 0 picks a free one.
+    pub port: u16,
+    /// How many connections to serve.
+    pub connections: Connections,
+    /// Serve `wss://` with a fresh self-signed certificate.
+    pub tls: bool,
+    /// Where to write the certificate (PEM) with `tls`; by default
+    /// `livesim-serve-<port>.pem` in the system temp directory.
+    pub certificate_out: Option<PathBuf>,
+}
+
+/// Why serving could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The port could not be bound.
+    #[error("could not listen on 127.0.0.1:{port}: {source}")]
+    Bind {
+        /// The port asked for.
+        port: u16,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The certificate file could not be written.
+    #[error("could not write the certificate to {path}: {source}")]
+    Certificate {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The certificate or the TLS configuration could not be made.
+    #[error("could not set up TLS: {0}")]
+    Tls(String),
+}
+
+/// A script served on a bound port, ready to [`run`](Server::run).
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::sync::Arc;
+/// use livesim::serve::{ServeOptions, Server};
+/// use livesim::testing::ScriptedServer;
+///
+/// let script = ScriptedServer::load("weather.json")?;
+/// let server = Server::bind(script, ServeOptions::default()).await?;
+/// println!("listening on {}", server.url());
+/// let report = server.run(Arc::new(|line: &str| eprintln!("{line}"))).await;
+/// std::process::exit(report.exit_code());
+/// # }
+/// ```
+pub struct Server {
+    listener: TcpListener,
+    port: u16,
+    shared: Shared,
+    connections: Connections,
+    certificate: Option<PathBuf>,
+}
+
+impl Server {
+    /// Binds 127.0.0.1 on the port asked for and, with TLS, makes and
+    /// writes the certificate.
+    pub async fn bind(script: ScriptedServer, options: ServeOptions) -> Result<Server, ServeError> {
+        let listener = TcpListener::bind(("127.0.0.1", options.port))
+            .await
+            .map_err(|source| ServeError::Bind {
+                port: options.port,
+                source,
+            })?;
+        let port = listener
+            .local_addr()
+            .map_err(|source| ServeError::Bind {
+                port: options.port,
+                source,
+            })?
+            .port();
+        let (tls, certificate) = if options.tls {
+            let path = options
+                .certificate_out
+                .clone()
+                .unwrap_or_else(|| default_certificate_path(port));
+            let tls = local_tls(&path)?;
+            (Some(tls.acceptor), Some(tls.certificate))
+        } else {
+            (None, None)
+        };
+        Ok(Server {
+            listener,
+            port,
+            shared: Shared {
+                script,
+                tls,
+                log: std::sync::Arc::new(|_: &str| {}),
+            },
+            connections: options.connections,
+            certificate,
+        })
+    }
+
+    /// The port listened on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// `ws://127.0.0.1:PORT` (`wss://` with TLS): what a client that adds
+    /// the Live path itself takes as its base URL.
+    pub fn base_url(&self) -> String {
+        let scheme = if self.shared.tls.is_some() {
+            "wss"
+        } else {
+            "ws"
+        };
+        format!("{scheme}://127.0.0.1:{}", self.port)
+    }
+
+    /// The full URL of the v1beta Live endpoint on this server.
+    pub fn url(&self) -> String {
+        format!("{}{}", self.base_url(), SERVED_PATHS[0])
+    }
+
+    /// Where the certificate was written, with TLS.
+    pub fn certificate_path(&self) -> Option<&Path> {
+        self.certificate.as_deref()
+    }
+
+    /// Serves until the connections asked for have played the script
+    /// (never, with [`Connections::Forever`]). Connections are served
+    /// concurrently; one whose upgrade failed (a wrong path, a failed TLS
+    /// handshake) does not count. Every line of the log goes to `log`.
+    pub async fn run(mut self, log: ServeLog) -> ServeReport {
+        self.shared.log = log.clone();
+        let budget = match self.connections {
+            Connections::Count(n) => n.get(),
+            Connections::Forever => usize::MAX,
+        };
+        let mut report = ServeReport::default();
+        let mut in_flight = FuturesUnordered::new();
+        let mut accepted = 0;
+        loop {
+            let room = report.connections.len() + in_flight.len() < budget;
+            if !room && in_flight.is_empty() {
+                break;
+            }
+            tokio::select! {
+                biased;
+                Some(attempt) = in_flight.next(), if !in_flight.is_empty() => {
+                    if let Attempt::Played(connection) = attempt {
+                        report.connections.push(connection);
+                    }
+                }
+                incoming = self.listener.accept(), if room => match incoming {
+                    Ok((tcp, peer)) => {
+                        accepted += 1;
+                        in_flight.push(connection::serve(accepted, tcp, peer, self.shared.clone()));
+                    }
+                    Err(error) => {
+                        log(&format!("livesim serve: accept failed: {error}"));
+                        // Out of file descriptors, say: give the open
+                        // connections a moment rather than spin.
+                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    }
+                },
+            }
+        }
+        report
+    }
+}

@@ -282,3 +282,40 @@ async fn snake_case_client_messages_are_accepted() {
     assert!(control.errors().is_empty(), "{:?}", control.errors());
     assert!(control.unanswered_calls().is_empty());
 }
+
+/// The Python SDK's exact shape (snake_case at the top, camelCase inside)
+/// and `realtime_input` are accepted; a snake_case answer to a call the
+/// script never made is refused like any other.
+#[tokio::test]
+async fn python_sdk_shapes_are_checked_like_any_other() {
+    let script = ScriptedServer::new()
+        .named("sdk")
+        .calls("f", json!({}))
+        .expects("realtimeInput")
+        .calls("g", json!({}));
+    let (mut t, control) = client(script).await;
+    let _call = t.recv().await;
+    t.send(text(json!({ "tool_response": { "functionResponses": [
+        { "id": "call-1", "name": "f", "response": { "ok": true } }
+    ] } })))
+    .await
+    .unwrap();
+    t.send(text(json!({ "realtime_input": { "text": "next" } })))
+        .await
+        .unwrap();
+    let (code, error) = violate(
+        &mut t,
+        &control,
+        text(json!({ "tool_response": { "function_responses": [
+            { "id": "call-9", "name": "g", "response": {} }
+        ] } })),
+    )
+    .await;
+    assert_eq!(code, 1008);
+    assert!(
+        error.contains(
+            "the client answered call-9, which the script never issued (issued: [call-1, call-2])"
+        ),
+        "{error}"
+    );
+}

@@ -56,3 +56,12 @@ fn an_unknown_command_is_an_error() {
     assert!(!ok);
     assert!(text.contains("unrecognized subcommand"), "{text}");
 }
+
+#[test]
+fn serve_help_names_the_exit_statuses() {
+    let (ok, text) = livesim(&["serve", "--help"]);
+    assert!(ok, "{text}");
+    assert!(text.contains("Usage: livesim serve"), "{text}");
+    assert!(text.contains("Exit status: 0"), "{text}");
+    assert!(text.contains("--tls"), "{text}");
+}

@@ -80,7 +80,7 @@ pub enum ServeError {
 /// let server = Server::bind(script, ServeOptions::default()).await?;
 /// println!("listening on {}", server.url());
 /// let report = server.run(Arc::new(|line: &str| eprintln!("{line}"))).await;
-/// std::process::exit(report.exit_code());
+/// std::process::exit(report.exit_code().into());
 /// # }
 /// ```
 pub struct Server {

@@ -121,11 +121,6 @@ impl Context {
         self.cached_now.set(None);
     }
 
-    /// The tokio instant at which virtual time is zero.
-    pub(crate) fn origin(&self) -> Option<tokio::time::Instant> {
-        self.start.get()
-    }
-
     /// Draws from the stream `label`, creating it on first use.
     pub(crate) fn draw<T>(&self, label: &str, f: impl FnOnce(&mut Stream) -> T) -> T {
         let mut streams = self.streams.borrow_mut();

@@ -81,11 +81,6 @@ pub fn now() -> Duration {
     context::with(|ctx| ctx.now()).unwrap_or_default()
 }
 
-/// The tokio instant at which the simulation's virtual time is zero.
-pub fn origin() -> Option<tokio::time::Instant> {
-    context::with(|ctx| ctx.origin()).flatten()
-}
-
 /// The label of the lane or task being polled (`runtime` between polls).
 pub fn current_label() -> Option<Label> {
     context::with(|ctx| ctx.label())

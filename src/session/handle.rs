@@ -1,9 +1,7 @@
 //! The handle a connected session is driven through.
 
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
 use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::bus::{EventBus, EventStream};
@@ -166,10 +164,5 @@ impl LiveHandle {
         if let Some(task) = task {
             let _ = task.await;
         }
-    }
-
-    /// Waits up to `limit` for the session to end; true if it did.
-    pub async fn closed_within(&self, limit: Duration) -> bool {
-        tokio::time::timeout(limit, self.closed()).await.is_ok()
     }
 }

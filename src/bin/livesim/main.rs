@@ -1,0 +1,56 @@
+//! The `livesim` command line.
+//!
+//! A thin layer over library calls: each command lives in its own module
+//! (`serve.rs`, …), parses its arguments with clap and maps the library's
+//! outcome to an exit status. `livesim sim` is the skeleton the soak engine
+//! will fill.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod serve;
+
+/// Build Gemini Live agent sessions and test them deterministically.
+#[derive(Parser, Debug)]
+#[command(name = "livesim", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Seeded simulation runs of the agents in `sim/` (soak, replay).
+    Sim {
+        #[command(subcommand)]
+        command: Option<SimCommand>,
+    },
+    /// Serve a script to any WebSocket client on 127.0.0.1, at the Live
+    /// API's path.
+    ///
+    /// The first line on stdout is `livesim serve: listening on URL`. Every
+    /// frame is logged to stderr (redacted). Exit status: 0 when the
+    /// script played to its end on every connection, 1 when a client broke
+    /// it or hung up early, 2 for bad usage or an unreadable script.
+    Serve(serve::ServeArgs),
+}
+
+#[derive(Subcommand, Debug)]
+enum SimCommand {}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Sim { command: None } => {
+            eprintln!(
+                "livesim sim: no simulation subcommand is built yet; `sim soak` lands with the soak engine (see README)."
+            );
+            ExitCode::from(2)
+        }
+        Command::Sim {
+            command: Some(never),
+        } => match never {},
+        Command::Serve(args) => serve::run(args),
+    }
+}

@@ -102,7 +102,8 @@ impl JournalFile {
                         line: Some(line),
                         problem: format!(
                             "not a journal entry (one state mutation per line: \
-                             {{\"seq\", \"key\", \"value\", \"timestamp\"}}): {problem}"
+                             {{\"seq\", \"key\", \"value\", \"timestamp\"}}): {}",
+                            within_line(&problem)
                         ),
                     });
                 }
@@ -156,6 +157,17 @@ impl JournalFile {
         let name = file.strip_suffix(".jsonl").unwrap_or(file);
         let name = name.strip_suffix(".journal").unwrap_or(name);
         (!name.is_empty()).then(|| name.to_string())
+    }
+}
+
+/// serde's position inside a one-line document ("at line 1 column 7")
+/// says "column 7": the file's line is named already.
+fn within_line(problem: &str) -> String {
+    match problem.rsplit_once(" at line 1 column ") {
+        Some((what, column)) if column.chars().all(|c| c.is_ascii_digit()) => {
+            format!("{what} (column {column})")
+        }
+        _ => problem.to_string(),
     }
 }
 

@@ -77,13 +77,13 @@ pub struct ScenarioResult {
     /// `.scenario.json` (may be empty).
     pub label: String,
     /// What happened.
-    pub outcome: Outcome,
+    pub outcome: ScenarioOutcome,
 }
 
 /// How a scenario fared.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
-pub enum Outcome {
+pub enum ScenarioOutcome {
     /// Every step held.
     Passed {
         /// How many steps ran.
@@ -174,7 +174,7 @@ impl Corpus {
         for path in &self.scenarios {
             let (spec_path, label) = self.spec_for(path);
             let outcome = match self.specs.iter().position(|s| s == &spec_path) {
-                None => Outcome::Error {
+                None => ScenarioOutcome::Error {
                     problem: format!(
                         "no spec beside it: a scenario `<name>.<label>{SCENARIO_SUFFIX}` runs \
                          against `<name>{SPEC_SUFFIX}` in the same folder, and there is no {}",
@@ -237,24 +237,24 @@ impl Corpus {
     }
 }
 
-fn run_one(spec: &Result<Spec, String>, path: &Path) -> Outcome {
+fn run_one(spec: &Result<Spec, String>, path: &Path) -> ScenarioOutcome {
     let spec = match spec {
         Ok(spec) => spec,
         Err(problem) => {
-            return Outcome::Error {
+            return ScenarioOutcome::Error {
                 problem: format!("its spec cannot be used: {problem}"),
             };
         }
     };
     match Scenario::read(path) {
-        Err(e) => Outcome::Error {
+        Err(e) => ScenarioOutcome::Error {
             problem: e.to_string(),
         },
         Ok(scenario) => match scenario.run_now(spec, Enforcement::Enforce) {
-            Ok(_) => Outcome::Passed {
+            Ok(_) => ScenarioOutcome::Passed {
                 steps: scenario.steps.len(),
             },
-            Err(failure) => Outcome::Failed { failure },
+            Err(failure) => ScenarioOutcome::Failed { failure },
         },
     }
 }
@@ -273,20 +273,20 @@ impl CorpusReport {
 
     /// How many scenarios passed.
     pub fn passes(&self) -> usize {
-        self.count(|o| matches!(o, Outcome::Passed { .. }))
+        self.count(|o| matches!(o, ScenarioOutcome::Passed { .. }))
     }
 
     /// How many scenarios ran and failed at a step.
     pub fn failures(&self) -> usize {
-        self.count(|o| matches!(o, Outcome::Failed { .. }))
+        self.count(|o| matches!(o, ScenarioOutcome::Failed { .. }))
     }
 
     /// How many scenarios could not run.
     pub fn errors(&self) -> usize {
-        self.count(|o| matches!(o, Outcome::Error { .. }))
+        self.count(|o| matches!(o, ScenarioOutcome::Error { .. }))
     }
 
-    fn count(&self, which: impl Fn(&Outcome) -> bool) -> usize {
+    fn count(&self, which: impl Fn(&ScenarioOutcome) -> bool) -> usize {
         self.results.iter().filter(|r| which(&r.outcome)).count()
     }
 
@@ -312,23 +312,23 @@ impl ScenarioResult {
     /// happened and why, or why the scenario could not run.
     pub fn detail(&self) -> String {
         match &self.outcome {
-            Outcome::Passed { steps } => {
+            ScenarioOutcome::Passed { steps } => {
                 format!("{steps} step{}", if *steps == 1 { "" } else { "s" })
             }
-            Outcome::Failed { failure } => format!(
+            ScenarioOutcome::Failed { failure } => format!(
                 "failed at steps[{}] {}: {}",
                 failure.index, failure.step, failure.reason
             ),
-            Outcome::Error { problem } => problem.clone(),
+            ScenarioOutcome::Error { problem } => problem.clone(),
         }
     }
 
     /// `PASS`, `FAIL` or `ERROR`.
     pub fn status(&self) -> &'static str {
         match self.outcome {
-            Outcome::Passed { .. } => "PASS",
-            Outcome::Failed { .. } => "FAIL",
-            Outcome::Error { .. } => "ERROR",
+            ScenarioOutcome::Passed { .. } => "PASS",
+            ScenarioOutcome::Failed { .. } => "FAIL",
+            ScenarioOutcome::Error { .. } => "ERROR",
         }
     }
 }

@@ -14,14 +14,14 @@ use std::io;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-use super::corpus::{CorpusReport, Outcome, ScenarioResult};
+use super::corpus::{CorpusReport, ScenarioOutcome, ScenarioResult};
 
 impl CorpusReport {
     /// The report as JUnit XML. Fails only if the XML writer does.
     ///
     /// ```
     /// use std::path::PathBuf;
-    /// use livesim::simulation::{CorpusReport, Outcome, ScenarioResult};
+    /// use livesim::simulation::{CorpusReport, ScenarioOutcome, ScenarioResult};
     ///
     /// let report = CorpusReport {
     ///     root: PathBuf::from("sim"),
@@ -31,7 +31,7 @@ impl CorpusReport {
     ///         scenario: PathBuf::from("booking/booking.incident.scenario.json"),
     ///         spec: PathBuf::from("booking/booking.spec.json"),
     ///         label: "incident".into(),
-    ///         outcome: Outcome::Passed { steps: 15 },
+    ///         outcome: ScenarioOutcome::Passed { steps: 15 },
     ///     }],
     /// };
     /// let xml = report.to_junit().unwrap();
@@ -59,8 +59,8 @@ impl CorpusReport {
 
 fn test_case(result: &ScenarioResult) -> TestCase {
     let status = match &result.outcome {
-        Outcome::Passed { .. } => TestCaseStatus::success(),
-        Outcome::Failed { failure } => {
+        ScenarioOutcome::Passed { .. } => TestCaseStatus::success(),
+        ScenarioOutcome::Failed { failure } => {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
             status
                 .set_message(result.detail())
@@ -68,7 +68,7 @@ fn test_case(result: &ScenarioResult) -> TestCase {
                 .set_description(failure.to_string());
             status
         }
-        Outcome::Error { .. } => {
+        ScenarioOutcome::Error { .. } => {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
             status
                 .set_message(result.detail())

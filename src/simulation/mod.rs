@@ -44,7 +44,7 @@ mod scenario;
 mod sim;
 mod step;
 
-pub use corpus::{Corpus, CorpusError, CorpusReport, Outcome, ScenarioResult};
+pub use corpus::{Corpus, CorpusError, CorpusReport, ScenarioOutcome, ScenarioResult};
 pub use from_journal::{JournalError, JournalRecord, RUNTIME_PREFIXES};
 pub use journal_file::{JournalFile, JournalFileError, JournalLine};
 pub use replay::{Divergence, ReplayLine, ReplayReport, TurnOutOfRange, TurnReplay};

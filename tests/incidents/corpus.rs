@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use livesim::simulation::{Corpus, Outcome};
+use livesim::simulation::{Corpus, ScenarioOutcome};
 use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
 use serde_json::Value;
 
@@ -259,7 +259,7 @@ fn a_scenario_runs_against_the_longest_spec_name_beside_it() {
             (
                 r.spec.display().to_string(),
                 r.label.clone(),
-                matches!(r.outcome, Outcome::Passed { .. }),
+                matches!(r.outcome, ScenarioOutcome::Passed { .. }),
             )
         })
         .collect();

@@ -472,7 +472,9 @@ impl fmt::Display for ReplayReport {
                 }
             }
         }
-        if self.clean() {
+        if self.decisions == 0 {
+            write!(f, "CLEAN: no recorded decisions to compare")
+        } else if self.clean() {
             write!(
                 f,
                 "CLEAN: the spec reproduces all {}",

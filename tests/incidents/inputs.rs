@@ -3,6 +3,8 @@
 //! turns past the end. Errors name the file and line and exit 2; nothing
 //! panics.
 
+use std::path::Path;
+
 use serde_json::{Value, json};
 
 use crate::cli::{Run, arg, livesim, livesim_with_stdin, package, scratch, write};
@@ -46,6 +48,17 @@ fn jsonl(lines: &[Value]) -> String {
 
 fn stderr_of(run: Run) -> String {
     run.expect(2).stderr
+}
+
+/// What `flow replay SPEC --journal JOURNAL` says on stderr as it exits 2.
+fn replay_error(spec: &str, journal: &Path) -> String {
+    stderr_of(livesim(&[
+        "flow",
+        "replay",
+        spec,
+        "--journal",
+        &arg(journal),
+    ]))
 }
 
 #[test]
@@ -156,13 +169,7 @@ fn a_missing_file_is_named() {
     );
     let dir = scratch("missing-spec");
     let journal = write(&dir, "j.jsonl", jsonl(&incident_lines()));
-    let err = stderr_of(livesim(&[
-        "flow",
-        "replay",
-        "no/such.spec.json",
-        "--journal",
-        &arg(&journal),
-    ]));
+    let err = replay_error("no/such.spec.json", &journal);
     assert!(
         err.starts_with("livesim flow replay: no/such.spec.json: cannot read it: "),
         "{err}"
@@ -187,13 +194,7 @@ fn a_line_that_is_not_a_journal_entry_is_named_with_its_line() {
     );
     // Not JSON at all, and not UTF-8: the same, never a panic.
     let journal = write(&dir, "j.jsonl", "ok\n");
-    let err = stderr_of(livesim(&[
-        "flow",
-        "replay",
-        SPEC,
-        "--journal",
-        &arg(&journal),
-    ]));
+    let err = replay_error(SPEC, &journal);
     assert!(err.contains("j.jsonl:1: not a journal entry"), "{err}");
     let garbage = write(&dir, "g.jsonl", [0xff, 0xfe, b'{', b'\n', 0x00, 0x9f]);
     let err = stderr_of(livesim(&[
@@ -214,13 +215,7 @@ fn a_flow_entry_of_the_wrong_shape_is_named_with_its_line() {
     lines[4]["value"] = json!({"id": "call-2"});
     let dir = scratch("bad-flow");
     let journal = write(&dir, "j.jsonl", jsonl(&lines));
-    let err = stderr_of(livesim(&[
-        "flow",
-        "replay",
-        SPEC,
-        "--journal",
-        &arg(&journal),
-    ]));
+    let err = replay_error(SPEC, &journal);
     assert!(
         err.starts_with(&format!(
             "livesim flow replay: {}:5: entry seq 5 (flow:tool_call): ",
@@ -239,13 +234,7 @@ fn a_spec_that_does_not_compile_is_named_with_line_and_column() {
         "pay.spec.json",
         "{\"v\": 1, \"kind\": \"flow\",\n \"steps\": [{\"id\": \"pay\", \"after\": [\"verify\"]}]}",
     );
-    let err = stderr_of(livesim(&[
-        "flow",
-        "replay",
-        &arg(&spec),
-        "--journal",
-        &arg(&journal),
-    ]));
+    let err = replay_error(&arg(&spec), &journal);
     assert!(
         err.starts_with(&format!(
             "livesim flow replay: {}:2:35: at steps[0].after: step `pay` comes after `verify`",
@@ -352,15 +341,23 @@ fn a_journal_with_no_flow_decisions_is_not_called_clean() {
         "j.jsonl",
         jsonl(&[json!({"seq": 1, "key": "party_size", "value": 4, "timestamp": 0})]),
     );
-    let err = stderr_of(livesim(&[
-        "flow",
-        "replay",
-        SPEC,
-        "--journal",
-        &arg(&journal),
-    ]));
+    let err = replay_error(SPEC, &journal);
     assert!(
         err.contains("the journal records no flow decisions"),
         "{err}"
+    );
+    // Governed, but nothing decided yet (the user barged in at once): a
+    // replay with nothing to compare, not an error.
+    let journal = write(
+        &dir,
+        "j.jsonl",
+        jsonl(&[json!({"seq": 1, "key": "flow:interrupted", "value": {}, "timestamp": 0})]),
+    );
+    let out = livesim(&["flow", "replay", SPEC, "--journal", &arg(&journal)]).expect(0);
+    assert!(
+        out.stdout
+            .ends_with("\nCLEAN: no recorded decisions to compare\n"),
+        "{}",
+        out.stdout
     );
 }

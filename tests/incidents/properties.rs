@@ -173,13 +173,19 @@ fn boundaries(journal: &Path) -> usize {
 
 static CASE: AtomicUsize = AtomicUsize::new(0);
 
-/// A scratch folder per case (proptest may run cases on one thread after
-/// another; the counter keeps their files apart).
-fn case_dir() -> Scratch {
-    scratch(&format!(
-        "property-{}",
-        CASE.fetch_add(1, Ordering::Relaxed)
-    ))
+/// The journal's file name in a case's folder.
+const JOURNAL: &str = "run.journal.jsonl";
+
+/// Records one case: fixture `which` plays `acts` with `seed`, its journal
+/// in a scratch folder of the case's own (the two properties run at once,
+/// so a counter keeps their files apart). Returns the folder, the fixture
+/// and how many calls the script made.
+fn record(seed: u64, which: usize, acts: &[Act]) -> (Scratch, Fixture, usize) {
+    let case = CASE.fetch_add(1, Ordering::Relaxed);
+    let dir = scratch(&format!("property-{case}"));
+    let fixture = fixtures(&dir).swap_remove(which);
+    let calls = run_session(seed, &fixture, acts, &dir.join(JOURNAL));
+    (dir, fixture, calls)
 }
 
 proptest! {
@@ -199,10 +205,8 @@ proptest! {
         which in 0usize..2,
         acts in acts(),
     ) {
-        let dir = case_dir();
-        let fixture = fixtures(&dir).swap_remove(which);
-        let journal = dir.join("run.journal.jsonl");
-        let calls = run_session(seed, &fixture, &acts, &journal);
+        let (dir, fixture, calls) = record(seed, which, &acts);
+        let journal = dir.join(JOURNAL);
         let report = replay_as_the_cli_does(&fixture, &journal);
         prop_assert!(report.clean(), "seed {seed:#x}:\n{report}");
         prop_assert_eq!(report.decisions, calls + boundaries(&journal), "{}", report);
@@ -210,8 +214,12 @@ proptest! {
 }
 
 proptest! {
-    // A handful through the binary: slower, and the same code path.
-    #![proptest_config(ProptestConfig { cases: 4, ..ProptestConfig::default() })]
+    // A handful through the binary (a process per case): 4 by default, a
+    // sixteenth of PROPTEST_CASES for nightly runs.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse::<u32>().ok()).map_or(4, |n| (n / 16).max(4)),
+        ..ProptestConfig::default()
+    })]
 
     // The binary prints exactly the library's report, CLEAN, and exits 0.
     #[test]
@@ -220,10 +228,8 @@ proptest! {
         which in 0usize..2,
         acts in acts(),
     ) {
-        let dir = case_dir();
-        let fixture = fixtures(&dir).swap_remove(which);
-        let journal = dir.join("run.journal.jsonl");
-        run_session(seed, &fixture, &acts, &journal);
+        let (dir, fixture, _) = record(seed, which, &acts);
+        let journal = dir.join(JOURNAL);
         let report = replay_as_the_cli_does(&fixture, &journal);
         let out = livesim(&["flow", "replay", &arg(&fixture.file), "--journal", &arg(&journal)]);
         prop_assert_eq!(out.code, Some(0), "seed {:#x}: {:#?}", seed, out);

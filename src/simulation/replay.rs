@@ -249,7 +249,7 @@ impl Replayer {
             Step::Turn => self.boundary(),
             Step::ExpectActive(recorded) => self.active(index, step, recorded),
             Step::Set { key, value } => {
-                let note = format!("set {key} = {value}");
+                let note = format!("set {key} = {}", shortened(&value.to_string()));
                 self.apply(index, step, note);
             }
             Step::ToolFailed(tool) => {
@@ -438,6 +438,16 @@ impl Replayer {
                 diverged,
             });
         }
+    }
+}
+
+/// A value as a note shows it: whole up to 120 characters, else its start
+/// and how long it is (the step itself keeps it whole).
+fn shortened(text: &str) -> String {
+    const MAX: usize = 120;
+    match text.char_indices().nth(MAX) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}… ({} characters)", &text[..cut], text.chars().count()),
     }
 }
 

@@ -275,3 +275,22 @@ fn a_scenario_runs_against_the_longest_spec_name_beside_it() {
         ]
     );
 }
+
+#[test]
+fn a_junit_file_that_cannot_be_written_is_an_error_after_the_results() {
+    let dir = scratch("ci-junit-unwritable");
+    let out = livesim(&[
+        "flow",
+        "ci",
+        "--junit",
+        &arg(&dir.join("no/such/folder/ci.xml")),
+    ])
+    .expect(2);
+    assert!(out.stdout.contains("flow ci: "), "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("ci.xml: cannot write the JUnit report: "),
+        "{}",
+        out.stderr
+    );
+}

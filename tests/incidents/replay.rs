@@ -176,3 +176,22 @@ fn the_json_report_is_the_library_report() {
     assert_eq!(printed["scenario"], "paid");
     assert_eq!(printed["diverged"], 0);
 }
+
+#[test]
+fn a_long_value_is_shortened_in_the_note_and_kept_whole_in_the_step() {
+    let long = "x".repeat(300);
+    let recorded = scenario(json!([{"set": {"key": "transcript", "value": long}}]));
+    let report = recorded.replay(&verify_then_pay());
+    let line = &report.turns[0].lines[0];
+    assert_eq!(
+        line.note,
+        format!("set transcript = \"{}… (302 characters)", "x".repeat(119))
+    );
+    assert_eq!(
+        line.step,
+        Step::Set {
+            key: "transcript".into(),
+            value: json!(long)
+        }
+    );
+}

@@ -191,25 +191,28 @@ fn ci(args: CiArgs) -> ExitCode {
         Ok(corpus) => corpus.run(),
         Err(problem) => return files::fail(COMMAND, problem),
     };
-    if let Some(path) = &args.junit {
+    let junit = args.junit.as_ref().and_then(|path| {
         let written = report.to_junit().and_then(|xml| std::fs::write(path, xml));
-        if let Err(e) = written {
-            return files::fail(
-                COMMAND,
-                format!("{}: cannot write the JUnit report: {e}", path.display()),
-            );
-        }
-    }
-    let status = if report.errors() > 0 {
+        written
+            .err()
+            .map(|e| format!("{}: cannot write the JUnit report: {e}", path.display()))
+    });
+    let status = if report.errors() > 0 || junit.is_some() {
         files::INPUT
     } else if report.failures() > 0 {
         files::FINDING
     } else {
         files::PASS
     };
-    match args.format {
+    // The results are printed even when the JUnit file cannot be written,
+    // so the run is not lost; the exit status says it was not all well.
+    let printed = match args.format {
         Format::Text => files::print(&report.to_string(), status),
         Format::Json => print_json(COMMAND, &report, status),
+    };
+    match junit {
+        Some(problem) => files::fail(COMMAND, problem),
+        None => printed,
     }
 }
 

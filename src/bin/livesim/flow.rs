@@ -48,7 +48,8 @@ pub enum FlowCommand {
     ///
     /// Exit status: 0 when every scenario passed, 1 when one failed at a
     /// step, 2 when one could not run (no spec beside it, a file that
-    /// cannot be read) or for bad usage (a DIR that holds no scenario).
+    /// cannot be read), for a JUnit FILE that cannot be written, or for
+    /// bad usage (a DIR that holds no scenario).
     Ci(CiArgs),
 }
 

@@ -8,7 +8,7 @@ use livesim::simulation::{Scenario, Step};
 use serde_json::Value;
 
 use crate::booking_session::{self, SPEC};
-use crate::cli::{arg, livesim, package, scratch};
+use crate::cli::{arg, livesim, livesim_in, package, scratch};
 
 /// The stricter spec: `book_table` also needs `manager_approved`.
 fn strict_spec() -> PathBuf {
@@ -200,4 +200,91 @@ fn every_booking_script_records_a_passing_scenario() {
         "{}",
         out.stdout
     );
+}
+
+/// The README's "Incidents to regression tests" shows these commands with
+/// their output; run again in a folder laid out as there, they print the
+/// same.
+#[test]
+fn the_readme_walkthrough_prints_what_the_readme_shows() {
+    let readme = std::fs::read_to_string(package().join("README.md")).unwrap();
+    let section = readme
+        .split("## Incidents to regression tests")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("the README has the section");
+    let shown: Vec<&str> = section
+        .split("```text\n")
+        .skip(1)
+        .map(|block| block.split("```").next().unwrap())
+        .collect();
+
+    // The folder: the sim/ booking corpus, the stricter spec, the journal.
+    let dir = scratch("readme");
+    std::fs::create_dir_all(dir.join("sim/booking")).unwrap();
+    std::fs::create_dir_all(dir.join("strict")).unwrap();
+    let sim = package().join("sim/booking");
+    for file in [
+        "booking.spec.json",
+        "booking.escalation.scenario.json",
+        "booking.refused-early-booking.scenario.json",
+    ] {
+        std::fs::copy(sim.join(file), dir.join("sim/booking").join(file)).unwrap();
+    }
+    let journal = dir.join("user-123.journal.jsonl");
+    record("incident", &journal);
+    let run = |args: &[&str]| livesim_in(&dir, args, b"");
+
+    let head: String = std::fs::read_to_string(&journal)
+        .unwrap()
+        .lines()
+        .take(2)
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_eq!(shown[0], head);
+    let scenario = run(&[
+        "session",
+        "scenario",
+        "user-123.journal.jsonl",
+        "--name",
+        "booking-incident",
+    ])
+    .expect(0)
+    .stdout;
+    assert_eq!(shown[1], scenario);
+    std::fs::write(
+        dir.join("sim/booking/booking.incident.scenario.json"),
+        &scenario,
+    )
+    .unwrap();
+    assert_eq!(shown[2], run(&["flow", "ci"]).expect(0).stdout);
+    std::fs::copy(strict_spec(), dir.join("strict/booking.spec.json")).unwrap();
+    std::fs::write(dir.join("strict/booking.incident.scenario.json"), &scenario).unwrap();
+    assert_eq!(
+        shown[3],
+        run(&["flow", "ci", "strict", "--junit", "ci.xml"])
+            .expect(1)
+            .stdout
+    );
+    let replay = [
+        "flow",
+        "replay",
+        "strict/booking.spec.json",
+        "--journal",
+        "user-123.journal.jsonl",
+    ];
+    assert_eq!(shown[4], run(&replay).expect(1).stdout);
+    let why = [
+        "flow",
+        "why",
+        "strict/booking.spec.json",
+        "--journal",
+        "user-123.journal.jsonl",
+        "--turn",
+        "2",
+        "--tool",
+        "book_table",
+    ];
+    assert_eq!(shown[5], run(&why).expect(0).stdout);
+    assert_eq!(shown.len(), 6);
 }

@@ -25,9 +25,14 @@ impl Run {
 
 /// Runs `livesim ARGS` in the package folder, with `stdin` as its input.
 pub fn livesim_with_stdin<S: AsRef<std::ffi::OsStr>>(args: &[S], stdin: &[u8]) -> Run {
+    livesim_in(package(), args, stdin)
+}
+
+/// Runs `livesim ARGS` in folder `dir`, with `stdin` as its input.
+pub fn livesim_in<S: AsRef<std::ffi::OsStr>>(dir: &Path, args: &[S], stdin: &[u8]) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_livesim"))
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -18,11 +18,9 @@
 //! `flow:interrupted` are livesim's additions to the seed documents'
 //! table, so recorded escalations replay.
 //!
-//! The journal entry type (`StateMutation`) belongs to the state layer,
-//! which is being built beside this one; until it lands, entries are read
-//! through the small [`JournalRecord`] trait, implemented for
-//! `(seq, key, value)` triples. `StateMutation` will implement it, so
-//! `Scenario::from_journal(name, &journal.entries())` keeps its shape.
+//! Entries are read through the small [`JournalRecord`] trait, implemented
+//! for the state layer's `StateMutation`, for a journal file's lines, and
+//! for `(seq, key, value)` triples (handy in tests).
 
 use std::fmt;
 

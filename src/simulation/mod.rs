@@ -10,7 +10,12 @@
 //! checked against what a real session did.
 //!
 //! This layer owns the scenario vocabulary and its JSON shape, the
-//! simulator, and the journal-to-scenario mapping.
+//! simulator, the journal-to-scenario mapping ([`JournalFile`] reads a
+//! journal file with the line of every entry), replays that report every
+//! decision a spec makes differently from a recording
+//! ([`Scenario::replay`], [`Scenario::replay_to`]), and scenario corpora
+//! run as a CI job ([`Corpus`], with JUnit output). The `livesim session`
+//! and `livesim flow` commands are thin layers over these.
 //!
 //! ```
 //! use livesim::flow::{Enforcement, Flow, Guard};
@@ -30,12 +35,19 @@
 //! scenario.run_now(&spec, Enforcement::Enforce).unwrap();
 //! ```
 
+mod corpus;
 mod from_journal;
+mod journal_file;
+mod junit;
+mod replay;
 mod scenario;
 mod sim;
 mod step;
 
+pub use corpus::{Corpus, CorpusError, CorpusReport, ScenarioOutcome, ScenarioResult};
 pub use from_journal::{JournalError, JournalRecord, RUNTIME_PREFIXES};
+pub use journal_file::{JournalFile, JournalFileError, JournalLine};
+pub use replay::{Divergence, ReplayLine, ReplayReport, TurnOutOfRange, TurnReplay};
 pub use scenario::{Scenario, ScenarioFailure, ScenarioFileError};
 pub use sim::Sim;
 pub use step::Step;

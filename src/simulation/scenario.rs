@@ -44,7 +44,7 @@ pub struct Scenario {
 }
 
 /// Where and why a scenario stopped.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
 #[error("scenario `{scenario}` failed at steps[{index}] {step}: {reason}")]
 pub struct ScenarioFailure {
     /// The scenario's name.

@@ -11,7 +11,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::step::Step;
-use crate::flow::{Enforcement, Explanation, FlowEntry, FlowMonitor, FlowSpec, Verdict};
+use crate::flow::{
+    Enforcement, Explanation, FlowEntry, FlowMonitor, FlowSpec, ToolAnswer, Verdict,
+};
 
 /// A flow monitor, its state, and the journal a session would have written.
 ///
@@ -73,6 +75,26 @@ impl Sim {
     /// The flow explained at this point.
     pub fn explain(&self) -> Explanation {
         self.monitor.explain(&self.state)
+    }
+
+    /// Whether a call of `tool` would be admitted now under the monitor's
+    /// enforcement, and if not, why.
+    pub fn explain_tool(&self, tool: &str) -> ToolAnswer {
+        self.monitor.explain_tool(tool, &self.state)
+    }
+
+    /// What the active steps wait for now, one sentence per step that
+    /// waits (`book waits for called_ok(book_table): …`).
+    pub fn waits(&self) -> Vec<String> {
+        self.explain()
+            .active
+            .iter()
+            .filter(|step| !step.waits_for.is_empty())
+            .map(|step| {
+                let unmet: Vec<String> = step.waits_for.iter().map(ToString::to_string).collect();
+                format!("{} waits for {}", step.id, unmet.join(" and "))
+            })
+            .collect()
     }
 
     /// Applies one step; `Err` says why an expectation does not hold (or a
@@ -171,16 +193,7 @@ impl Sim {
         if actual == wanted {
             return Ok(());
         }
-        let explanation = self.explain();
-        let waits: Vec<String> = explanation
-            .active
-            .iter()
-            .filter(|step| !step.waits_for.is_empty())
-            .map(|step| {
-                let unmet: Vec<String> = step.waits_for.iter().map(ToString::to_string).collect();
-                format!("{} waits for {}", step.id, unmet.join(" and "))
-            })
-            .collect();
+        let waits = self.waits();
         let mut message = format!(
             "expected active steps [{}], but they are [{}]",
             wanted.join(", "),

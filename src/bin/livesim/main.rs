@@ -1,19 +1,31 @@
 //! The `livesim` command line.
 //!
 //! A thin layer over library calls: each command lives in its own module
-//! (`serve.rs`, …), parses its arguments with clap and maps the library's
-//! outcome to an exit status. `livesim sim` is the skeleton the soak engine
-//! will fill.
+//! (`serve.rs`, `session.rs`, `flow.rs`), parses its arguments with clap
+//! and maps the library's outcome to an exit status (`files.rs` holds the
+//! statuses and the reading of `-` as stdin). `livesim sim` is the skeleton
+//! the soak engine will fill.
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod files;
+mod flow;
 mod serve;
+mod session;
 
 /// Build Gemini Live agent sessions and test them deterministically.
 #[derive(Parser, Debug)]
-#[command(name = "livesim", version, about, long_about = None)]
+#[command(
+    name = "livesim",
+    version,
+    about,
+    long_about = None,
+    after_help = "Exit status, for every command: 0 when everything held, 1 when the command \
+                  found something (a DIVERGED decision, a failing scenario), 2 for bad usage \
+                  or an input that cannot be used."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -34,6 +46,17 @@ enum Command {
     /// script played to its end on every connection, 1 when a client broke
     /// it or hung up early, 2 for bad usage or an unreadable script.
     Serve(serve::ServeArgs),
+    /// Recorded sessions: the scenario a journal implies.
+    Session {
+        #[command(subcommand)]
+        command: session::SessionCommand,
+    },
+    /// Flow specs against recorded sessions and scenario corpora (replay,
+    /// why, ci).
+    Flow {
+        #[command(subcommand)]
+        command: flow::FlowCommand,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -52,5 +75,7 @@ fn main() -> ExitCode {
             command: Some(never),
         } => match never {},
         Command::Serve(args) => serve::run(args),
+        Command::Session { command } => session::run(command),
+        Command::Flow { command } => flow::run(command),
     }
 }

@@ -1,0 +1,89 @@
+//! The files a command reads (a path, or `-` for stdin), the text it
+//! prints, and the exit statuses every command shares.
+
+use std::io::{ErrorKind, Read, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use livesim::flow::Spec;
+use livesim::simulation::JournalFile;
+
+/// Every check held (a clean replay, a passing corpus).
+pub const PASS: u8 = 0;
+/// The command found something: a divergence, a failing scenario.
+pub const FINDING: u8 = 1;
+/// Bad usage or an input that cannot be used (missing, not JSON, …).
+pub const INPUT: u8 = 2;
+
+/// How stdin is named in errors.
+const STDIN_NAME: &str = "<stdin>";
+
+/// Whether `path` means stdin.
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Reads a spec file, or stdin for `-`; the error names the file, line and
+/// column.
+pub fn spec(path: &Path) -> Result<Spec, String> {
+    if is_stdin(path) {
+        let bytes = stdin()?;
+        let text =
+            String::from_utf8(bytes).map_err(|e| format!("{STDIN_NAME}: not UTF-8 text: {e}"))?;
+        Spec::from_json(&text, STDIN_NAME).map_err(|e| e.to_string())
+    } else {
+        Spec::read(path).map_err(|e| e.to_string())
+    }
+}
+
+/// Reads a journal file, or stdin for `-`; the error names the file and
+/// line. A torn last line is reported on stderr and the entries before it
+/// are used.
+pub fn journal(path: &Path) -> Result<JournalFile, String> {
+    let journal = if is_stdin(path) {
+        JournalFile::parse(STDIN_NAME, &stdin()?)
+    } else {
+        JournalFile::read(path)
+    }
+    .map_err(|e| e.to_string())?;
+    if let Some(torn) = &journal.torn {
+        say(&format!(
+            "livesim: warning: {torn}; the entries before it are used"
+        ));
+    }
+    Ok(journal)
+}
+
+fn stdin() -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{STDIN_NAME}: cannot read it: {e}"))?;
+    Ok(bytes)
+}
+
+/// Prints `text` and a newline on stdout, then exits with `status`. A
+/// reader that went away (`| head`) is not an error; any other write
+/// failure is reported and exits 2.
+pub fn print(text: &str, status: u8) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::from(status),
+        Err(e) if e.kind() == ErrorKind::BrokenPipe => ExitCode::from(status),
+        Err(e) => {
+            say(&format!("livesim: cannot write the output: {e}"));
+            ExitCode::from(INPUT)
+        }
+    }
+}
+
+/// Reports an error on stderr, prefixed with the command, and exits 2.
+pub fn fail(command: &str, problem: impl std::fmt::Display) -> ExitCode {
+    say(&format!("livesim {command}: {problem}"));
+    ExitCode::from(INPUT)
+}
+
+/// One line on stderr; a closed stderr is no reason to panic.
+pub fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}

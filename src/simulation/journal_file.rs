@@ -1,0 +1,184 @@
+//! Journal files read for scenarios: every entry with the line it came
+//! from, so a problem anywhere (a line that is not a journal entry, a
+//! `flow:*` value of the wrong shape) is reported as `file:line`.
+//!
+//! A journal file is what [`FileJournalSink`](crate::state::FileJournalSink)
+//! writes: one [`StateMutation`] per line. The lines are decoded by the
+//! project's JSONL decoder ([`crate::jsonl`]), so the rules are the same
+//! as everywhere else: blank lines are skipped, a line that is not an entry
+//! is an error, and a torn last line (a crash mid-write) is kept aside in
+//! [`JournalFile::torn`] with the entries before it intact.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::from_journal::JournalRecord;
+use super::scenario::Scenario;
+use crate::jsonl::{JsonlDecoder, JsonlError, TornLine};
+use crate::state::StateMutation;
+
+/// A journal read from a file or a stream.
+///
+/// ```
+/// use livesim::simulation::{JournalFile, Step};
+///
+/// let text = br#"{"seq":1,"key":"flow:tool_call","value":{"tool":"set_party","id":"call-1"},"timestamp":0}
+///
+/// {"seq":2,"key":"party_size","value":4,"timestamp":5}
+/// "#;
+/// let journal = JournalFile::parse("user-123.journal.jsonl", text).unwrap();
+/// assert_eq!(journal.entries[1].line, 3);
+/// let scenario = journal.scenario("booking-incident").unwrap();
+/// assert_eq!(scenario.steps[0], Step::ExpectAllowed("set_party".into()));
+///
+/// let err = JournalFile::parse("j.jsonl", b"{\"seq\":1}\n").unwrap_err();
+/// assert!(err.to_string().starts_with("j.jsonl:1: not a journal entry"), "{err}");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct JournalFile {
+    /// The file (or the name given to the stream), as errors name it.
+    pub origin: String,
+    /// Every entry, in file order.
+    pub entries: Vec<JournalLine>,
+    /// The torn last line, if the file ends in the middle of an entry.
+    pub torn: Option<TornLine>,
+}
+
+/// One journal entry and the line it is on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JournalLine {
+    /// 1-based line number in the file.
+    pub line: u64,
+    /// The entry.
+    pub mutation: StateMutation,
+}
+
+/// Why a journal cannot be used: the file, the line when there is one, and
+/// what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}{}: {problem}", self.line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct JournalFileError {
+    /// The file (or stream name).
+    pub file: String,
+    /// The 1-based line, when the problem is on one.
+    pub line: Option<u64>,
+    /// What was wrong.
+    pub problem: String,
+}
+
+impl JournalFile {
+    /// Reads the journal file at `path`.
+    pub fn read(path: impl AsRef<Path>) -> Result<JournalFile, JournalFileError> {
+        let path = path.as_ref();
+        let origin = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| JournalFileError {
+            file: origin.clone(),
+            line: None,
+            problem: format!("cannot read it: {e}"),
+        })?;
+        JournalFile::parse(&origin, &bytes)
+    }
+
+    /// Decodes journal bytes; `origin` names them in errors.
+    pub fn parse(origin: &str, bytes: &[u8]) -> Result<JournalFile, JournalFileError> {
+        let mut decoder = JsonlDecoder::<StateMutation>::new(origin);
+        decoder.feed(bytes);
+        decoder.end();
+        let mut entries = Vec::new();
+        while let Some(record) = decoder.next_record() {
+            match record {
+                Ok(mutation) => entries.push(JournalLine {
+                    line: decoder.line(),
+                    mutation,
+                }),
+                Err(JsonlError::BadLine {
+                    file,
+                    line,
+                    problem,
+                }) => {
+                    return Err(JournalFileError {
+                        file,
+                        line: Some(line),
+                        problem: format!(
+                            "not a journal entry (one state mutation per line: \
+                             {{\"seq\", \"key\", \"value\", \"timestamp\"}}): {}",
+                            within_line(&problem)
+                        ),
+                    });
+                }
+                Err(JsonlError::Io { file, problem }) => {
+                    return Err(JournalFileError {
+                        file,
+                        line: None,
+                        problem,
+                    });
+                }
+            }
+        }
+        Ok(JournalFile {
+            origin: origin.to_string(),
+            entries,
+            torn: decoder.torn().cloned(),
+        })
+    }
+
+    /// The scenario the journal implies (see
+    /// [`Scenario::from_journal`]); a `flow:*` entry whose value does not
+    /// have the documented shape is an error naming its line.
+    pub fn scenario(&self, name: impl Into<String>) -> Result<Scenario, JournalFileError> {
+        Scenario::try_from_journal(name, &self.entries).map_err(|e| {
+            let line = self
+                .entries
+                .iter()
+                .find(|entry| entry.mutation.seq == e.seq && entry.mutation.key == e.key)
+                .map(|entry| entry.line);
+            JournalFileError {
+                file: self.origin.clone(),
+                line,
+                problem: format!("entry seq {} ({}): {}", e.seq, e.key, e.problem),
+            }
+        })
+    }
+
+    /// The scenario name a journal file suggests: its file name without
+    /// `.jsonl` and then `.journal` (`user-123.journal.jsonl` gives
+    /// `user-123`). `None` when nothing is left.
+    ///
+    /// ```
+    /// use livesim::simulation::JournalFile;
+    ///
+    /// assert_eq!(JournalFile::name_for("logs/user-123.journal.jsonl").as_deref(), Some("user-123"));
+    /// assert_eq!(JournalFile::name_for("incident.jsonl").as_deref(), Some("incident"));
+    /// assert_eq!(JournalFile::name_for(".jsonl"), None);
+    /// ```
+    pub fn name_for(path: impl AsRef<Path>) -> Option<String> {
+        let file = path.as_ref().file_name()?.to_str()?;
+        let name = file.strip_suffix(".jsonl").unwrap_or(file);
+        let name = name.strip_suffix(".journal").unwrap_or(name);
+        (!name.is_empty()).then(|| name.to_string())
+    }
+}
+
+/// serde's position inside a one-line document ("at line 1 column 7")
+/// says "column 7": the file's line is named already.
+fn within_line(problem: &str) -> String {
+    match problem.rsplit_once(" at line 1 column ") {
+        Some((what, column)) if column.chars().all(|c| c.is_ascii_digit()) => {
+            format!("{what} (column {column})")
+        }
+        _ => problem.to_string(),
+    }
+}
+
+impl JournalRecord for JournalLine {
+    fn seq(&self) -> u64 {
+        self.mutation.seq
+    }
+    fn key(&self) -> &str {
+        &self.mutation.key
+    }
+    fn value(&self) -> &Value {
+        &self.mutation.value
+    }
+}

@@ -25,6 +25,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::events::ToolCall;
+use super::position::Position;
 use crate::compose::tools::{Tool, ToolComposite};
 use crate::executor;
 
@@ -35,6 +36,8 @@ pub(crate) struct Completion {
     pub name: String,
     /// The tool's result, or the error message to answer with.
     pub outcome: Result<Value, String>,
+    /// Where the response stands in the stored log.
+    pub at: Position,
 }
 
 /// What happened to a call handed to the dispatcher.
@@ -90,8 +93,8 @@ impl Dispatcher {
         self.seen.insert(id.to_string())
     }
 
-    /// Starts a claimed call.
-    pub fn dispatch(&mut self, call: &ToolCall) -> Dispatched {
+    /// Starts a claimed call, whose response will stand at `at`.
+    pub fn dispatch(&mut self, call: &ToolCall, at: Position) -> Dispatched {
         let Some(tool) = self.tools.get(&call.name) else {
             let known: Vec<&str> = self.tools.keys().map(String::as_str).collect();
             return Dispatched::UnknownTool(format!(
@@ -111,6 +114,7 @@ impl Dispatcher {
                 id: task_id,
                 name,
                 outcome,
+                at,
             });
         });
         self.running.insert(id, (call.name.clone(), task));

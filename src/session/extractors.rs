@@ -3,11 +3,15 @@
 //! details out of the transcript, or a record whose fields are resolved
 //! from other state.
 //!
-//! The control lane starts every extractor at each turn boundary, each as
-//! its own task (so a slow model call blocks nothing), one run at a time
-//! per extractor: a turn that ends while an extractor is still running
-//! reruns it once the run finishes. What an extractor returns is written
-//! to state by the control lane, in order.
+//! Every extractor runs once per turn boundary, on the transcript as it
+//! stood at the frame that ended the turn (a snapshot the wire lane takes
+//! then, so lines of a later turn never leak in). Each runs as its own
+//! task (a slow model call blocks nothing), one run at a time per
+//! extractor, turns in order: a turn that ends while an extractor is still
+//! running queues its run behind it. What an extractor returns is written
+//! to state by the control lane, in order, and emitted as an
+//! [`Extracted`](super::LiveEvent::Extracted) event that stands right
+//! after the turn's `turn_complete` in the stored log.
 
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -67,6 +71,13 @@ impl Transcript {
         }
     }
 
+    /// A copy of the lines so far that later lines do not reach.
+    pub fn snapshot(&self) -> Transcript {
+        Transcript {
+            lines: Arc::new(Mutex::new(self.lock().clone())),
+        }
+    }
+
     /// The last `window` lines (all of them when `window` is 0).
     pub fn last(&self, window: usize) -> Vec<TranscriptLine> {
         let lines = self.lock();
@@ -82,7 +93,7 @@ impl Transcript {
 /// What an extractor gets at a turn boundary.
 #[derive(Clone)]
 pub struct TurnContext {
-    /// The conversation so far.
+    /// The conversation up to the end of the turn.
     pub transcript: Transcript,
     /// The session's state, to read.
     pub state: State,

@@ -14,7 +14,7 @@ use livesim::transport::memory::pair;
 use serde_json::json;
 
 /// Text still pending when the connection closes is dropped, never
-/// emitted in full (AGGREGATION.md row 22, at session level).
+/// emitted in full (aggregation row 22, at session level).
 #[tokio::test]
 async fn pending_text_is_dropped_when_the_connection_closes() {
     let run = ScriptedServer::new()

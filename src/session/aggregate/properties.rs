@@ -1,5 +1,6 @@
 //! Property tests of aggregation over arbitrary splits of the same turns:
-//! invariants INV1–INV11 of AGGREGATION.md §3.2.
+//! the aggregation invariants INV1–INV11, on the aggregator alone (the
+//! integration suite `tests/aggregation` checks them through the session).
 //!
 //! A turn is a list of text segments (each with a thought flag; neighbours
 //! with the same flag are separated by a code part) and a terminator. Each

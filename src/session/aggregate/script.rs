@@ -1,5 +1,5 @@
 //! A compact notation for aggregation tests: build messages as in the
-//! AGGREGATION.md table, and render events as short tokens.
+//! aggregation table (`rows.rs`), and render events as short tokens.
 
 use serde_json::json;
 
@@ -42,6 +42,13 @@ pub fn parts(parts: Vec<PartView>) -> MessageView {
 
 pub fn msg_text(t: &str) -> MessageView {
     parts(vec![text(t)])
+}
+
+/// The view of a raw server message, decoded as the wire lane decodes it.
+pub fn decoded(message: serde_json::Value) -> MessageView {
+    let frame = crate::wire::Frame::Text(message.to_string());
+    let message = crate::session::inbound::decode(&frame).expect("a server message");
+    crate::session::inbound::view(&message)
 }
 
 pub fn tc() -> MessageView {

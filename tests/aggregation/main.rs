@@ -5,3 +5,4 @@
 
 mod notation;
 mod rows;
+mod session_events;

@@ -49,7 +49,16 @@ pub fn int() -> Value {
 
 /// A tool call to `name` with id `call-<name>`.
 pub fn tool(name: &str) -> Value {
-    json!({ "toolCall": { "functionCalls": [{ "id": format!("call-{name}"), "name": name, "args": {} }] } })
+    tools_called(&[(name, &format!("call-{name}"))])
+}
+
+/// One `toolCall` message calling these (name, id) pairs, in order.
+pub fn tools_called(calls: &[(&str, &str)]) -> Value {
+    let calls: Vec<Value> = calls
+        .iter()
+        .map(|(name, id)| json!({ "id": id, "name": name, "args": {} }))
+        .collect();
+    json!({ "toolCall": { "functionCalls": calls } })
 }
 
 pub fn in_tx(t: &str, finished: bool) -> Value {
@@ -129,7 +138,11 @@ pub fn token(event: &LiveEvent) -> String {
             let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
             format!("tool({})", names.join(","))
         }
-        LiveEvent::ToolResponse { name, .. } => format!("response({name})"),
+        LiveEvent::ToolResponse { name, id, .. } => format!("response({name} {id})"),
+        LiveEvent::ToolDenied { name, id, .. } => format!("denied({name} {id})"),
+        LiveEvent::Extracted { extractor, values } => {
+            format!("extracted({extractor}) {}", Value::Object(values.clone()))
+        }
         LiveEvent::TurnComplete { interrupted, .. } => {
             format!("turnComplete{}", flags(false, *interrupted))
         }

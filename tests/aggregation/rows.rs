@@ -149,7 +149,7 @@ fn row_08_tool_call_flushes_text() {
         &[
             r#"full "Checking""#,
             "tool(f)",
-            "response(f)",
+            "response(f call-f)",
             "turnComplete",
         ],
     );
@@ -162,9 +162,9 @@ fn row_09_tool_calls_are_emitted_at_once() {
         vec![tool("f"), parts(vec![audio()]), tool("g"), tc()],
         &[
             "tool(f)",
-            "response(f)",
+            "response(f call-f)",
             "tool(g)",
-            "response(g)",
+            "response(g call-g)",
             "turnComplete",
         ],
     );

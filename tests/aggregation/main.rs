@@ -4,5 +4,6 @@
 //! the wire order of the conversation, the same on every seed.
 
 mod notation;
+mod properties;
 mod rows;
 mod session_events;

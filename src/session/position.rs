@@ -44,7 +44,7 @@ impl Position {
 
     /// The `n`-th (1-based) event the session adds right after the event
     /// at `self`.
-    pub fn then(self, n: u32) -> Self {
+    fn then(self, n: u32) -> Self {
         debug_assert!(self.after == 0 && n > 0, "one level of added events");
         Position { after: n, ..self }
     }
@@ -59,7 +59,7 @@ impl Position {
     /// event at `self` stands: after that call's refusal, before the next
     /// call's.
     pub fn response(self, call: usize) -> Self {
-        self.then(call_slot(call) + 1)
+        self.then(call_slot(call).saturating_add(1))
     }
 
     /// Where the `extractor`-th extractor's (0-based) result for the turn

@@ -102,13 +102,16 @@ impl Context {
         }
         // Warned once: stop looking.
         self.runtime.borrow_mut().take();
-        let tasks = if alive == 1 { "a task" } else { "tasks" };
+        let tasks = if alive == 1 {
+            "a task".to_string()
+        } else {
+            format!("{alive} tasks")
+        };
         let warning = format!(
-            "{tasks} spawned outside livesim::executor::spawn (tokio::spawn or a runtime \
-             handle) ran in this simulation: the seed cannot reorder them, so their races \
-             are never explored. Spawn with livesim::executor::spawn(label, future); read \
-             time from tokio::time or the session's clock, never a thread or \
-             spawn_blocking."
+            "{tasks} spawned outside livesim::executor::spawn (with tokio::spawn or a \
+             runtime handle) ran in this simulation: the seed cannot reorder such tasks, so \
+             their races are never explored; spawn with \
+             livesim::executor::spawn(label, future) instead"
         );
         tracing::warn!(target: "livesim::spawn", "{warning}");
         self.record_as(self.runtime_label.clone(), &format!("warning: {warning}"));

@@ -277,8 +277,6 @@ impl Aggregator {
 }
 
 #[cfg(test)]
-mod properties;
-#[cfg(test)]
 mod rows;
 #[cfg(test)]
 mod script;

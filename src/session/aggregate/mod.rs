@@ -280,3 +280,5 @@ impl Aggregator {
 mod rows;
 #[cfg(test)]
 mod script;
+#[cfg(test)]
+mod token;

@@ -3,10 +3,12 @@
 //!
 //! TLS is rustls with the `ring` provider and the webpki root store, so
 //! nothing is read from the OS. The API key travels in the
-//! `x-goog-api-key` header, marked sensitive, and never in the URL: the
-//! URL is a string that errors and logs echo, the header is not. Every
-//! error this module returns has been through a [`Redactor`] that knows
-//! the key, and shows the URL without its query.
+//! `x-goog-api-key` header and never in the URL: the URL is a string that
+//! errors and logs echo. The upgrade request is written by livesim itself
+//! ([`handshake`](super::handshake)), so no dependency ever holds the key
+//! (tungstenite traces the requests it writes). Every error this module
+//! returns has been through a [`Redactor`] that knows the key, and shows
+//! the URL without its query.
 //!
 //! [`WebSocketTransport`] is generic over the byte stream under the
 //! WebSocket, so `livesim serve` wraps the sockets it accepts (plain TCP
@@ -17,15 +19,14 @@ use futures::{FutureExt, SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame as WsCloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
+use super::handshake::{self, UpgradeError};
 use super::{ApiKey, CloseFrame, Frame, Transport, TransportError};
-use crate::wire::{Redactor, redact_url};
+use crate::wire::{Redactor, clip, redact_url};
 
 /// The Google AI Live endpoint's host.
 pub const GOOGLE_AI_BASE_URL: &str = "wss://generativelanguage.googleapis.com";
@@ -161,40 +162,34 @@ impl WebSocketTransport {
         let url = endpoint.url();
         let shown = endpoint.redacted_url();
         let redactor = endpoint.redactor();
-        let fail = |problem: String| TransportError::Connect {
-            url: shown.clone(),
-            problem: clean(&redactor, &url, &shown, &problem),
-        };
-        tracing::debug!(target: "livesim::transport", url = %shown, "connecting");
-        let mut request = url
-            .as_str()
-            .into_client_request()
-            .map_err(|e| fail(e.to_string()))?;
         if let Some(key) = &endpoint.api_key {
-            let mut value = HeaderValue::from_str(key.expose())
-                .map_err(|_| fail("the API key is not a valid HTTP header value".into()))?;
-            value.set_sensitive(true);
-            request.headers_mut().insert(API_KEY_HEADER, value);
+            // Log lines livesim writes are scrubbed of it from now on.
+            crate::wire::remember(key);
         }
-        let connected = tokio_tungstenite::connect_async_with_config(request, None, true).await;
-        let ws = match connected {
-            Ok((ws, _response)) => ws,
-            Err(WsError::Http(response)) => {
-                let body = response
-                    .body()
-                    .as_deref()
-                    .map(|b| String::from_utf8_lossy(&b[..b.len().min(300)]).into_owned())
-                    .unwrap_or_default();
+        tracing::debug!(target: "livesim::transport", url = %shown, "connecting");
+        let headers: Vec<(&str, &str)> = endpoint
+            .api_key
+            .iter()
+            .map(|key| (API_KEY_HEADER, key.expose()))
+            .collect();
+        let ws = match handshake::connect(&url, &headers).await {
+            Ok(ws) => ws,
+            Err(UpgradeError::Refused { status, body }) => {
+                // Redacted, then cut: a cut first could keep half a key.
+                let body = clean(&redactor, &url, &shown, body.trim());
                 let error = TransportError::Rejected {
                     url: shown.clone(),
-                    status: response.status().as_u16(),
-                    body: clean(&redactor, &url, &shown, body.trim()),
+                    status,
+                    body: clip(&body, MAX_SHOWN_BODY).into_owned(),
                 };
                 tracing::debug!(target: "livesim::transport", %error, "upgrade refused");
                 return Err(error);
             }
-            Err(e) => {
-                let error = fail(e.to_string());
+            Err(UpgradeError::Connect(problem)) => {
+                let error = TransportError::Connect {
+                    url: shown.clone(),
+                    problem: clean(&redactor, &url, &shown, &problem),
+                };
                 tracing::debug!(target: "livesim::transport", %error, "connect failed");
                 return Err(error);
             }
@@ -203,6 +198,9 @@ impl WebSocketTransport {
         Ok(WebSocketTransport::from_stream(ws, redactor))
     }
 }
+
+/// How much of a refused upgrade's body an error quotes.
+const MAX_SHOWN_BODY: usize = 300;
 
 impl<S> WebSocketTransport<S>
 where

@@ -37,6 +37,7 @@ mod wire_lane;
 pub use builder::LiveSessionBuilder;
 pub use bus::{EventCallback, EventStream};
 pub use config::{DEFAULT_MODEL, Modality, WatchCallback};
+pub(crate) use dispatch::human as human_duration;
 pub use error::SessionError;
 pub use events::{Lane, LiveEvent, ToolCall};
 pub use extract::{Extract, RecordBuilder, RecordExtractor};

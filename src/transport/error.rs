@@ -39,6 +39,16 @@ pub enum TransportError {
         /// What went wrong, redacted.
         problem: String,
     },
+    /// The peer broke the WebSocket protocol (invalid UTF-8 in a text
+    /// message, a message over the size limit, a malformed frame); this
+    /// end closed the connection with `code`.
+    #[error("the peer broke the WebSocket protocol ({problem}); closed with {code}")]
+    Violation {
+        /// The close code sent: 1002, 1007 or 1009.
+        code: u16,
+        /// What was wrong, redacted.
+        problem: String,
+    },
     /// Any other failure while moving frames.
     #[error("transport failure: {problem}")]
     Io {
@@ -71,6 +81,7 @@ impl TransportError {
                 closed
             }
             TransportError::Closed => Closed::new(codes::NORMAL, "the transport is closed"),
+            TransportError::Violation { code, .. } => Closed::new(*code, &self.to_string()),
             other => Closed::abnormal(&other.to_string()),
         }
     }

@@ -19,6 +19,7 @@ use futures::{FutureExt, SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::error::ProtocolError;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame as WsCloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
@@ -127,8 +128,12 @@ impl Endpoint {
 /// over a byte stream `S` (see [`from_stream`](WebSocketTransport::from_stream)).
 ///
 /// Text and binary frames go out as given; pings are answered and never
-/// surface; an incoming close reason is redacted. Closing with a code that
-/// only describes a close (1005, 1006, 1015) is an error: it cannot be sent.
+/// surface; an incoming close reason is redacted. A peer that breaks the
+/// WebSocket protocol gets the close code RFC 6455 gives for it (1007 for
+/// invalid UTF-8 in a text message, 1009 for a message over the size
+/// limit, 1002 for a malformed frame) and `recv` yields
+/// [`TransportError::Violation`]. Closing with a code that only describes
+/// a close (1005, 1006, 1015) is an error: it cannot be sent.
 ///
 /// ```no_run
 /// use livesim::transport::websocket::{Endpoint, WebSocketTransport};
@@ -222,13 +227,45 @@ where
     fn failure(&self, error: WsError) -> TransportError {
         let problem = self.redactor.scrub(&error.to_string()).into_owned();
         match error {
-            WsError::Io(_)
-            | WsError::Protocol(
-                tokio_tungstenite::tungstenite::error::ProtocolError::ResetWithoutClosingHandshake,
-            ) => TransportError::ConnectionLost { problem },
+            WsError::Io(_) | WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake) => {
+                TransportError::ConnectionLost { problem }
+            }
             WsError::ConnectionClosed | WsError::AlreadyClosed => TransportError::Closed,
             _ => TransportError::Io { problem },
         }
+    }
+
+    /// The close code RFC 6455 gives for what the peer sent, when it broke
+    /// the protocol: invalid UTF-8 in a text message is 1007, a message
+    /// over the size limit 1009, a malformed frame (reserved bits or
+    /// opcode, masking the wrong way, a bad control frame) 1002.
+    fn violation(error: &WsError) -> Option<(u16, &'static str)> {
+        match error {
+            WsError::Utf8(_) => Some((1007, "Invalid UTF-8 in a text message.")),
+            WsError::Capacity(_) => Some((1009, "Message too big.")),
+            WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake) => None,
+            WsError::Protocol(_) => Some((1002, "Protocol error.")),
+            _ => None,
+        }
+    }
+
+    /// Answers a protocol violation as RFC 6455 says: a close frame with
+    /// its code, then the connection is given up (no waiting for the
+    /// peer, which is not speaking the protocol).
+    async fn fail_connection(&mut self, error: WsError) -> TransportError {
+        let problem = self.redactor.scrub(&error.to_string()).into_owned();
+        let Some((code, reason)) = Self::violation(&error) else {
+            return self.failure(error);
+        };
+        if !self.closing {
+            self.closing = true;
+            let frame = WsCloseFrame {
+                code: code.into(),
+                reason: reason.into(),
+            };
+            let _ = self.ws.close(Some(frame)).await;
+        }
+        TransportError::Violation { code, problem }
     }
 
     async fn recv_next(&mut self) -> Option<Result<Frame, TransportError>> {
@@ -247,7 +284,7 @@ where
                 Some(Ok(message)) => message,
                 Some(Err(error)) => {
                     self.finished = true;
-                    let error = self.failure(error);
+                    let error = self.fail_connection(error).await;
                     tracing::debug!(target: "livesim::transport", %error, "receive failed");
                     return Some(Err(error));
                 }

@@ -29,6 +29,7 @@ mod handle;
 mod inbound;
 mod live;
 mod phases;
+mod redacted;
 mod route;
 mod telemetry;
 mod temporal;

@@ -252,26 +252,51 @@ pub fn scrub_builtin(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// End of a credential token starting at `start`: letters, digits and the
-/// URL-safe and base64 punctuation. Stops at an ASCII byte or the end, so
-/// it is a character boundary.
+/// A 256-entry membership table, so a scan costs one load per byte.
+const fn table(members: &[u8], alphanumeric: bool) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < members.len() {
+        table[members[i] as usize] = true;
+        i += 1;
+    }
+    if alphanumeric {
+        let mut b = 0;
+        while b < 256 {
+            if (b as u8).is_ascii_alphanumeric() {
+                table[b] = true;
+            }
+            b += 1;
+        }
+    }
+    table
+}
+
+/// Bytes of a credential token: letters, digits and the URL-safe and
+/// base64 punctuation.
+const TOKEN: [bool; 256] = table(b"-._~+/=%", true);
+/// Bytes that end a query parameter's value.
+const PARAM_END: [bool; 256] = table(b"&#\"' <>\n\r\t,;)", false);
+
+/// End of a credential token starting at `start`. Stops at an ASCII byte
+/// or the end, so it is a character boundary.
 fn token_end(bytes: &[u8], start: usize) -> usize {
     let rest = &bytes[start..];
-    let len = rest
-        .iter()
-        .position(|b| !(b.is_ascii_alphanumeric() || b"-._~+/=%".contains(b)))
-        .unwrap_or(rest.len());
-    start + len
+    start
+        + rest
+            .iter()
+            .position(|&b| !TOKEN[b as usize])
+            .unwrap_or(rest.len())
 }
 
 /// End of a query parameter's value (an ASCII byte or the end).
 fn param_end(bytes: &[u8], start: usize) -> usize {
     let rest = &bytes[start..];
-    let len = rest
-        .iter()
-        .position(|b| b"&#\"' <>\n\r\t,;)".contains(b))
-        .unwrap_or(rest.len());
-    start + len
+    start
+        + rest
+            .iter()
+            .position(|&b| PARAM_END[b as usize])
+            .unwrap_or(rest.len())
 }
 
 /// `text` cut to at most `max` bytes on a character boundary, with `…` and

@@ -12,6 +12,7 @@
 #[allow(dead_code)]
 mod harness;
 
+mod redaction;
 mod secrets;
 mod serve_limits;
 mod serve_protocol;

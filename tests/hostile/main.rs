@@ -12,10 +12,12 @@
 #[allow(dead_code)]
 mod harness;
 
+mod files;
 mod redaction;
 mod secrets;
 mod serve_limits;
 mod serve_protocol;
+mod typos;
 
 /// Whether the nightly sizes were asked for.
 pub fn large() -> bool {

@@ -57,7 +57,9 @@ fn redact(c: &mut Criterion) {
         group.measurement_time(Duration::from_secs(4));
         group.warm_up_time(Duration::from_secs(1));
         group.sample_size(30);
-        group.bench_function("scrub", |b| b.iter(|| redactor.scrub(black_box(&text)).len()));
+        group.bench_function("scrub", |b| {
+            b.iter(|| redactor.scrub(black_box(&text)).len())
+        });
         group.bench_function("lowercase_baseline", |b| {
             b.iter(|| black_box(&text).to_ascii_lowercase().len())
         });

@@ -4,7 +4,6 @@
 //! itself is measured in `benches/redact.rs`, not here. A scrubber that
 //! went quadratic again would not finish these tests in CI's time.
 
-
 use livesim::testing::ScriptedServer;
 use livesim::transport::recording::{Recording, WireLogWriter};
 use livesim::transport::wire_log::WireLog;
@@ -60,7 +59,11 @@ fn adversarial_repetitions_scrub_to_the_right_text() {
     same("prefixes", &scrub(&prefixes), &prefixes);
     // The secret back to back: every copy goes.
     let secrets = repeated(SECRET);
-    same("secrets", &scrub(&secrets), &"<redacted>".repeat(secrets.len() / SECRET.len()));
+    same(
+        "secrets",
+        &scrub(&secrets),
+        &"<redacted>".repeat(secrets.len() / SECRET.len()),
+    );
     // A header name whose value is the next header name: each is cut.
     let headers = scrub(&repeated("x-goog-api-key:"));
     assert!(headers.starts_with("x-goog-api-key:<redacted>:x-goog-api-key:<redacted>"));
@@ -97,10 +100,7 @@ async fn a_recording_of_an_adversarial_frame_holds_no_credential() {
     let mut recorded = Recording::new(client, writer);
     let text = format!("{}{SECRET}", repeated("?key="));
     let frame = json!({ "serverContent": { "modelTurn": { "parts": [{ "text": text }] } } });
-    server
-        .send(Frame::Text(frame.to_string()))
-        .await
-        .unwrap();
+    server.send(Frame::Text(frame.to_string())).await.unwrap();
     let received = recorded.recv().await.unwrap().unwrap();
     assert!(matches!(received, Frame::Text(_)));
     drop(recorded);
@@ -135,7 +135,11 @@ async fn serve_is_not_frozen_by_an_adversarial_setup() {
     hang_up(&mut slow).await;
     let ended = served.finish().await;
     assert_eq!(ended.code, Some(0), "{:.2000}", ended.output());
-    assert!(ended.stderr.contains("setup: model ?key=<redacted>"), "{:.2000}", ended.stderr);
+    assert!(
+        ended.stderr.contains("setup: model ?key=<redacted>"),
+        "{:.2000}",
+        ended.stderr
+    );
 }
 
 fn fragment() -> impl Strategy<Value = String> {

@@ -13,6 +13,7 @@
 mod harness;
 
 mod files;
+mod numbers;
 mod redaction;
 mod secrets;
 mod serve_limits;

@@ -15,6 +15,7 @@ mod harness;
 mod files;
 mod numbers;
 mod redaction;
+mod reports;
 mod secrets;
 mod serve_limits;
 mod serve_protocol;

@@ -144,7 +144,8 @@ async fn a_wire_log_and_a_tape_keep_numbers_digit_for_digit() {
     let file = Scratch::new("numbers-tape.jsonl");
     let tape = Arc::new(FileTape::create(file.path()).unwrap());
     let output: Value = serde_json::from_str(&frame_text()).unwrap();
-    tape.record(TapeEntry::ok("llm", Value::Null, output)).unwrap();
+    tape.record(TapeEntry::ok("llm", Value::Null, output))
+        .unwrap();
     drop(tape);
     let reopened = FileTape::open(file.path()).unwrap();
     let text = reopened.entries()[0].output.as_ref().unwrap().to_string();

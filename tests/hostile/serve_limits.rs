@@ -144,3 +144,25 @@ async fn a_60_mib_message_is_refused_without_being_held() {
     );
     assert!(peak <= 100_000_000, "peak RSS {:.1} MB", peak as f64 / 1e6);
 }
+
+/// The limits' flags refuse values that make no sense, with exit 2.
+#[test]
+fn limit_flags_refuse_nonsense() {
+    let script = super::Scratch::new("script.json");
+    script.write(ScriptedServer::new().to_json().to_string().as_bytes());
+    let path = script.path().to_str().unwrap();
+    for (flag, value, said) in [
+        ("--max-message-size", "0", "at least one byte"),
+        ("--max-message-size", "4GB", "unknown unit"),
+        ("--setup-timeout", "0s", "longer than zero"),
+        ("--idle-timeout", "soon", "not a duration"),
+    ] {
+        let ended = super::harness::livesim(&["serve", path, flag, value]);
+        assert_eq!(ended.code, Some(2), "{flag} {value}: {}", ended.output());
+        assert!(
+            ended.stderr.contains(said),
+            "{flag} {value}: {}",
+            ended.stderr
+        );
+    }
+}

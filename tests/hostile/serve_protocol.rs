@@ -333,27 +333,75 @@ async fn log_lines_stay_single_bounded_and_escaped() {
     );
 }
 
-/// Google's Python SDK (google-genai 1.x and later) connects at the v1
-/// path as well as v1beta: both are served.
+/// The README's script for a client that speaks first, played on the v1
+/// path (google-genai 3.x's default) with frames shaped as that SDK sends
+/// them: setup, `client_content` before the server says anything,
+/// `tool_response`, then a normal close. The script plays to its end.
 #[tokio::test]
-async fn the_v1_path_is_served() {
-    let script = ScriptedServer::new().named("v1").says("Hello.");
-    let served = serve(&script.to_json(), &[]).await;
+async fn the_readme_script_for_a_client_that_speaks_first_plays_on_the_v1_path() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let block = readme
+        .split("```json\n")
+        .map(|rest| rest.split("```").next().unwrap())
+        .find(|block| block.contains("\"expect\": \"clientContent\""))
+        .expect("the README has a script with an expect");
+    let script: serde_json::Value = serde_json::from_str(block).unwrap();
+    let served = serve(&script, &[]).await;
     let url = served.url.replace(".v1beta.", ".v1.");
-    let (mut ws, _) = tokio_tungstenite::connect_async(url.as_str())
-        .await
+    let mut request =
+        tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
+            url.as_str(),
+        )
         .unwrap();
-    send(&mut ws, json!({ "setup": { "model": "models/test" } })).await;
+    request
+        .headers_mut()
+        .insert("x-goog-api-key", KEY.parse().unwrap());
+    let (mut ws, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    send(
+        &mut ws,
+        json!({ "setup": { "model": "models/gemini-live-2.5-flash-preview",
+            "generationConfig": { "responseModalities": ["TEXT"] },
+            "tools": [{ "functionDeclarations": [{ "name": "get_weather", "description": "Weather for a city",
+                "parameters": { "type": "OBJECT", "properties": { "city": { "type": "STRING" } } } }] }] } }),
+    )
+    .await;
     until(&mut ws, "setupComplete").await;
-    until(&mut ws, "serverContent").await;
+    send(
+        &mut ws,
+        json!({ "client_content": {
+            "turns": [{ "role": "user", "parts": [{ "text": "What's the weather in Paris?" }] }],
+            "turn_complete": true } }),
+    )
+    .await;
+    let call = until(&mut ws, "toolCall").await;
+    assert_eq!(
+        call["toolCall"]["functionCalls"][0]["args"]["city"],
+        "Paris"
+    );
+    send(
+        &mut ws,
+        json!({ "tool_response": { "function_responses": [
+            { "id": "call-1", "name": "get_weather", "response": { "city": "Paris", "sky": "sunny" } } ] } }),
+    )
+    .await;
+    let text = until(&mut ws, "serverContent").await;
+    assert_eq!(
+        text["serverContent"]["modelTurn"]["parts"][0]["text"],
+        "It is sunny in Paris."
+    );
     super::harness::hang_up(&mut ws).await;
     let ended = served.finish().await;
     assert_eq!(ended.code, Some(0), "{}", ended.output());
-    assert!(
-        ended.stderr.contains(
-            "upgraded on /ws/google.ai.generativelanguage.v1.GenerativeService.BidiGenerateContent"
-        ),
-        "{}",
-        ended.stderr
-    );
+    for line in [
+        "upgraded on /ws/google.ai.generativelanguage.v1.GenerativeService.BidiGenerateContent",
+        "client → client_content: user \"What's the weather in Paris?\" (turn complete)",
+        "connection 1: script \"weather\" played to its end",
+    ] {
+        assert!(
+            ended.stderr.contains(line),
+            "no {line:?} in:\n{}",
+            ended.stderr
+        );
+    }
 }

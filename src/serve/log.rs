@@ -30,6 +30,10 @@ pub type ServeLog = Arc<dyn Fn(&str) + Send + Sync>;
 /// The longest a log line gets, in bytes (longer ones end in `…(N bytes)`).
 pub const MAX_LINE: usize = 2048;
 
+/// How long writing a close frame may take before the connection is
+/// simply dropped.
+const CLOSE_WRITE: Duration = Duration::from_secs(5);
+
 /// The close the service sends when a deadline passes.
 const DEADLINE_CODE: u16 = 1011;
 const DEADLINE_REASON: &str = "Deadline expired before operation could complete.";
@@ -67,8 +71,10 @@ pub fn one_line(text: &str) -> String {
 /// protocol, ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Cut {
-    /// No client frame came in time: `what` is "no setup within 10s".
-    TimedOut(String),
+    /// A deadline passed: `missing` is "no setup within 10s"; `closed`
+    /// says whether a 1011 close was sent (a client that reads nothing is
+    /// dropped instead).
+    TimedOut { missing: String, closed: bool },
     /// The client broke the WebSocket protocol; the server closed with
     /// `code`.
     Violation { code: u16, problem: String },
@@ -170,10 +176,14 @@ impl<T: Transport> Logged<T> {
                 self.say(&format!(
                     "{missing}: closing with {DEADLINE_CODE} {DEADLINE_REASON:?}"
                 ));
-                self.cut = Some(Cut::TimedOut(missing));
+                self.cut = Some(Cut::TimedOut {
+                    missing,
+                    closed: true,
+                });
                 self.closed_here = true;
                 let close = CloseFrame::new(DEADLINE_CODE, DEADLINE_REASON);
-                let _ = self.inner.close(Some(close)).await;
+                // A client that reads nothing must not hold the close either.
+                let _ = tokio::time::timeout(CLOSE_WRITE, self.inner.close(Some(close))).await;
                 None
             }
         }
@@ -238,9 +248,26 @@ fn describe_close(close: &Option<CloseFrame>) -> String {
 }
 
 impl<T: Transport> Transport for Logged<T> {
+    /// A client that stops reading cannot hold the server either: a send
+    /// that does not complete within the idle timeout ends the connection.
     fn send(&mut self, frame: Frame) -> BoxFuture<'_, Result<(), TransportError>> {
         self.server_frame(&frame);
-        self.inner.send(frame)
+        async move {
+            match tokio::time::timeout(self.idle_timeout, self.inner.send(frame)).await {
+                Ok(sent) => sent,
+                Err(_) => {
+                    let missing =
+                        format!("the client read nothing for {}", seconds(self.idle_timeout));
+                    self.say(&format!("{missing}: dropping the connection"));
+                    self.cut = Some(Cut::TimedOut {
+                        missing: missing.clone(),
+                        closed: false,
+                    });
+                    Err(TransportError::Io { problem: missing })
+                }
+            }
+        }
+        .boxed()
     }
 
     fn recv(&mut self) -> BoxFuture<'_, Option<Result<Frame, TransportError>>> {

@@ -16,13 +16,16 @@ pub enum Outcome {
     /// The client did what the script does not allow; the connection was
     /// closed as the Live service would close it.
     Broken(Vec<ReplayError>),
-    /// The client stopped talking: no setup, or no frame either way, in
-    /// time. The connection was closed with 1011.
+    /// The client stopped talking (no setup, or no frame either way, in
+    /// time; the connection was closed with 1011) or stopped reading (it
+    /// was dropped).
     TimedOut {
         /// What was missing: `no setup within 10s`.
         missing: String,
         /// Where the script was.
         at: String,
+        /// `closed with 1011`, or `dropped`.
+        ending: String,
     },
     /// The client broke the WebSocket protocol (invalid UTF-8 in a text
     /// message, a message over the size limit, a malformed frame); the
@@ -69,7 +72,16 @@ impl ConnectionReport {
         let at = record.at.clone();
         let outcome = if let Some(cut) = cut {
             match cut {
-                Cut::TimedOut(missing) => Outcome::TimedOut { missing, at },
+                Cut::TimedOut { missing, closed } => Outcome::TimedOut {
+                    missing,
+                    at,
+                    ending: if closed {
+                        "closed with 1011"
+                    } else {
+                        "dropped"
+                    }
+                    .to_string(),
+                },
                 Cut::Violation { code, problem } => Outcome::ProtocolViolation {
                     code,
                     problem: redactor.scrub(&problem).into_owned(),
@@ -122,9 +134,13 @@ impl fmt::Display for ConnectionReport {
                 }
                 Ok(())
             }
-            Outcome::TimedOut { missing, at } => write!(
+            Outcome::TimedOut {
+                missing,
+                at,
+                ending,
+            } => write!(
                 f,
-                "connection {n}: {missing}, at {at} of script {:?}: closed with 1011",
+                "connection {n}: {missing}, at {at} of script {:?}: {ending}",
                 self.script
             ),
             Outcome::ProtocolViolation { code, problem, at } => write!(

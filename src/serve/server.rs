@@ -44,7 +44,9 @@ pub struct Limits {
     pub setup_timeout: Duration,
     /// How long a connection may go without a frame either way before it
     /// is closed with 1011. Script pauses count: a script that pauses
-    /// longer needs a longer timeout. Default 120 s.
+    /// longer needs a longer timeout. A frame the client does not read for
+    /// this long ends the connection too (dropped, as a close could not
+    /// be written either). Default 120 s.
     pub idle_timeout: Duration,
 }
 

@@ -45,13 +45,14 @@ pub(crate) struct Progress {
 
 impl Progress {
     /// The progress of a play for a real server (`livesim serve`):
-    /// released from the start, and keeping no copy of what the client
-    /// sends (a client may send a lot; the report needs none of it).
+    /// released from the start, keeping no copy of what the client sends
+    /// (a client may send a lot; the report needs none of it), and leaving
+    /// what it says about the client to the server's own redacted log.
     pub fn for_server() -> Self {
         let progress = Progress::default();
         progress.update(|s| {
             s.released = true;
-            s.forget_inbound = true;
+            s.serving = true;
         });
         progress
     }
@@ -71,10 +72,12 @@ pub(crate) struct Recorded {
     pub finished: bool,
     pub frames_sent: u64,
     pub frames_delivered: u64,
-    /// Every frame the client sent (unless `forget_inbound`).
+    /// Every frame the client sent (unless `serving`).
     pub inbound: Vec<Vec<u8>>,
-    /// Set for a real server: `inbound` stays empty.
-    pub forget_inbound: bool,
+    /// Set for a real server: `inbound` stays empty, and errors are not
+    /// logged here (they may quote a client's credential; the server's log
+    /// redacts them).
+    pub serving: bool,
     pub issued: Vec<String>,
     pub answered: BTreeSet<String>,
     pub cancelled: BTreeSet<String>,
@@ -309,8 +312,12 @@ impl<T: Transport> Player<'_, T> {
             at: self.at.clone(),
             problem,
         };
-        tracing::warn!(target: "livesim::testing", "{error}");
-        self.progress.update(|s| s.errors.push(error));
+        self.progress.update(|s| {
+            if !s.serving {
+                tracing::warn!(target: "livesim::testing", "{error}");
+            }
+            s.errors.push(error);
+        });
         let _ = self.io.close(Some(CloseFrame::new(code, reason))).await;
         Err(())
     }
@@ -455,7 +462,7 @@ impl<T: Transport> Player<'_, T> {
     /// Keeps a copy of a client frame for the test, unless told not to.
     fn keep_inbound(&self, bytes: &[u8]) {
         self.progress.update(|s| {
-            if !s.forget_inbound {
+            if !s.serving {
                 s.inbound.push(bytes.to_vec());
             }
         });

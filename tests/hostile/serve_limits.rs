@@ -45,6 +45,40 @@ async fn a_client_gone_quiet_is_closed_at_the_idle_timeout() {
     }
 }
 
+/// A client that stops reading while the script sends cannot hold the
+/// server: once nothing can be written for the idle timeout, the
+/// connection is dropped and the server exits 1.
+#[tokio::test]
+async fn a_client_that_reads_nothing_is_dropped_at_the_idle_timeout() {
+    // 32 MB of model text: more than the sockets' buffers hold.
+    let chunk = "x".repeat(256 * 1024);
+    let mut script = ScriptedServer::new().named("unread");
+    for _ in 0..128 {
+        script = script.text(chunk.clone());
+    }
+    let served = serve(&script.to_json(), &["--idle-timeout", "500ms"]).await;
+    let (mut ws, _) = tokio_tungstenite::connect_async(served.url.as_str())
+        .await
+        .unwrap();
+    send(&mut ws, json!({ "setup": { "model": "models/test" } })).await;
+    // Read nothing more: the server exits on its own.
+    let ended = served.finish().await;
+    drop(ws);
+    assert_eq!(ended.code, Some(1), "{:.3000}", ended.output());
+    assert!(
+        ended
+            .stderr
+            .contains("the client read nothing for 500ms: dropping the connection"),
+        "{:.3000}",
+        ended.stderr
+    );
+    assert!(
+        ended.stderr.contains("of script \"unread\": dropped"),
+        "{:.3000}",
+        ended.stderr
+    );
+}
+
 /// Peak resident memory of a process, in bytes (`VmHWM`).
 fn peak_rss(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;

@@ -54,7 +54,7 @@ pub struct Parsed<T> {
 /// assert_eq!(torn.torn.unwrap().line, 2);
 ///
 /// let bad = parse_bytes::<u32>("n.jsonl", b"1\nx\n3\n").unwrap_err();
-/// assert_eq!(bad.to_string(), "n.jsonl:2: expected value at line 1 column 1");
+/// assert_eq!(bad.to_string(), "n.jsonl:2: expected value at column 1");
 /// ```
 pub fn parse_bytes<T: DeserializeOwned>(file: &str, bytes: &[u8]) -> Result<Parsed<T>, JsonlError> {
     let mut decoder = JsonlDecoder::new(file);

@@ -93,7 +93,7 @@ fn distance(a: &str, b: &str) -> usize {
 /// assert_eq!(
 ///     explain(text, &error),
 ///     "unknown key `setle_ms` at line 2, column 3; did you mean `settle_ms`? \
-///      (expected one of `v`, `settle_ms`)"
+///      (expected `v` or `settle_ms`)"
 /// );
 /// ```
 pub fn explain(text: &str, error: &serde_json::Error) -> String {

@@ -131,6 +131,10 @@ impl FileJournalSink {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Self::create(path),
             Err(e) => return Err(with_path(e, "read", path)),
         };
+        // An empty file gets its header, as a new one does.
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Self::create(path);
+        }
         let parsed = parse_journal(&path.display().to_string(), &bytes)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
         if let Some(torn) = &parsed.torn {

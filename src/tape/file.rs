@@ -134,6 +134,10 @@ impl FileTape {
         let path = path.as_ref();
         let name = path.display().to_string();
         let bytes = std::fs::read(path).map_err(|e| io_error(path, e))?;
+        // An empty file gets its header, as a new one does.
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return FileTape::create(path);
+        }
         let parsed = parse_versioned::<TapeEntry>(&name, &bytes, TAPE_KIND, TAPE_VERSION)
             .map_err(from_jsonl)?;
 

@@ -84,6 +84,17 @@ fn files_have_versions_and_kinds() {
     old.write(b"{\"seq\":1,\"key\":\"k\",\"value\":1,\"timestamp\":0}\n");
     assert_eq!(FileJournalSink::read(old.path()).unwrap().records.len(), 1);
 
+    // An empty file gets a header before its first record.
+    let empty = Scratch::new("empty-tape.jsonl");
+    empty.write(b"");
+    let tape = FileTape::open(empty.path()).unwrap();
+    livesim::tape::Tape::record(
+        &tape,
+        livesim::tape::TapeEntry::ok("llm", 1.into(), 2.into()),
+    )
+    .unwrap();
+    assert!(empty.read().starts_with(b"{\"v\":1,\"kind\":\"tape\"}\n"));
+
     // A newer version is refused, naming it.
     let newer = Scratch::new("newer.jsonl");
     newer.write(b"{\"v\":2,\"kind\":\"tape\"}\n");

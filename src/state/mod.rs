@@ -10,5 +10,7 @@
 mod journal;
 mod store;
 
-pub use journal::{FileJournalSink, JournalSink, MemoryJournalSink, StateMutation};
+pub use journal::{
+    FileJournalSink, JOURNAL_KIND, JOURNAL_VERSION, JournalSink, MemoryJournalSink, StateMutation,
+};
 pub use store::{State, StateChanges};

@@ -8,6 +8,8 @@
 //! message, 600 junk frames, 10 MB of adversarial text) run when
 //! `LIVESIM_HOSTILE_LARGE=1` is set, as the nightly job does.
 
+// The serve suite's harness (run the built `livesim serve`, read what it
+// printed), shared rather than copied; not every helper is used here.
 #[path = "../serve/harness.rs"]
 #[allow(dead_code)]
 mod harness;

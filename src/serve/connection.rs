@@ -1,9 +1,7 @@
 //! One accepted connection: TLS (with `--tls`), the WebSocket upgrade,
-//! the script played by the kit's own player, the closing handshake, and
-//! the connection's report.
-
-// tungstenite's handshake callback returns its own large error type.
-#![allow(clippy::result_large_err)]
+//! the script played by the kit's own player under the connection's
+//! limits (message size, setup and idle timeouts), the closing handshake,
+//! and the connection's report.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -13,9 +11,12 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsAcceptor;
 
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+
 use super::log::{Logged, ServeLog};
 use super::report::ConnectionReport;
-use super::upgrade::Inspection;
+use super::server::Limits;
+use super::upgrade::{self, Accepted};
 use crate::testing::ScriptedServer;
 use crate::testing::player::{Progress, play_on};
 use crate::transport::websocket::WebSocketTransport;
@@ -43,6 +44,7 @@ pub(crate) struct Shared {
     pub script: ScriptedServer,
     pub tls: Option<TlsAcceptor>,
     pub log: ServeLog,
+    pub limits: Limits,
 }
 
 /// Serves connection `number` on `tcp`.
@@ -78,47 +80,40 @@ where
 {
     let prefix = format!("livesim serve: #{number} ");
     let say = |line: &str| (shared.log)(&format!("{prefix}{line}"));
-    let mut inspection = Inspection::default();
-    let upgraded = tokio::time::timeout(
-        HANDSHAKE_LIMIT,
-        tokio_tungstenite::accept_hdr_async(stream, |request: &_, response| {
-            inspection.check(request, response)
-        }),
-    )
-    .await;
-    let ws = match upgraded {
-        Ok(Ok(ws)) => ws,
-        Ok(Err(_)) if !inspection.path.is_empty() && !inspection.served => {
-            say(&inspection.refusal());
-            return Attempt::Refused;
-        }
-        Ok(Err(error)) => {
-            let error = inspection.redactor.scrub(&error.to_string()).into_owned();
-            say(&format!("not a WebSocket upgrade: {error}"));
-            return Attempt::Refused;
-        }
-        Err(_) => {
-            say(&format!(
-                "no WebSocket upgrade within {HANDSHAKE_LIMIT:?}; dropped"
-            ));
-            return Attempt::Refused;
-        }
-    };
+    let limits = shared.limits;
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(limits.max_message_size))
+        .max_frame_size(Some(limits.max_message_size));
+    let Accepted { ws, inspection } =
+        match tokio::time::timeout(HANDSHAKE_LIMIT, upgrade::accept(stream, config)).await {
+            Ok(Ok(accepted)) => accepted,
+            Ok(Err(refusal)) => {
+                say(&refusal);
+                return Attempt::Refused;
+            }
+            Err(_) => {
+                say(&format!(
+                    "no WebSocket upgrade within {HANDSHAKE_LIMIT:?}; dropped"
+                ));
+                return Attempt::Refused;
+            }
+        };
     let redactor = inspection.redactor.clone();
     let mut io = Logged::new(
         WebSocketTransport::from_stream(ws, redactor.clone()),
         redactor,
         shared.log.clone(),
         prefix.clone(),
+        (limits.setup_timeout, limits.idle_timeout),
     );
     io.say(&format!("upgraded on {}", inspection.path));
     for note in &inspection.notes {
         io.say(note);
     }
 
-    let progress = Arc::new(Progress::default());
-    // A real server has no test holding the frames back.
-    progress.update(|s| s.released = true);
+    // A real server has no test holding the frames back, and its report
+    // needs no copy of what the client sent.
+    let progress = Arc::new(Progress::for_server());
     play_on(shared.script.clone(), &mut io, progress.clone()).await;
     io.finish(CLOSE_LIMIT).await;
 
@@ -128,8 +123,12 @@ where
         shared.script.name(),
         &progress.lock(),
         unanswered,
+        io.cut().cloned(),
         io.redactor(),
     );
-    (shared.log)(&format!("livesim serve: {report}"));
+    // One log line per report line: each is escaped and bounded alone.
+    for line in report.to_string().lines() {
+        (shared.log)(&format!("livesim serve: {line}"));
+    }
     Attempt::Played(report)
 }

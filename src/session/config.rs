@@ -12,6 +12,7 @@ use super::temporal::TemporalPattern;
 use crate::compose::tools::ToolComposite;
 use crate::flow::{CompiledConversation, Enforcement, FlowSpec};
 use crate::state::State;
+use crate::wire::Redactor;
 
 /// A callback run on the control lane when a watched state key changes:
 /// (key, old value, new value, state).
@@ -43,6 +44,9 @@ pub(crate) struct SessionConfig {
     pub extra_setup: serde_json::Map<String, Value>,
     pub governance: Option<Governance>,
     pub extractors: Vec<Arc<dyn Extractor>>,
+    /// Knows the session's own secrets (its API key), to scrub from
+    /// whatever the server sends.
+    pub redactor: Redactor,
 }
 
 /// The flow a session is governed by.
@@ -71,6 +75,7 @@ impl SessionConfig {
             extra_setup: serde_json::Map::new(),
             governance: None,
             extractors: Vec::new(),
+            redactor: Redactor::new(),
         }
     }
 

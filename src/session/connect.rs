@@ -12,6 +12,7 @@ use super::extractors::Transcript;
 use super::fast;
 use super::handle::LiveHandle;
 use super::inbound;
+use super::redacted::Redacted;
 use super::telemetry::Telemetry;
 use super::wire_lane::{Lanes, WireLane};
 use crate::executor::{self, LaneSet};
@@ -23,8 +24,14 @@ use crate::transport::{Frame, Transport};
 pub(crate) async fn connect<T: Transport>(
     config: SessionConfig,
     state: State,
-    mut transport: T,
+    transport: T,
 ) -> Result<LiveHandle, SessionError> {
+    // From here on, nothing the server sends holds the session's key (or
+    // any credential the process remembered, e.g. the key of the
+    // WebSocket a recording wraps).
+    let mut redactor = config.redactor.clone();
+    redactor.absorb(&crate::wire::known_secrets());
+    let mut transport = Redacted::new(transport, redactor);
     let setup = config.setup_message();
     transport
         .send(Frame::Text(setup.to_string()))

@@ -43,6 +43,21 @@ pub(crate) struct Progress {
     pub changed: Notify,
 }
 
+impl Progress {
+    /// The progress of a play for a real server (`livesim serve`):
+    /// released from the start, keeping no copy of what the client sends
+    /// (a client may send a lot; the report needs none of it), and leaving
+    /// what it says about the client to the server's own redacted log.
+    pub fn for_server() -> Self {
+        let progress = Progress::default();
+        progress.update(|s| {
+            s.released = true;
+            s.serving = true;
+        });
+        progress
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct Recorded {
     pub released: bool,
@@ -57,7 +72,12 @@ pub(crate) struct Recorded {
     pub finished: bool,
     pub frames_sent: u64,
     pub frames_delivered: u64,
+    /// Every frame the client sent (unless `serving`).
     pub inbound: Vec<Vec<u8>>,
+    /// Set for a real server: `inbound` stays empty, and errors are not
+    /// logged here (they may quote a client's credential; the server's log
+    /// redacts them).
+    pub serving: bool,
     pub issued: Vec<String>,
     pub answered: BTreeSet<String>,
     pub cancelled: BTreeSet<String>,
@@ -292,8 +312,12 @@ impl<T: Transport> Player<'_, T> {
             at: self.at.clone(),
             problem,
         };
-        tracing::warn!(target: "livesim::testing", "{error}");
-        self.progress.update(|s| s.errors.push(error));
+        self.progress.update(|s| {
+            if !s.serving {
+                tracing::warn!(target: "livesim::testing", "{error}");
+            }
+            s.errors.push(error);
+        });
         let _ = self.io.close(Some(CloseFrame::new(code, reason))).await;
         Err(())
     }
@@ -308,9 +332,9 @@ impl<T: Transport> Player<'_, T> {
             Some(Ok(Frame::Close(_))) | None | Some(Err(_)) => return Err(()),
             Some(Ok(frame)) => frame,
         };
-        let bytes = frame.payload().unwrap_or_default().to_vec();
-        self.progress.update(|s| s.inbound.push(bytes.clone()));
-        let message: Option<Value> = serde_json::from_slice(&bytes).ok();
+        let bytes = frame.payload().unwrap_or_default();
+        self.keep_inbound(bytes);
+        let message: Option<Value> = serde_json::from_slice(bytes).ok();
         let is_setup = message
             .as_ref()
             .and_then(Value::as_object)
@@ -318,7 +342,7 @@ impl<T: Transport> Player<'_, T> {
         if !is_setup {
             let problem = format!(
                 "the first client message must be setup, got {}",
-                summary(message.as_ref(), &bytes)
+                summary(message.as_ref(), bytes)
             );
             return self
                 .fail(
@@ -435,17 +459,26 @@ impl<T: Transport> Player<'_, T> {
         .await
     }
 
+    /// Keeps a copy of a client frame for the test, unless told not to.
+    fn keep_inbound(&self, bytes: &[u8]) {
+        self.progress.update(|s| {
+            if !s.serving {
+                s.inbound.push(bytes.to_vec());
+            }
+        });
+    }
+
     /// Checks one client frame against the script.
     async fn client_frame(&mut self, frame: Frame) -> Result<(), ()> {
-        let bytes = frame.payload().unwrap_or_default().to_vec();
-        self.progress.update(|s| s.inbound.push(bytes.clone()));
-        let Some(message) = serde_json::from_slice::<Value>(&bytes)
+        let bytes = frame.payload().unwrap_or_default();
+        self.keep_inbound(bytes);
+        let Some(message) = serde_json::from_slice::<Value>(bytes)
             .ok()
             .filter(Value::is_object)
         else {
             let problem = format!(
                 "the client sent a frame that is not a JSON object: {}",
-                summary(None, &bytes)
+                summary(None, bytes)
             );
             return self
                 .fail(problem, 1007, "Invalid JSON payload received.")
@@ -486,7 +519,7 @@ impl<T: Transport> Player<'_, T> {
                 } else {
                     let problem = format!(
                         "the client sent {key}, which the script does not expect here: {}",
-                        summary(Some(&message), &bytes)
+                        summary(Some(&message), bytes)
                     );
                     self.fail(problem, 1007, "Request contains an invalid argument.")
                         .await
@@ -511,14 +544,20 @@ impl<T: Transport> Player<'_, T> {
             let Some(id) = response.get("id").and_then(Value::as_str).map(String::from) else {
                 return self
                     .fail(
-                        format!("a function response has no id: {response}"),
+                        format!(
+                            "a function response has no id: {}",
+                            summary(Some(&response), &[])
+                        ),
                         1007,
                         "Request contains an invalid argument.",
                     )
                     .await;
             };
             if !response.get("response").is_some_and(Value::is_object) {
-                let problem = format!("the response to {id} is not a JSON object: {response}");
+                let problem = format!(
+                    "the response to {id} is not a JSON object: {}",
+                    summary(Some(&response), &[])
+                );
                 return self
                     .fail(problem, 1007, "Request contains an invalid argument.")
                     .await;
@@ -582,13 +621,5 @@ fn summary(message: Option<&Value>, bytes: &[u8]) -> String {
         Some(m) => m.to_string(),
         None => String::from_utf8_lossy(bytes).into_owned(),
     };
-    if text.len() > MAX {
-        let cut = (0..=MAX)
-            .rev()
-            .find(|&i| text.is_char_boundary(i))
-            .unwrap_or(0);
-        format!("{}… ({} bytes)", &text[..cut], bytes.len())
-    } else {
-        text
-    }
+    crate::wire::clip(&text, MAX).into_owned()
 }

@@ -58,6 +58,7 @@ pub enum Action {
 
 /// A tool call a script makes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Call {
     /// The call's id (`call-1`, `call-2`, … from the builder methods).
     pub id: String,
@@ -82,6 +83,7 @@ fn is_true(b: &bool) -> bool {
 
 /// How a script closes the connection.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CloseAction {
     /// The close code.
     pub code: u16,
@@ -92,6 +94,7 @@ pub struct CloseAction {
 
 /// A script file: versioned, named, with its settle window.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ScriptFile {
     v: u32,
     #[serde(default = "default_name")]
@@ -350,7 +353,16 @@ impl ScriptedServer {
             origin: origin.to_string(),
             message,
         };
-        let file: ScriptFile = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
+        if let Some(problem) = crate::jsonl::bom(text.as_bytes()) {
+            return Err(invalid(problem));
+        }
+        let file: ScriptFile =
+            serde_json::from_str(text).map_err(|e| invalid(crate::jsonl::explain(text, &e)))?;
+        // A server message may say a key twice, and `Value` would keep
+        // only the last: refused, as a typo is.
+        if let Some(problem) = crate::jsonl::duplicate_key(text) {
+            return Err(invalid(problem));
+        }
         if file.v != SCRIPT_VERSION {
             return Err(invalid(format!(
                 "version {} is not supported (this livesim reads version {SCRIPT_VERSION})",

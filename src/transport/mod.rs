@@ -13,6 +13,7 @@
 //!   for fakes that exercise text aggregation.
 
 mod error;
+pub(crate) mod handshake;
 pub mod memory;
 pub mod recording;
 mod scrub;

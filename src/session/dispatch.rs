@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::events::ToolCall;
-use crate::compose::tools::{Tool, ToolComposite};
+use crate::compose::tools::{Tool, ToolComposite, answering};
 use crate::executor;
 
 /// A finished tool call.
@@ -101,7 +101,7 @@ impl Dispatcher {
             ));
         };
         let (id, name) = (call.id.clone(), call.name.clone());
-        let run = run_tool(tool.clone(), call.args.clone());
+        let run = answering(id.clone(), run_tool(tool.clone(), call.args.clone()));
         let done = self.done.clone();
         let task_id = id.clone();
         let task = executor::spawn(format!("tool:{name}"), async move {
@@ -115,6 +115,12 @@ impl Dispatcher {
         });
         self.running.insert(id, (call.name.clone(), task));
         Dispatched::Started
+    }
+
+    /// Whether any call is running (the planted bug's trigger).
+    #[cfg(feature = "planted-bug")]
+    pub fn is_running(&self) -> bool {
+        !self.running.is_empty()
     }
 
     /// Accepts a completion: `Some` if it must be answered, `None` if its

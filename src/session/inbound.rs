@@ -8,10 +8,35 @@
 
 use serde_json::{Map, Value};
 
-use super::aggregate::{MessageView, PartView, TranscriptView};
+use super::aggregate::{Aggregator, MessageView, PartView, TranscriptView};
+use super::events::LiveEvent;
 use super::error::SessionError;
 use super::events::ToolCall;
+use crate::clock::Timestamp;
 use crate::wire::{CloseFrame, Closed, Decoded, Frame, PartKind, ServerMessage, Transcription};
+
+/// What server frames become, frame by frame, as the wire lane makes them:
+/// decoded and aggregated, before any lane handles them. For checks that
+/// work out from the frames a session received what it must have stored
+/// (the soak's `wire-order` invariant). Media is stamped with the epoch.
+#[derive(Debug, Default)]
+pub(crate) struct FrameEvents {
+    aggregator: Aggregator,
+}
+
+impl FrameEvents {
+    /// The events of the next frame, in aggregation order. A frame that is
+    /// not a server message, or an in-band error that ends the session,
+    /// yields none.
+    pub fn push(&mut self, frame: &Frame) -> Vec<LiveEvent> {
+        match decode(frame) {
+            Ok(message) if fatal_error(&message).is_none() => self
+                .aggregator
+                .push(&view(&message), Timestamp::EPOCH),
+            _ => Vec::new(),
+        }
+    }
+}
 
 /// Decodes a text or binary frame into a server message.
 pub(crate) fn decode(frame: &Frame) -> Result<ServerMessage, String> {

@@ -43,6 +43,9 @@ pub(crate) struct SessionConfig {
     pub extra_setup: serde_json::Map<String, Value>,
     pub governance: Option<Governance>,
     pub extractors: Vec<Arc<dyn Extractor>>,
+    /// Turns on the planted bug (see the control lane); test builds only.
+    #[cfg(feature = "planted-bug")]
+    pub planted_bug: bool,
 }
 
 /// The flow a session is governed by.
@@ -71,6 +74,8 @@ impl SessionConfig {
             extra_setup: serde_json::Map::new(),
             governance: None,
             extractors: Vec::new(),
+            #[cfg(feature = "planted-bug")]
+            planted_bug: false,
         }
     }
 

@@ -1,0 +1,239 @@
+//! One seeded session: the agent's builder, instrumented; the script,
+//! played; the liveness phase; the [`RunRecord`].
+//!
+//! The soak drives the script itself rather than through `play`, for four
+//! reasons: it records every tool run, it plays the user (typing the
+//! turns the script waits for), it settles a session whose connection
+//! the script closed (`play` would wait for answers that can never come),
+//! and it stamps every event with its virtual time.
+//!
+//! The **liveness phase** follows the fault phase (the script's last
+//! action): no fault fires any more, and the session must settle (every
+//! call the script issued and did not cancel answered, or the connection
+//! over when the script ended it, then quiet for the settle window)
+//! within [`LIVENESS_BOUND`] of virtual time.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::agent::RunContext;
+use super::faults::Faults;
+use super::record::{Calls, Governance, RunRecord, Settling, TimedEvent};
+use super::soak::Target;
+use super::tools::{ExecutionLog, recorded};
+use crate::executor::{self, Seed, Stream, Swarm, Trace};
+use crate::session::{LiveBuilder, LiveHandle};
+use crate::state::{MemoryJournalSink, State};
+use crate::testing::{Action, ReplayControl, ScriptedServer};
+
+/// How long the session may take to settle after the fault phase.
+pub const LIVENESS_BOUND: Duration = Duration::from_secs(60);
+
+/// How long the session must be quiet to count as settled.
+pub const SETTLE_WINDOW: Duration = Duration::from_millis(200);
+
+/// The most a run may go on after its script's own pauses (a script
+/// waiting for an answer that never comes stops here).
+const RUN_CAP: Duration = Duration::from_secs(600);
+
+/// The builder, its state journaled and its tools recorded; and the flow
+/// that governs it.
+fn prepare(
+    target: &Target,
+    mut builder: LiveBuilder,
+    ctx: &RunContext,
+    journal: Arc<MemoryJournalSink>,
+    log: &ExecutionLog,
+) -> (LiveBuilder, Option<Governance>) {
+    match builder.inner.state_ref().cloned() {
+        Some(state) => state.add_journal_sink(journal),
+        None => {
+            ctx.state.add_journal_sink(journal);
+            builder = builder.state(ctx.state.clone());
+        }
+    }
+    builder.inner.config.tools = recorded(&builder.inner.config.tools, log);
+    let governance = builder
+        .inner
+        .config
+        .governance
+        .as_ref()
+        .map(|g| Governance {
+            spec: target.spec.clone().unwrap_or_else(|| g.spec.clone()),
+            enforcement: g.enforcement,
+        });
+    (builder, governance)
+}
+
+/// What the user types, for each `expect` of the script, in order.
+fn typed_turns(target: &Target, seed: Seed, script: &ScriptedServer) -> Vec<(String, String)> {
+    let mut draw = Stream::new(seed, "soak/user");
+    script
+        .actions()
+        .iter()
+        .filter_map(|action| match action {
+            Action::Expect(key) => Some(key.clone()),
+            _ => None,
+        })
+        .map(|key| {
+            let text = draw
+                .pick(&target.repertoire.user_lines)
+                .cloned()
+                .unwrap_or_else(|| "Hello.".to_string());
+            (key, text)
+        })
+        .collect()
+}
+
+/// Plays the user: sends each typed turn once the script waits for it.
+async fn user(control: ReplayControl, handle: LiveHandle, turns: Vec<(String, String)>) {
+    for (i, (key, text)) in turns.into_iter().enumerate() {
+        control
+            .wait_until(|c| c.expects_reached() > i || c.is_finished())
+            .await;
+        if control.is_finished() {
+            return;
+        }
+        let sent = match key.as_str() {
+            "realtimeInput" => handle.send_realtime_text(text),
+            _ => handle.send_text(text),
+        };
+        if sent.is_err() {
+            return;
+        }
+    }
+}
+
+fn script_pauses(script: &ScriptedServer) -> Duration {
+    script
+        .actions()
+        .iter()
+        .map(|a| match a {
+            Action::PauseMs(ms) => Duration::from_millis(*ms),
+            _ => Duration::ZERO,
+        })
+        .sum()
+}
+
+/// Runs one session of `target` on `script`, inside a simulation of
+/// `seed`. The trace, its hash and the virtual time are filled in by the
+/// caller once the simulation ends.
+pub(crate) async fn play(
+    target: &Target,
+    seed: Seed,
+    faults: Faults,
+    swarm: Swarm,
+    script: ScriptedServer,
+) -> RunRecord {
+    let journal = Arc::new(MemoryJournalSink::new());
+    let ctx = RunContext {
+        seed,
+        faults: faults.clone(),
+        state: State::new(),
+    };
+    let log = ExecutionLog::default();
+    let (builder, governance) = prepare(target, (target.builder)(&ctx), &ctx, journal.clone(), &log);
+    let mut record = RunRecord {
+        agent: target.name.clone(),
+        seed,
+        swarm,
+        faults,
+        script: script.clone(),
+        connect_error: None,
+        events: Vec::new(),
+        session_log: Vec::new(),
+        journal: Vec::new(),
+        sent: Vec::new(),
+        server_frames: Vec::new(),
+        executions: Vec::new(),
+        calls: Calls::default(),
+        replay_errors: Vec::new(),
+        governance,
+        settling: Settling {
+            bound: LIVENESS_BOUND,
+            ..Settling::default()
+        },
+        trace: Trace::default(),
+        trace_hash: 0,
+        virtual_time: Duration::ZERO,
+    };
+    let typed = typed_turns(target, seed, &script);
+    let cap = script_pauses(&script) + RUN_CAP;
+    let (transport, control) = script.answers_may_cross_cancellations().into_transport();
+    let handle = match builder.connect_with_transport(transport).await {
+        Ok(handle) => handle,
+        Err(e) => {
+            record.connect_error = Some(e.to_string());
+            record.replay_errors = control.errors();
+            return record;
+        }
+    };
+    let mut stream = handle.events();
+    control.release();
+    let driver = (!typed.is_empty())
+        .then(|| executor::spawn("soak:user", user(control.clone(), handle.clone(), typed)));
+
+    let give_up = tokio::time::Instant::now() + cap;
+    let script_done = |control: &ReplayControl| control.is_drained() || control.is_finished();
+    loop {
+        if record.settling.script_done_at.is_none() && script_done(&control) {
+            record.settling.script_done_at = Some(executor::now());
+        }
+        let quiet_until = (tokio::time::Instant::now() + SETTLE_WINDOW).min(give_up);
+        tokio::select! {
+            biased;
+            event = stream.next() => match event {
+                Some(event) => record.events.push(TimedEvent { at: executor::now(), event }),
+                None => {
+                    // The session ended and every event was read.
+                    record.settling.settled_at = Some(executor::now());
+                    break;
+                }
+            },
+            _ = tokio::time::sleep_until(quiet_until) => {
+                // A connection the script ended must be over; otherwise
+                // every call must be answered.
+                let over = if control.ended_by_script() {
+                    !handle.is_connected()
+                } else {
+                    control.unanswered_calls().is_empty() || !handle.is_connected()
+                };
+                if script_done(&control) && over {
+                    record.settling.settled_at = Some(executor::now());
+                    break;
+                }
+                if tokio::time::Instant::now() >= give_up {
+                    break;
+                }
+            }
+        }
+    }
+    if record.settling.script_done_at.is_none() && script_done(&control) {
+        record.settling.script_done_at = Some(executor::now());
+    }
+    record.settling.ended = !handle.is_connected();
+    record.settling.ended_by_script = control.ended_by_script();
+    if let Some(driver) = driver {
+        driver.abort();
+    }
+    handle.disconnect().await;
+    while let Some(event) = stream.next().await {
+        record.events.push(TimedEvent {
+            at: executor::now(),
+            event,
+        });
+    }
+    record.session_log = handle.session_log();
+    record.journal = journal.entries();
+    record.sent = control.sent();
+    record.server_frames = control.delivered_frames();
+    record.executions = log.runs();
+    record.calls = Calls {
+        issued: control.issued_calls(),
+        answered: control.answered_calls(),
+        cancelled: control.cancelled_calls(),
+        late_answers: control.late_answers(),
+    };
+    record.replay_errors = control.errors();
+    record
+}

@@ -24,16 +24,32 @@ pub(crate) struct FrameEvents {
     aggregator: Aggregator,
 }
 
+/// One frame's events, and the flags it carried.
+#[derive(Debug, Default)]
+pub(crate) struct FrameFacts {
+    /// The events, in aggregation order.
+    pub events: Vec<LiveEvent>,
+    /// Whether the frame said `interrupted`.
+    pub interrupted: bool,
+    /// Whether the frame said `turnComplete`.
+    pub turn_complete: bool,
+}
+
 impl FrameEvents {
     /// The events of the next frame, in aggregation order. A frame that is
     /// not a server message, or an in-band error that ends the session,
     /// yields none.
-    pub fn push(&mut self, frame: &Frame) -> Vec<LiveEvent> {
+    pub fn push(&mut self, frame: &Frame) -> FrameFacts {
         match decode(frame) {
-            Ok(message) if fatal_error(&message).is_none() => self
-                .aggregator
-                .push(&view(&message), Timestamp::EPOCH),
-            _ => Vec::new(),
+            Ok(message) if fatal_error(&message).is_none() => {
+                let view = view(&message);
+                FrameFacts {
+                    events: self.aggregator.push(&view, Timestamp::EPOCH),
+                    interrupted: view.interrupted,
+                    turn_complete: view.turn_complete,
+                }
+            }
+            _ => FrameFacts::default(),
         }
     }
 }

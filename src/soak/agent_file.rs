@@ -1,311 +1,340 @@
-//! Reading agent files (`sim/<name>/agent.json`): every mistake reported
-//! with the file, the line and column, the path of the member
-//! (`tools[1].latency_ms`) and what was expected there; an unknown key
-//! names the nearest valid one.
-//!
-//! The decoder walks a `serde_json::Value` by hand, like the spec file
-//! decoder, so errors speak the agent file's terms rather than serde's.
+//! The agent file format, version 1: `agent.json` decoded into an
+//! [`Agent`]'s parts, every mistake located (see [`super::agent`] for the
+//! format and the README's *Soak* section for what each key means).
 
-use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::flow::json_position::{JsonPath, position};
+use super::agent::{AGENT_VERSION, Agent, AgentGoal, AgentInvariant, ExtractorSpec, StandingTape};
+use super::args;
+use super::faults::FaultKind;
+use super::file_reader::{self, Decoded, Node};
+use super::generate::Repertoire;
+use super::tools::SimTool;
+use crate::flow::Enforcement;
 
-/// Why an agent file (or a file it names) cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", self.render())]
-pub struct AgentFileError {
-    /// The file.
-    pub file: String,
-    /// 1-based line and column, when known.
-    pub position: Option<(usize, usize)>,
-    /// The path of the wrong member (`tools[1].latency_ms`), when known.
-    pub path: Option<String>,
-    /// What was wrong, and what was expected.
-    pub problem: String,
+const TOP_KEYS: [&str; 15] = [
+    "v",
+    "instruction",
+    "spec",
+    "enforcement",
+    "turns",
+    "pauses_ms",
+    "call_chance",
+    "user",
+    "model",
+    "tools",
+    "extractor",
+    "invariants",
+    "sometimes",
+    "faults",
+    "planted_bug",
+];
+
+const TOOL_KEYS: [&str; 9] = [
+    "name",
+    "description",
+    "parameters",
+    "examples",
+    "latency_ms",
+    "failure_rate",
+    "result",
+    "writes",
+    "timeout_ms",
+];
+
+/// A decoded agent, before the files it names are read.
+pub(crate) struct Decoded2 {
+    pub agent: Agent,
+    pub spec_file: Option<PathBuf>,
+    pub tape_file: Option<(PathBuf, ExtractorSpec)>,
 }
 
-impl AgentFileError {
-    fn render(&self) -> String {
-        let mut text = self.file.clone();
-        if let Some((line, column)) = self.position {
-            text.push_str(&format!(":{line}:{column}"));
-        }
-        if let Some(path) = &self.path {
-            text.push_str(&format!(": at {path}"));
-        }
-        text.push_str(&format!(": {}", self.problem));
-        text
+pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2> {
+    let root = Node::root(value);
+    let top = root.object("an agent file", &TOP_KEYS)?;
+    let version = top
+        .require("v", "the format version, 1")?
+        .whole("the format version", 0..=u64::MAX)?;
+    if version != AGENT_VERSION {
+        return top.require("v", "")?.fail(format!(
+            "version {version} is not supported (this livesim reads version {AGENT_VERSION})"
+        ));
     }
-
-    /// An error about the whole file (it cannot be read, say).
-    pub(crate) fn plain(file: impl fmt::Display, problem: impl Into<String>) -> Self {
-        AgentFileError {
-            file: file.to_string(),
-            position: None,
-            path: None,
-            problem: problem.into(),
+    let instruction = match top.get("instruction") {
+        Some(node) => node.string("the system instruction")?,
+        None => String::new(),
+    };
+    let spec_file = match top.get("spec") {
+        Some(node) => {
+            let file = dir.join(node.string("a spec file name, beside agent.json")?);
+            if !file.is_file() {
+                return node.fail(format!("no spec file at {}", file.display()));
+            }
+            Some(file)
+        }
+        None => None,
+    };
+    let enforcement = match top.get("enforcement") {
+        None => Enforcement::Enforce,
+        Some(node) => match node.string("\"enforce\" or \"observe\"")?.as_str() {
+            "enforce" => Enforcement::Enforce,
+            "observe" => Enforcement::Observe,
+            other => return node.fail(format!("expected \"enforce\" or \"observe\", found {other:?}")),
+        },
+    };
+    let defaults = Repertoire::default();
+    let turns = match top.get("turns") {
+        Some(node) => {
+            let (lo, hi) = node.span("turns", 1..=200)?;
+            lo as u32..=hi as u32
+        }
+        None => defaults.turns.clone(),
+    };
+    let pauses = match top.get("pauses_ms") {
+        Some(node) => {
+            let (lo, hi) = node.span("pauses_ms", 0..=3_600_000)?;
+            Duration::from_millis(lo)..=Duration::from_millis(hi)
+        }
+        None => defaults.pauses.clone(),
+    };
+    let call_chance = match top.get("call_chance") {
+        Some(node) => node.rate("call_chance")?,
+        None => defaults.call_chance,
+    };
+    let user_lines = top.require("user", "what the user says")?.lines("user lines")?;
+    let model_lines = top.require("model", "what the model says")?.lines("model lines")?;
+    let mut tools: Vec<SimTool> = Vec::new();
+    if let Some(list) = top.get("tools") {
+        for node in list.list("a list of tools")? {
+            let tool = decode_tool(&node)?;
+            if tools.iter().any(|t| t.name == tool.name) {
+                return node.fail(format!("a second tool named {:?}", tool.name));
+            }
+            tools.push(tool);
         }
     }
-}
-
-/// A mistake at a path, before the file and position are added.
-#[derive(Debug)]
-pub(crate) struct Mistake {
-    path: JsonPath,
-    problem: String,
-}
-
-pub(crate) type Decoded<T> = Result<T, Mistake>;
-
-impl Mistake {
-    /// The error for this mistake in `text`, read from `file`.
-    pub(crate) fn locate(self, file: &str, text: &str) -> AgentFileError {
-        AgentFileError {
-            file: file.to_string(),
-            position: position(text, &self.path),
-            path: (!self.path.0.is_empty()).then(|| self.path.to_string()),
-            problem: self.problem,
+    let known = |node: &Node<'_>, tool: &str| -> Decoded<()> {
+        if tools.iter().any(|t| t.name == tool) {
+            return Ok(());
+        }
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        let hint = file_reader::nearest(tool, &names)
+            .map(|n| format!("; did you mean `{n}`?"))
+            .unwrap_or_default();
+        node.fail(format!(
+            "no tool named {tool:?} is declared{hint} (tools: {})",
+            names.join(", ")
+        ))
+    };
+    let mut invariants = Vec::new();
+    if let Some(list) = top.get("invariants") {
+        for node in list.list("a list of invariants")? {
+            let fields = node.object("an invariant", &["at_most_once", "before"])?;
+            if fields.len() != 1 {
+                return node.fail(
+                    "expected an invariant: {\"at_most_once\": \"tool\"} or {\"before\": [\"tool\", \"tool\"]}",
+                );
+            }
+            if let Some(tool) = fields.get("at_most_once") {
+                let name = tool.string("a tool name")?;
+                known(&tool, &name)?;
+                invariants.push(AgentInvariant::AtMostOnce(name));
+            }
+            if let Some(pair) = fields.get("before") {
+                let items = pair.list("[\"first tool\", \"then tool\"]")?;
+                let [first, then] = items.as_slice() else {
+                    return pair.fail("expected [\"first tool\", \"then tool\"]: two tool names");
+                };
+                let (a, b) = (first.string("a tool name")?, then.string("a tool name")?);
+                known(first, &a)?;
+                known(then, &b)?;
+                invariants.push(AgentInvariant::Before(a, b));
+            }
         }
     }
-}
-
-/// Parses agent file text as JSON, a syntax error located.
-pub(crate) fn parse(file: &str, text: &str) -> Result<Value, AgentFileError> {
-    serde_json::from_str(text).map_err(|e| AgentFileError {
-        file: file.to_string(),
-        position: Some((e.line(), e.column())),
-        path: None,
-        problem: format!("not valid JSON: {e}"),
+    let mut sometimes = Vec::new();
+    if let Some(list) = top.get("sometimes") {
+        for node in list.list("a list of goals")? {
+            let fields = node.object("a goal", &["name", "tool_ok", "state"])?;
+            let goal_name = fields.require("name", "the goal's name")?.string("a name")?;
+            match (fields.get("tool_ok"), fields.get("state")) {
+                (Some(tool), None) => {
+                    let tool_name = tool.string("a tool name")?;
+                    known(&tool, &tool_name)?;
+                    sometimes.push(AgentGoal::ToolOk {
+                        name: goal_name,
+                        tool: tool_name,
+                    });
+                }
+                (None, Some(key)) => sometimes.push(AgentGoal::State {
+                    name: goal_name,
+                    key: key.string("a state key")?,
+                }),
+                _ => {
+                    return node.fail(
+                        "expected a goal with a name and one of `tool_ok` (a tool) or `state` (a key)",
+                    );
+                }
+            }
+        }
+    }
+    let mut faults = Vec::new();
+    if let Some(node) = top.get("faults") {
+        let names: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
+        let fields = node.object("fault tuning (fault kind → rate)", &names)?;
+        for (key, rate) in fields.members() {
+            let kind = match key.parse::<FaultKind>() {
+                Ok(kind) => kind,
+                Err(problem) => return rate.fail(problem),
+            };
+            faults.push((kind, rate.rate("a fault rate")?));
+        }
+    }
+    let tape_file = match top.get("extractor") {
+        Some(node) => Some(decode_extractor(dir, &node)?),
+        None => None,
+    };
+    let planted_bug = match top.get("planted_bug") {
+        Some(node) => {
+            let on = node.boolean("true or false")?;
+            if on && !cfg!(feature = "planted-bug") {
+                return node.fail(
+                    "`planted_bug` turns on a deliberately broken governance gate, which exists \
+                     only in a livesim built with `--features planted-bug` (livesim's own test of \
+                     the soak); remove the key",
+                );
+            }
+            on
+        }
+        None => false,
+    };
+    let repertoire = Repertoire {
+        tools: tools.iter().map(SimTool::model).collect(),
+        user_lines,
+        model_lines,
+        turns,
+        pauses,
+        call_chance,
+    };
+    Ok(Decoded2 {
+        agent: Agent {
+            name: name.to_string(),
+            dir: dir.to_path_buf(),
+            instruction,
+            spec: None,
+            enforcement,
+            tools,
+            repertoire,
+            extractor: None,
+            invariants,
+            sometimes,
+            faults,
+            planted_bug,
+        },
+        spec_file,
+        tape_file,
     })
 }
 
-/// A value and where it sits in the file.
-#[derive(Clone)]
-pub(crate) struct Node<'a> {
-    pub value: &'a Value,
-    pub path: JsonPath,
-}
-
-impl<'a> Node<'a> {
-    pub fn root(value: &'a Value) -> Self {
-        Node {
-            value,
-            path: JsonPath::default(),
+fn decode_tool(node: &Node<'_>) -> Decoded<SimTool> {
+    let fields = node.object("a tool", &TOOL_KEYS)?;
+    let name = fields.require("name", "the tool's name")?.string("a tool name")?;
+    let description = match fields.get("description") {
+        Some(n) => n.string("a description")?,
+        None => String::new(),
+    };
+    let parameters = match fields.get("parameters") {
+        Some(n) if n.value.is_object() => Some(n.value.clone()),
+        Some(n) => return n.fail("expected a parameter schema: an object such as {\"type\": \"OBJECT\", \"properties\": {…}}"),
+        None => None,
+    };
+    let mut examples = Vec::new();
+    if let Some(list) = fields.get("examples") {
+        for example in list.list("a list of argument objects")? {
+            if !example.value.is_object() {
+                return example.fail("expected an argument object");
+            }
+            if let Some(problem) = args::misfit(parameters.as_ref(), example.value) {
+                return example.fail(format!("this example does not fit the parameters: {problem}"));
+            }
+            examples.push(example.value.clone());
         }
     }
-
-    pub fn fail<T>(&self, problem: impl Into<String>) -> Decoded<T> {
-        Err(Mistake {
-            path: self.path.clone(),
-            problem: problem.into(),
-        })
-    }
-
-    fn expected<T>(&self, what: &str) -> Decoded<T> {
-        self.fail(format!("expected {what}, found {}", describe(self.value)))
-    }
-
-    /// The object here; a key not in `keys` is an error naming the nearest
-    /// valid key (a misspelt optional key would otherwise do nothing).
-    pub fn object(&self, what: &str, keys: &[&str]) -> Decoded<Fields<'a>> {
-        let Some(map) = self.value.as_object() else {
-            return self.expected(what);
+    let latency = match fields.get("latency_ms") {
+        Some(n) => {
+            let (lo, hi) = n.span("latency_ms", 0..=600_000)?;
+            Duration::from_millis(lo)..=Duration::from_millis(hi)
+        }
+        None => Duration::from_millis(10)..=Duration::from_millis(100),
+    };
+    let failure_rate = match fields.get("failure_rate") {
+        Some(n) => n.rate("failure_rate")?,
+        None => 0.0,
+    };
+    let result = fields
+        .get("result")
+        .map(|n| n.value.clone())
+        .unwrap_or_else(|| serde_json::json!({ "ok": true }));
+    let mut writes = Vec::new();
+    if let Some(n) = fields.get("writes") {
+        let Some(object) = n.value.as_object() else {
+            return n.fail("expected state writes: an object of key → value template");
         };
-        if let Some(unknown) = map.keys().find(|k| !keys.contains(&k.as_str())) {
-            let at = Node {
-                value: &map[unknown],
-                path: self.path.key(unknown),
-            };
-            return at.fail(unknown_key(unknown, what, keys));
-        }
-        Ok(Fields {
-            map,
-            path: self.path.clone(),
-        })
-    }
-
-    pub fn string(&self, what: &str) -> Decoded<String> {
-        match self.value.as_str() {
-            Some(text) if !text.trim().is_empty() => Ok(text.to_string()),
-            Some(_) => self.fail(format!("expected {what}, found an empty string")),
-            None => self.expected(what),
+        for (key, template) in object {
+            if key.trim().is_empty() {
+                return n.fail("a state key cannot be empty");
+            }
+            writes.push((key.clone(), template.clone()));
         }
     }
-
-    /// A non-empty list of non-empty strings.
-    pub fn lines(&self, what: &str) -> Decoded<Vec<String>> {
-        let items = self.list(&format!("a list of {what}"))?;
-        if items.is_empty() {
-            return self.fail(format!("expected at least one of {what}, found an empty list"));
-        }
-        items.iter().map(|item| item.string(what)).collect()
-    }
-
-    pub fn list(&self, what: &str) -> Decoded<Vec<Node<'a>>> {
-        let Some(items) = self.value.as_array() else {
-            return self.expected(what);
-        };
-        Ok(items
-            .iter()
-            .enumerate()
-            .map(|(i, value)| Node {
-                value,
-                path: self.path.index(i),
-            })
-            .collect())
-    }
-
-    pub fn boolean(&self, what: &str) -> Decoded<bool> {
-        self.value.as_bool().map_or_else(|| self.expected(what), Ok)
-    }
-
-    /// A whole number in `range`.
-    pub fn whole(&self, what: &str, range: std::ops::RangeInclusive<u64>) -> Decoded<u64> {
-        match self.value.as_u64() {
-            Some(n) if range.contains(&n) => Ok(n),
-            _ => self.expected(&format!(
-                "{what}: a whole number from {} to {}",
-                range.start(),
-                range.end()
-            )),
-        }
-    }
-
-    /// A rate: a number from 0 to 1.
-    pub fn rate(&self, what: &str) -> Decoded<f64> {
-        match self.value.as_f64() {
-            Some(r) if (0.0..=1.0).contains(&r) => Ok(r),
-            _ => self.expected(&format!("{what}: a number from 0 to 1")),
-        }
-    }
-
-    /// `[low, high]`, whole numbers in `range`, low ≤ high.
-    pub fn span(&self, what: &str, range: std::ops::RangeInclusive<u64>) -> Decoded<(u64, u64)> {
-        let shape = format!(
-            "{what}: [low, high], whole numbers from {} to {}",
-            range.start(),
-            range.end()
-        );
-        let items = self.list(&shape)?;
-        let [low, high] = items.as_slice() else {
-            return self.expected(&shape);
-        };
-        let low = low.whole(what, range.clone())?;
-        let high = high.whole(what, range)?;
-        if low > high {
-            return self.fail(format!("{what}: the low end {low} is above the high end {high}"));
-        }
-        Ok((low, high))
-    }
+    let timeout = match fields.get("timeout_ms") {
+        Some(n) => Some(Duration::from_millis(n.whole("timeout_ms", 1..=3_600_000)?)),
+        None => None,
+    };
+    Ok(SimTool {
+        name,
+        description,
+        parameters,
+        examples,
+        latency,
+        failure_rate,
+        result,
+        writes,
+        timeout,
+    })
 }
 
-/// An object's members, each decoded on demand.
-pub(crate) struct Fields<'a> {
-    map: &'a Map<String, Value>,
-    path: JsonPath,
+fn decode_extractor(dir: &Path, node: &Node<'_>) -> Decoded<(PathBuf, ExtractorSpec)> {
+    let fields = node.object("an extractor", &["name", "tape", "prompt", "window", "model"])?;
+    let name = fields.require("name", "the state key it writes")?.string("a name")?;
+    let tape = fields.require("tape", "the tape file it answers from")?;
+    let file = dir.join(tape.string("a tape file name, beside agent.json")?);
+    if !file.is_file() {
+        return tape.fail(format!("no tape file at {}", file.display()));
+    }
+    let prompt = fields.require("prompt", "the extractor's instruction")?.string("a prompt")?;
+    let window = match fields.get("window") {
+        Some(n) => n.whole("window", 0..=1000)? as usize,
+        None => 1,
+    };
+    let model = match fields.get("model") {
+        Some(n) => n.string("a model id")?,
+        None => "gemini-2.5-flash".to_string(),
+    };
+    Ok((
+        file.clone(),
+        ExtractorSpec {
+            name,
+            prompt,
+            window,
+            model,
+            tape_file: file,
+            tape: Arc::new(StandingTape::default()),
+        },
+    ))
 }
 
-impl<'a> Fields<'a> {
-    /// Member `key`, if present.
-    pub fn get(&self, key: &str) -> Option<Node<'a>> {
-        self.map.get(key).map(|value| Node {
-            value,
-            path: self.path.key(key),
-        })
-    }
-
-    /// Member `key`, which must be present.
-    pub fn require(&self, key: &str, what: &str) -> Decoded<Node<'a>> {
-        self.get(key).map_or_else(
-            || {
-                Err(Mistake {
-                    path: self.path.clone(),
-                    problem: format!("missing key `{key}` ({what})"),
-                })
-            },
-            Ok,
-        )
-    }
-
-    /// The members, in file order.
-    pub fn members(&self) -> impl Iterator<Item = (&'a String, Node<'a>)> + '_ {
-        self.map.iter().map(|(key, value)| {
-            (
-                key,
-                Node {
-                    value,
-                    path: self.path.key(key),
-                },
-            )
-        })
-    }
-
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-}
-
-/// The message for a key that is not one of `keys`.
-pub(crate) fn unknown_key(key: &str, what: &str, keys: &[&str]) -> String {
-    let mut message = format!("unknown key `{key}` in {what}");
-    if let Some(near) = nearest(key, keys) {
-        message.push_str(&format!("; did you mean `{near}`?"));
-    }
-    message.push_str(&format!(" (valid keys: {})", keys.join(", ")));
-    message
-}
-
-/// The valid word closest to `word`, if one is close enough to be a typo.
-pub(crate) fn nearest<'k>(word: &str, valid: &[&'k str]) -> Option<&'k str> {
-    let word = word.to_ascii_lowercase();
-    valid
-        .iter()
-        .map(|candidate| (edit_distance(&word, candidate), *candidate))
-        .filter(|(distance, candidate)| *distance <= (candidate.len() / 3).max(2))
-        .min_by_key(|(distance, _)| *distance)
-        .map(|(_, candidate)| candidate)
-}
-
-/// Levenshtein distance, by characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = diagonal + usize::from(ca != *cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
-        }
-    }
-    row[b.len()]
-}
-
-fn describe(value: &Value) -> String {
-    match value {
-        Value::Null => "null".into(),
-        Value::Bool(b) => format!("{b}"),
-        Value::Number(n) => format!("the number {n}"),
-        Value::String(s) => format!("the string {s:?}"),
-        Value::Array(a) => format!("a list of {}", a.len()),
-        Value::Object(_) => "an object".into(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn typos_find_their_key() {
-        let keys = ["latency_ms", "failure_rate", "name", "writes"];
-        assert_eq!(nearest("latncy_ms", &keys), Some("latency_ms"));
-        assert_eq!(nearest("failure-rate", &keys), Some("failure_rate"));
-        assert_eq!(nearest("Name", &keys), Some("name"));
-        assert_eq!(nearest("colour", &keys), None);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-    }
-}

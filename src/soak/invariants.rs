@@ -187,7 +187,14 @@ fn refused_never_runs(run: &RunRecord) -> Result<(), String> {
                 ));
             }
             None if !run.settling.ended => {
-                return Err(format!("{tool} ({id}) was refused and never answered"));
+                let cancelled = if run.calls.cancelled.contains(&id) {
+                    " (the script cancelled it later, but a refusal is answered at once)"
+                } else {
+                    ""
+                };
+                return Err(format!(
+                    "{tool} ({id}) was refused and never answered{cancelled}"
+                ));
             }
             _ => {}
         }
@@ -340,15 +347,12 @@ fn aggregation(run: &RunRecord) -> Result<(), String> {
     }
     // `interrupted` rides on the flush: each interruption that does not end
     // the turn yields either the interrupted flush or a bare interruption.
-    let interruptions = run
-        .server_frames
+    let frames = wire_order::frame_facts(run);
+    let interruptions = frames.iter().filter(|f| f.interrupted).count();
+    let alone = frames
         .iter()
-        .filter_map(|f| serde_json::from_slice::<Value>(f.payload().unwrap_or_default()).ok())
-        .filter(|m| m.pointer("/serverContent/interrupted") == Some(&Value::Bool(true)))
-        .map(|m| m.pointer("/serverContent/turnComplete") == Some(&Value::Bool(true)))
-        .collect::<Vec<bool>>();
-    let with_turn_end = interruptions.iter().filter(|t| **t).count();
-    let alone = interruptions.len() - with_turn_end;
+        .filter(|f| f.interrupted && !f.turn_complete)
+        .count();
     let flushed = run
         .delivered()
         .filter(|e| matches!(e, LiveEvent::TextComplete { interrupted: true, .. }))
@@ -357,30 +361,27 @@ fn aggregation(run: &RunRecord) -> Result<(), String> {
         .delivered()
         .filter(|e| matches!(e, LiveEvent::Interrupted))
         .count();
-    if bare + flushed < alone || bare + flushed > interruptions.len() {
+    if bare + flushed < alone || bare + flushed > interruptions {
         return Err(format!(
-            "{} frames reported an interruption ({alone} without the turn's end), but the session \
-             emitted {flushed} interrupted flushes and {bare} bare interruptions",
-            interruptions.len()
+            "{interruptions} frames reported an interruption ({alone} without the turn's end), \
+             but the session emitted {flushed} interrupted flushes and {bare} bare interruptions"
         ));
     }
     // The fast lane delivers what aggregation makes of the frames.
+    let expected = wire_order::fast_lane(&frames);
+    let delivered: Vec<&LiveEvent> = run
+        .delivered()
+        .filter(|e| e.lane() == Lane::Fast && e.kind() != "media")
+        .collect();
+    if let Some(i) =
+        (0..expected.len().max(delivered.len())).find(|&i| expected.get(i) != delivered.get(i))
     {
-        let expected = wire_order::fast_lane(run);
-        let delivered: Vec<&LiveEvent> = run
-            .delivered()
-            .filter(|e| e.lane() == Lane::Fast && e.kind() != "media")
-            .collect();
-        if let Some(i) = (0..expected.len().max(delivered.len()))
-            .find(|&i| expected.get(i) != delivered.get(i).copied())
-        {
-            let show = |e: Option<&LiveEvent>| e.map_or("(nothing)".to_string(), ToString::to_string);
-            return Err(format!(
-                "the fast lane's event #{i} is {}, but aggregating the frames gives {}",
-                show(delivered.get(i).copied()),
-                show(expected.get(i))
-            ));
-        }
+        let show = |e: Option<&&LiveEvent>| e.map_or("(nothing)".to_string(), |e| e.to_string());
+        return Err(format!(
+            "the fast lane's event #{i} is {}, but aggregating the frames gives {}",
+            show(delivered.get(i)),
+            show(expected.get(i))
+        ));
     }
     Ok(())
 }

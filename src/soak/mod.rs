@@ -23,7 +23,10 @@
 mod agent;
 mod agent_file;
 mod args;
+mod check;
+mod engine;
 mod faults;
+mod file_reader;
 mod generate;
 pub mod invariants;
 mod record;
@@ -36,7 +39,7 @@ mod tools;
 mod wire_order;
 
 pub use agent::{AGENT_VERSION, Agent, AgentGoal, AgentInvariant, ExtractorSpec, RunContext};
-pub use agent_file::AgentFileError;
+pub use file_reader::AgentFileError;
 pub use faults::{CloseKind, FaultKind, Faults, Weather};
 pub use generate::{Repertoire, ToolModel, generate};
 pub use invariants::{Invariant, WIRE_ORDER_CHECKED_BY_DEFAULT};
@@ -45,6 +48,8 @@ pub use record::{
 };
 pub use report::{AgentSummary, Failure, Summary};
 pub use run::{LIVENESS_BOUND, SETTLE_WINDOW};
-pub use soak::{Checks, Progress, SeedRun, Shard, Soak, all_cores, soak_all};
+pub use check::{Determinism, Divergence, SeedHash, check_determinism};
+pub use engine::{Checks, Progress, SeedRun, Shard, all_cores};
+pub use soak::{Soak, soak_all};
 pub use sometimes::Sometimes;
 pub use tools::{SimTool, render};

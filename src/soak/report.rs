@@ -10,7 +10,7 @@ use std::time::Duration;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::faults::Faults;
-use super::soak::{Shard, human};
+use super::engine::{Shard, human};
 use crate::executor::{Seed, Swarm};
 use crate::testing::ScriptedServer;
 

@@ -19,7 +19,7 @@ use std::time::Duration;
 use super::agent::RunContext;
 use super::faults::Faults;
 use super::record::{Calls, Governance, RunRecord, Settling, TimedEvent};
-use super::soak::Target;
+use super::engine::Target;
 use super::tools::{ExecutionLog, recorded};
 use crate::executor::{self, Seed, Stream, Swarm, Trace};
 use crate::session::{LiveBuilder, LiveHandle};
@@ -138,7 +138,7 @@ pub(crate) async fn play(
         seed,
         swarm,
         faults,
-        script: script.clone(),
+        script: ScriptedServer::new(),
         connect_error: None,
         events: Vec::new(),
         session_log: Vec::new(),
@@ -159,6 +159,7 @@ pub(crate) async fn play(
     };
     let typed = typed_turns(target, seed, &script);
     let cap = script_pauses(&script) + RUN_CAP;
+    // The caller puts its copy of the script in the record.
     let (transport, control) = script.answers_may_cross_cancellations().into_transport();
     let handle = match builder.connect_with_transport(transport).await {
         Ok(handle) => handle,

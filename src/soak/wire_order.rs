@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use super::record::RunRecord;
 use crate::clock::Timestamp;
-use crate::session::{FrameEvents, Lane, LiveEvent};
+use crate::session::{FrameEvents, FrameFacts, Lane, LiveEvent};
 
 /// What the log must hold at one place.
 #[derive(Debug, PartialEq)]
@@ -35,8 +35,8 @@ enum Slot {
     Extractions,
 }
 
-/// The events each delivered frame yields, after the handshake.
-fn frame_events(run: &RunRecord) -> Vec<Vec<LiveEvent>> {
+/// What each delivered frame yields, after the handshake.
+pub(crate) fn frame_facts(run: &RunRecord) -> Vec<FrameFacts> {
     let mut events = FrameEvents::default();
     run.server_frames
         .iter()
@@ -50,12 +50,12 @@ fn is_setup_complete(bytes: &[u8]) -> bool {
     serde_json::from_slice::<Value>(bytes).is_ok_and(|m| m.get("setupComplete").is_some())
 }
 
-/// What the fast lane must deliver for the frames the run got, in order
-/// (media left out: its timestamps are the session clock's).
-pub(crate) fn fast_lane(run: &RunRecord) -> Vec<LiveEvent> {
-    frame_events(run)
-        .into_iter()
-        .flatten()
+/// What the fast lane must deliver for these frames, in order (media left
+/// out: its timestamps are the session clock's).
+pub(crate) fn fast_lane(frames: &[FrameFacts]) -> Vec<&LiveEvent> {
+    frames
+        .iter()
+        .flat_map(|f| &f.events)
         .filter(|e| e.lane() == Lane::Fast && e.kind() != "media")
         .collect()
 }
@@ -79,7 +79,7 @@ fn expected(run: &RunRecord) -> Vec<Slot> {
     if let Some(connected) = log.iter().find(|e| e.kind() == "connected") {
         slots.push(Slot::Event(connected.clone()));
     }
-    for event in frame_events(run).into_iter().flatten() {
+    for event in frame_facts(run).into_iter().flat_map(|f| f.events) {
         if !event.is_stored() {
             continue;
         }

@@ -9,8 +9,8 @@
 use serde_json::{Map, Value};
 
 use super::aggregate::{Aggregator, MessageView, PartView, TranscriptView};
-use super::events::LiveEvent;
 use super::error::SessionError;
+use super::events::LiveEvent;
 use super::events::ToolCall;
 use crate::clock::Timestamp;
 use crate::wire::{CloseFrame, Closed, Decoded, Frame, PartKind, ServerMessage, Transcription};

@@ -44,8 +44,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::agent_file::{Decoded2, decode};
-use super::file_reader::{self, AgentFileError};
 use super::faults::FaultKind;
+use super::file_reader::{self, AgentFileError};
 use super::generate::Repertoire;
 use super::record::{ExecutionOutcome, RunRecord};
 use super::tools::SimTool;
@@ -172,9 +172,10 @@ impl AgentGoal {
             AgentGoal::ToolOk { tool, .. } => run
                 .executions_of(tool)
                 .any(|e| matches!(e.outcome, ExecutionOutcome::Ok(_))),
-            AgentGoal::State { key, .. } => run.journal.iter().any(|m| {
-                &m.key == key && !m.value.is_null() && m.value != Value::Bool(false)
-            }),
+            AgentGoal::State { key, .. } => run
+                .journal
+                .iter()
+                .any(|m| &m.key == key && !m.value.is_null() && m.value != Value::Bool(false)),
         }
     }
 }
@@ -362,7 +363,10 @@ impl StandingTape {
         if let Some(torn) = tape.torn_line() {
             return Err(AgentFileError::plain(
                 file.display(),
-                format!("line {} is torn ({}): record the tape again", torn.line, torn.problem),
+                format!(
+                    "line {} is torn ({}): record the tape again",
+                    torn.line, torn.problem
+                ),
             ));
         }
         Ok(StandingTape {

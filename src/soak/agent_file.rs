@@ -83,7 +83,11 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
         Some(node) => match node.string("\"enforce\" or \"observe\"")?.as_str() {
             "enforce" => Enforcement::Enforce,
             "observe" => Enforcement::Observe,
-            other => return node.fail(format!("expected \"enforce\" or \"observe\", found {other:?}")),
+            other => {
+                return node.fail(format!(
+                    "expected \"enforce\" or \"observe\", found {other:?}"
+                ));
+            }
         },
     };
     let defaults = Repertoire::default();
@@ -105,8 +109,12 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
         Some(node) => node.rate("call_chance")?,
         None => defaults.call_chance,
     };
-    let user_lines = top.require("user", "what the user says")?.lines("user lines")?;
-    let model_lines = top.require("model", "what the model says")?.lines("model lines")?;
+    let user_lines = top
+        .require("user", "what the user says")?
+        .lines("user lines")?;
+    let model_lines = top
+        .require("model", "what the model says")?
+        .lines("model lines")?;
     let mut tools: Vec<SimTool> = Vec::new();
     if let Some(list) = top.get("tools") {
         for node in list.list("a list of tools")? {
@@ -160,7 +168,9 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
     if let Some(list) = top.get("sometimes") {
         for node in list.list("a list of goals")? {
             let fields = node.object("a goal", &["name", "tool_ok", "state"])?;
-            let goal_name = fields.require("name", "the goal's name")?.string("a name")?;
+            let goal_name = fields
+                .require("name", "the goal's name")?
+                .string("a name")?;
             match (fields.get("tool_ok"), fields.get("state")) {
                 (Some(tool), None) => {
                     let tool_name = tool.string("a tool name")?;
@@ -242,7 +252,9 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
 
 fn decode_tool(node: &Node<'_>) -> Decoded<SimTool> {
     let fields = node.object("a tool", &TOOL_KEYS)?;
-    let name = fields.require("name", "the tool's name")?.string("a tool name")?;
+    let name = fields
+        .require("name", "the tool's name")?
+        .string("a tool name")?;
     let description = match fields.get("description") {
         Some(n) => n.string("a description")?,
         None => String::new(),
@@ -259,7 +271,9 @@ fn decode_tool(node: &Node<'_>) -> Decoded<SimTool> {
                 return example.fail("expected an argument object");
             }
             if let Some(problem) = args::misfit(parameters.as_ref(), example.value) {
-                return example.fail(format!("this example does not fit the parameters: {problem}"));
+                return example.fail(format!(
+                    "this example does not fit the parameters: {problem}"
+                ));
             }
             examples.push(example.value.clone());
         }
@@ -309,14 +323,21 @@ fn decode_tool(node: &Node<'_>) -> Decoded<SimTool> {
 }
 
 fn decode_extractor(dir: &Path, node: &Node<'_>) -> Decoded<(PathBuf, ExtractorSpec)> {
-    let fields = node.object("an extractor", &["name", "tape", "prompt", "window", "model"])?;
-    let name = fields.require("name", "the state key it writes")?.string("a name")?;
+    let fields = node.object(
+        "an extractor",
+        &["name", "tape", "prompt", "window", "model"],
+    )?;
+    let name = fields
+        .require("name", "the state key it writes")?
+        .string("a name")?;
     let tape = fields.require("tape", "the tape file it answers from")?;
     let file = dir.join(tape.string("a tape file name, beside agent.json")?);
     if !file.is_file() {
         return tape.fail(format!("no tape file at {}", file.display()));
     }
-    let prompt = fields.require("prompt", "the extractor's instruction")?.string("a prompt")?;
+    let prompt = fields
+        .require("prompt", "the extractor's instruction")?
+        .string("a prompt")?;
     let window = match fields.get("window") {
         Some(n) => n.whole("window", 0..=1000)? as usize,
         None => 1,
@@ -337,4 +358,3 @@ fn decode_extractor(dir: &Path, node: &Node<'_>) -> Decoded<(PathBuf, ExtractorS
         },
     ))
 }
-

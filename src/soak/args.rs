@@ -12,7 +12,16 @@ use crate::executor::Stream;
 
 /// Words string arguments are drawn from, a few of them not ASCII.
 const WORDS: [&str; 10] = [
-    "Paris", "Zürich", "Lyon", "東京", "Oslo", "São Paulo", "alpha", "order-7", "Kraków", "blue",
+    "Paris",
+    "Zürich",
+    "Lyon",
+    "東京",
+    "Oslo",
+    "São Paulo",
+    "alpha",
+    "order-7",
+    "Kraków",
+    "blue",
 ];
 
 /// Arguments that fit `parameters`: one of `examples` when there are
@@ -37,7 +46,12 @@ pub(crate) fn bad(parameters: Option<&Value>, examples: &[Value], draw: &mut Str
     let required: Vec<String> = parameters
         .and_then(|p| p.get("required"))
         .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).map(String::from).collect())
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        })
         .unwrap_or_default();
     let present: Vec<String> = args.keys().cloned().collect();
     if !required.is_empty() && draw.chance(0.5) {
@@ -94,8 +108,15 @@ fn from_schema(schema: &Value, draw: &mut Stream, depth: usize) -> Value {
         "BOOLEAN" => json!(draw.chance(0.5)),
         "ARRAY" => {
             let n = if depth < 4 { draw.range(0..=3) } else { 0 };
-            let items = schema.get("items").cloned().unwrap_or(json!({"type": "STRING"}));
-            Value::Array((0..n).map(|_| from_schema(&items, draw, depth + 1)).collect())
+            let items = schema
+                .get("items")
+                .cloned()
+                .unwrap_or(json!({"type": "STRING"}));
+            Value::Array(
+                (0..n)
+                    .map(|_| from_schema(&items, draw, depth + 1))
+                    .collect(),
+            )
         }
         _ => Value::Null,
     }

@@ -71,10 +71,15 @@ impl Target {
         Reach {
             tools: !config.tools.is_empty(),
             governed: config.governance.is_some(),
-            escalates: config.governance.as_ref().is_some_and(|g| {
-                g.spec.steps().iter().any(|s| !s.escalate().is_never())
-            }),
-            extractors: config.extractors.iter().map(|e| e.name().to_string()).collect(),
+            escalates: config
+                .governance
+                .as_ref()
+                .is_some_and(|g| g.spec.steps().iter().any(|s| !s.escalate().is_never())),
+            extractors: config
+                .extractors
+                .iter()
+                .map(|e| e.name().to_string())
+                .collect(),
         }
     }
 }
@@ -184,7 +189,8 @@ pub(crate) fn trace_of(target: &Target, seed: Seed) -> Trace {
     let simulation = Simulation::new(seed);
     let swarm = simulation.swarm_options().clone();
     let target = target.clone();
-    match simulation.run(move || async move { run::play(&target, seed, faults, swarm, script).await })
+    match simulation
+        .run(move || async move { run::play(&target, seed, faults, swarm, script).await })
     {
         Ok(outcome) => outcome.trace,
         Err(failure) => failure.trace,
@@ -199,9 +205,8 @@ pub(crate) fn run_seed(target: &Target, seed: Seed, checks: Checks) -> SeedRun {
         let simulation = Simulation::new(seed);
         let swarm = simulation.swarm_options().clone();
         let (target, faults, script) = (target.clone(), faults.clone(), script.clone());
-        let outcome = simulation.run(move || async move {
-            run::play(&target, seed, faults, swarm, script).await
-        });
+        let outcome = simulation
+            .run(move || async move { run::play(&target, seed, faults, swarm, script).await });
         (simulation, outcome)
     };
     let (simulation, outcome) = simulate();
@@ -241,20 +246,24 @@ pub(crate) fn run_seed(target: &Target, seed: Seed, checks: Checks) -> SeedRun {
             };
         }
     };
-    let mut verdicts = Vec::new();
-    if checks.determinism_every > 0 && seed.value().is_multiple_of(checks.determinism_every) {
-        let verdict = match simulate().1 {
-            Ok(again) => match record.trace.first_divergence(&again.trace) {
-                None => Ok(()),
-                Some(divergence) => Err(format!("two runs of the seed differ: {divergence}")),
-            },
-            Err(broken) => Err(format!(
-                "the first run finished, the second did not: {}",
-                broken.summary()
-            )),
+    // Run again before the record is checked; reported after the others.
+    let determinism =
+        if checks.determinism_every > 0 && seed.value().is_multiple_of(checks.determinism_every) {
+            let verdict = match simulate().1 {
+                Ok(again) => match record.trace.first_divergence(&again.trace) {
+                    None => Ok(()),
+                    Some(divergence) => Err(format!("two runs of the seed differ: {divergence}")),
+                },
+                Err(broken) => Err(format!(
+                    "the first run finished, the second did not: {}",
+                    broken.summary()
+                )),
+            };
+            Some((invariants::DETERMINISM.to_string(), verdict))
+        } else {
+            None
         };
-        verdicts.push((invariants::DETERMINISM.to_string(), verdict));
-    }
+    let mut verdicts = Vec::new();
     record.script = script;
     if let Some(error) = record.connect_error.clone() {
         verdicts.push((invariants::SETUP.to_string(), Err(error)));
@@ -266,6 +275,7 @@ pub(crate) fn run_seed(target: &Target, seed: Seed, checks: Checks) -> SeedRun {
             verdicts.push((invariant.name().to_string(), invariant.check(&record)));
         }
     }
+    verdicts.extend(determinism);
     let failures = verdicts
         .iter()
         .filter_map(|(name, verdict)| {
@@ -394,7 +404,9 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
         })
         .collect();
     let stop = || {
-        let over = plan.duration.is_some_and(|budget| started.elapsed() >= budget);
+        let over = plan
+            .duration
+            .is_some_and(|budget| started.elapsed() >= budget);
         if over {
             out_of_time.store(true, Ordering::Relaxed);
         }
@@ -404,8 +416,15 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
         let (agent, seed) = item(&plan.seeds, plan.shard, agents, index);
         let run = run_seed(&targets[agent], seed, plan.checks);
         let done = Done {
-            virtual_time: run.record.as_ref().map_or(Duration::ZERO, |r| r.virtual_time),
-            verdicts: run.verdicts.iter().map(|(n, v)| (n.clone(), v.is_ok())).collect(),
+            virtual_time: run
+                .record
+                .as_ref()
+                .map_or(Duration::ZERO, |r| r.virtual_time),
+            verdicts: run
+                .verdicts
+                .iter()
+                .map(|(n, v)| (n.clone(), v.is_ok()))
+                .collect(),
             reached: run.reached,
             failures: run.failures,
         };
@@ -432,7 +451,12 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
         .collect();
     for (index, done) in results {
         let summary = &mut summaries[(index % agents) as usize];
-        summary.add(done.virtual_time, &done.verdicts, &done.reached, done.failures);
+        summary.add(
+            done.virtual_time,
+            &done.verdicts,
+            &done.reached,
+            done.failures,
+        );
     }
     Summary {
         agents: summaries,

@@ -137,7 +137,9 @@ impl<'a> Node<'a> {
     pub fn lines(&self, what: &str) -> Decoded<Vec<String>> {
         let items = self.list(&format!("a list of {what}"))?;
         if items.is_empty() {
-            return self.fail(format!("expected at least one of {what}, found an empty list"));
+            return self.fail(format!(
+                "expected at least one of {what}, found an empty list"
+            ));
         }
         items.iter().map(|item| item.string(what)).collect()
     }
@@ -194,7 +196,9 @@ impl<'a> Node<'a> {
         let low = low.whole(what, range.clone())?;
         let high = high.whole(what, range)?;
         if low > high {
-            return self.fail(format!("{what}: the low end {low} is above the high end {high}"));
+            return self.fail(format!(
+                "{what}: the low end {low} is above the high end {high}"
+            ));
         }
         Ok((low, high))
     }

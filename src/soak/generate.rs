@@ -155,11 +155,16 @@ const THOUGHTS: [&str; 3] = [
 /// assert_eq!(script.name(), "demo-0x3");
 /// assert_eq!(script, generate("demo", &Repertoire::default(), Seed::new(3), &Faults::draw(Seed::new(3))));
 /// ```
-pub fn generate(name: &str, repertoire: &Repertoire, seed: Seed, faults: &Faults) -> ScriptedServer {
+pub fn generate(
+    name: &str,
+    repertoire: &Repertoire,
+    seed: Seed,
+    faults: &Faults,
+) -> ScriptedServer {
     let mut generator = Generator::new(repertoire, seed, faults);
-    let turns = generator.shape.range(
-        u64::from(*repertoire.turns.start())..=u64::from(*repertoire.turns.end()),
-    );
+    let turns = generator
+        .shape
+        .range(u64::from(*repertoire.turns.start())..=u64::from(*repertoire.turns.end()));
     for _ in 0..turns {
         generator.turn();
     }
@@ -279,8 +284,8 @@ impl<'a> Generator<'a> {
         if self.fires(FaultKind::Usage) {
             self.usage();
         }
-        let calling = !self.repertoire.tools.is_empty()
-            && self.shape.chance(self.repertoire.call_chance);
+        let calling =
+            !self.repertoire.tools.is_empty() && self.shape.chance(self.repertoire.call_chance);
         if self.shape.chance(if calling { 0.6 } else { 0.3 }) {
             let mut line = self.model_line();
             if self.fires(FaultKind::NonAscii) {
@@ -350,7 +355,9 @@ impl<'a> Generator<'a> {
     fn model_text(&mut self, line: &str) {
         let chunks = self.split(line);
         for chunk in &chunks {
-            self.send(json!({ "serverContent": { "modelTurn": { "parts": [{ "text": chunk }] } } }));
+            self.send(
+                json!({ "serverContent": { "modelTurn": { "parts": [{ "text": chunk }] } } }),
+            );
             self.small_gap();
         }
         if self.fires(FaultKind::Transcriptions) {
@@ -365,7 +372,9 @@ impl<'a> Generator<'a> {
         let chunks = self.split(line);
         let keep = 1 + self.text.index(chunks.len().max(1));
         for chunk in chunks.iter().take(keep.min(chunks.len())) {
-            self.send(json!({ "serverContent": { "modelTurn": { "parts": [{ "text": chunk }] } } }));
+            self.send(
+                json!({ "serverContent": { "modelTurn": { "parts": [{ "text": chunk }] } } }),
+            );
         }
         self.send(json!({ "serverContent": { "interrupted": true } }));
         self.small_gap();

@@ -285,7 +285,7 @@ fn journal_ordered(run: &RunRecord) -> Result<(), String> {
         }
         if b.timestamp < a.timestamp {
             return Err(format!(
-                "journal entry {} ({}) is stamped {} , before entry {} ({}) at {}",
+                "journal entry {} ({}) is stamped {}, before entry {} ({}) at {}",
                 b.seq, b.key, b.timestamp, a.seq, a.key, a.timestamp
             ));
         }
@@ -355,7 +355,15 @@ fn aggregation(run: &RunRecord) -> Result<(), String> {
         .count();
     let flushed = run
         .delivered()
-        .filter(|e| matches!(e, LiveEvent::TextComplete { interrupted: true, .. }))
+        .filter(|e| {
+            matches!(
+                e,
+                LiveEvent::TextComplete {
+                    interrupted: true,
+                    ..
+                }
+            )
+        })
         .count();
     let bare = run
         .delivered()
@@ -421,7 +429,9 @@ fn liveness(run: &RunRecord) -> Result<(), String> {
     if !settling.ended {
         let left = unanswered(run);
         if !left.is_empty() {
-            return Err(format!("calls still unanswered after the run settled: {left:?}"));
+            return Err(format!(
+                "calls still unanswered after the run settled: {left:?}"
+            ));
         }
     }
     Ok(())

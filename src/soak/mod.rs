@@ -39,8 +39,10 @@ mod tools;
 mod wire_order;
 
 pub use agent::{AGENT_VERSION, Agent, AgentGoal, AgentInvariant, ExtractorSpec, RunContext};
-pub use file_reader::AgentFileError;
+pub use check::{Determinism, Divergence, SeedHash, check_determinism};
+pub use engine::{Checks, Progress, SeedRun, Shard, all_cores};
 pub use faults::{CloseKind, FaultKind, Faults, Weather};
+pub use file_reader::AgentFileError;
 pub use generate::{Repertoire, ToolModel, generate};
 pub use invariants::{Invariant, WIRE_ORDER_CHECKED_BY_DEFAULT};
 pub use record::{
@@ -48,8 +50,6 @@ pub use record::{
 };
 pub use report::{AgentSummary, Failure, Summary};
 pub use run::{LIVENESS_BOUND, SETTLE_WINDOW};
-pub use check::{Determinism, Divergence, SeedHash, check_determinism};
-pub use engine::{Checks, Progress, SeedRun, Shard, all_cores};
 pub use soak::{Soak, soak_all};
 pub use sometimes::Sometimes;
 pub use tools::{SimTool, render};

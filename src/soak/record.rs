@@ -179,11 +179,18 @@ impl RunRecord {
         for TimedEvent { at, event } in &self.events {
             let mut text = event.to_string();
             if text.len() > 160 {
-                let cut = (0..=157).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+                let cut = (0..=157)
+                    .rev()
+                    .find(|&i| text.is_char_boundary(i))
+                    .unwrap_or(0);
                 text.truncate(cut);
                 text.push('…');
             }
-            out.push_str(&format!("[{:>10}] {:<9} | {text}\n", format_time(*at), event.lane().name()));
+            out.push_str(&format!(
+                "[{:>10}] {:<9} | {text}\n",
+                format_time(*at),
+                event.lane().name()
+            ));
         }
         out
     }

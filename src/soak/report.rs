@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-use super::faults::Faults;
 use super::engine::{Shard, human};
+use super::faults::Faults;
 use crate::executor::{Seed, Swarm};
 use crate::testing::ScriptedServer;
 
@@ -40,7 +40,11 @@ pub struct Failure {
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "FAILED {} seed {}: {}", self.agent, self.seed, self.invariant)?;
+        writeln!(
+            f,
+            "FAILED {} seed {}: {}",
+            self.agent, self.seed, self.invariant
+        )?;
         writeln!(f, "  swarm: {}", self.swarm)?;
         writeln!(f, "  faults: {}", self.faults)?;
         for line in self.message.lines() {
@@ -113,7 +117,10 @@ impl AgentSummary {
 
     /// Invariant checks made.
     pub fn checks_made(&self) -> u64 {
-        self.checks.iter().map(|(_, held, broke)| held + broke).sum()
+        self.checks
+            .iter()
+            .map(|(_, held, broke)| held + broke)
+            .sum()
     }
 }
 
@@ -178,15 +185,21 @@ impl Summary {
             let mut suite = TestSuite::new(agent.name.as_str());
             suite.add_property(("sessions", agent.sessions.to_string().as_str()));
             for (goal, hits) in &agent.goals {
-                suite.add_property((format!("sometimes.{goal}").as_str(), hits.to_string().as_str()));
+                suite.add_property((
+                    format!("sometimes.{goal}").as_str(),
+                    hits.to_string().as_str(),
+                ));
             }
             for (name, held, broke) in &agent.checks {
                 let status = if *broke == 0 {
                     TestCaseStatus::success()
                 } else {
                     let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                    let failures: Vec<&Failure> =
-                        agent.failures.iter().filter(|f| &f.invariant == name).collect();
+                    let failures: Vec<&Failure> = agent
+                        .failures
+                        .iter()
+                        .filter(|f| &f.invariant == name)
+                        .collect();
                     if let Some(first) = failures.first() {
                         status.set_message(format!(
                             "broken in {broke} of {} runs; first: seed {}: {}",
@@ -295,7 +308,12 @@ impl fmt::Display for Summary {
             .iter()
             .flat_map(|a| a.checks.iter().map(|(_, _, b)| b))
             .sum();
-        writeln!(f, "invariant checks: {}, {} failed", thousands(checks), thousands(broke))?;
+        writeln!(
+            f,
+            "invariant checks: {}, {} failed",
+            thousands(checks),
+            thousands(broke)
+        )?;
         for agent in &self.agents {
             let checks: Vec<String> = agent
                 .checks
@@ -346,7 +364,11 @@ impl fmt::Display for Summary {
                     agent.failures.len() - SHOWN_PER_AGENT,
                     agent.name,
                     more.join(", "),
-                    if agent.failures.len() > SHOWN_PER_AGENT + 20 { ", …" } else { "" }
+                    if agent.failures.len() > SHOWN_PER_AGENT + 20 {
+                        ", …"
+                    } else {
+                        ""
+                    }
                 )?;
             }
         }

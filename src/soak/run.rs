@@ -17,9 +17,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::agent::RunContext;
+use super::engine::Target;
 use super::faults::Faults;
 use super::record::{Calls, Governance, RunRecord, Settling, TimedEvent};
-use super::engine::Target;
 use super::tools::{ExecutionLog, recorded};
 use crate::executor::{self, Seed, Stream, Swarm, Trace};
 use crate::session::{LiveBuilder, LiveHandle};
@@ -132,7 +132,8 @@ pub(crate) async fn play(
         state: State::new(),
     };
     let log = ExecutionLog::default();
-    let (builder, governance) = prepare(target, (target.builder)(&ctx), &ctx, journal.clone(), &log);
+    let (builder, governance) =
+        prepare(target, (target.builder)(&ctx), &ctx, journal.clone(), &log);
     let mut record = RunRecord {
         agent: target.name.clone(),
         seed,

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::agent::Agent;
-use super::engine::{Checks, Plan, Progress, SeedRun, Shard, Target, all_cores, run_plan, run_seed};
+use super::engine::{
+    Checks, Plan, Progress, SeedRun, Shard, Target, all_cores, run_plan, run_seed,
+};
 use super::faults::{FaultKind, Faults};
 use super::generate::Repertoire;
 use super::invariants::Invariant;
@@ -171,6 +173,19 @@ impl Soak {
         self
     }
 
+    /// What the generated user and model say (the tools stay as they are).
+    pub fn lines<U, M>(mut self, user: U, model: M) -> Self
+    where
+        U: IntoIterator,
+        U::Item: Into<String>,
+        M: IntoIterator,
+        M::Item: Into<String>,
+    {
+        self.target.repertoire.user_lines = user.into_iter().map(Into::into).collect();
+        self.target.repertoire.model_lines = model.into_iter().map(Into::into).collect();
+        self
+    }
+
     /// Fault kinds on in every seed that is not calm, at these rates.
     pub fn faults(mut self, tuning: &[(FaultKind, f64)]) -> Self {
         self.target.tuning = tuning.to_vec();
@@ -252,7 +267,6 @@ impl Soak {
         (self.target.script(seed, &faults), faults)
     }
 
-
     /// Runs the seeds; panics with the summary, every failure and its
     /// replay line, if any invariant broke.
     pub fn run(self) -> Summary {
@@ -313,4 +327,3 @@ pub fn soak_all(
         progress,
     )
 }
-

@@ -100,7 +100,8 @@ fn declared_tools(run: &RunRecord) -> Vec<&str> {
 }
 
 fn warned(run: &RunRecord, words: &str) -> bool {
-    run.delivered().any(|e| matches!(e, LiveEvent::Warning { message } if message.contains(words)))
+    run.delivered()
+        .any(|e| matches!(e, LiveEvent::Warning { message } if message.contains(words)))
 }
 
 fn failed_with(run: &RunRecord, words: &str) -> bool {
@@ -183,8 +184,15 @@ pub(crate) fn builtin(reach: &Reach) -> Vec<Sometimes> {
         }));
     }
     goals.push(Sometimes::new("interrupted-flush", |run| {
-        run.delivered()
-            .any(|e| matches!(e, LiveEvent::TextComplete { interrupted: true, .. }))
+        run.delivered().any(|e| {
+            matches!(
+                e,
+                LiveEvent::TextComplete {
+                    interrupted: true,
+                    ..
+                }
+            )
+        })
     }));
     goals.push(Sometimes::new("user-typed", |run| {
         run.sent.iter().any(|m| m.get("clientContent").is_some())

@@ -75,10 +75,12 @@ fn expected(run: &RunRecord) -> Vec<Slot> {
             _ => {}
         }
     }
-    let mut slots = Vec::new();
-    if let Some(connected) = log.iter().find(|e| e.kind() == "connected") {
-        slots.push(Slot::Event(connected.clone()));
-    }
+    let connected = log
+        .iter()
+        .find(|e| e.kind() == "connected")
+        .cloned()
+        .unwrap_or(LiveEvent::Connected { session_id: None });
+    let mut slots = vec![Slot::Event(connected)];
     for event in frame_facts(run).into_iter().flat_map(|f| f.events) {
         if !event.is_stored() {
             continue;
@@ -190,7 +192,11 @@ mod tests {
 
     #[test]
     fn extractions_may_follow_a_turn_and_nothing_else_may_be_extra() {
-        let expected = [Slot::Event(text("Hi")), Slot::Event(turn()), Slot::Extractions];
+        let expected = [
+            Slot::Event(text("Hi")),
+            Slot::Event(turn()),
+            Slot::Extractions,
+        ];
         assert_eq!(compare(&expected, &[text("Hi"), turn()]), Ok(()));
         let warning = LiveEvent::Warning {
             message: "late cancellation".into(),
@@ -200,6 +206,9 @@ mod tests {
         let err = compare(&expected, &[text("Hi"), turn(), warning]).unwrap_err();
         assert!(err.contains("nothing in the frames"), "{err}");
         let swapped = compare(&expected, &[turn(), text("Hi")]).unwrap_err();
-        assert!(swapped.starts_with("stored event #0 is `turn_complete`"), "{swapped}");
+        assert!(
+            swapped.starts_with("stored event #0 is `turn_complete`"),
+            "{swapped}"
+        );
     }
 }

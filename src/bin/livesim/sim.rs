@@ -135,7 +135,8 @@ struct Agents {
 
 /// The nearest `sim/` folder holding an agent: here, or above.
 fn nearest_sim() -> Result<PathBuf, String> {
-    let here = std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?;
+    let here =
+        std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?;
     for dir in here.ancestors() {
         let sim = dir.join("sim");
         if sim.is_dir() && !agent_dirs(&sim).is_empty() {
@@ -232,7 +233,9 @@ fn parse_seeds(spec: &str) -> Result<std::ops::Range<u64>, String> {
 /// `90s`, `5m`, `1h`, `500ms`, or a number of seconds.
 fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(text.len());
+    let split = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
     let value: f64 = number
         .parse()
@@ -344,17 +347,30 @@ fn soak(args: SoakArgs) -> ExitCode {
     eprintln!(
         "livesim sim soak: {} ({}), seeds {}, {jobs} jobs{}",
         names.join(", "),
-        if names.len() == 1 { "1 agent".to_string() } else { format!("{} agents", names.len()) },
+        if names.len() == 1 {
+            "1 agent".to_string()
+        } else {
+            format!("{} agents", names.len())
+        },
         if seeds.end == u64::MAX {
             format!("from {} until the time is up", seeds.start)
         } else {
             format!("{}..{}", seeds.start, seeds.end)
         },
-        if shard == Shard::WHOLE { String::new() } else { format!(", shard {shard}") }
+        if shard == Shard::WHOLE {
+            String::new()
+        } else {
+            format!(", shard {shard}")
+        }
     );
-    let total = shard.count(&seeds).checked_mul(soaks.len() as u64).filter(|t| *t < 1 << 40);
+    let total = shard
+        .count(&seeds)
+        .checked_mul(soaks.len() as u64)
+        .filter(|t| *t < 1 << 40);
     let display = Display::new(total);
-    let summary = soak_all(&soaks, seeds, shard, jobs, duration, checks, &|p| display.update(p));
+    let summary = soak_all(&soaks, seeds, shard, jobs, duration, checks, &|p| {
+        display.update(p)
+    });
     display.finish();
     report(&summary, args.junit.as_deref())
 }
@@ -504,7 +520,14 @@ fn check(args: CheckArgs) -> ExitCode {
             if let Some(dir) = &args.dir {
                 command.arg(dir);
             }
-            command.args(["--seeds", &args.seeds, "--jobs", &jobs.to_string(), "--hashes"]);
+            command.args([
+                "--seeds",
+                &args.seeds,
+                "--jobs",
+                &jobs.to_string(),
+                "--hashes",
+            ]);
+            command.stdout(std::process::Stdio::piped());
             command.stderr(std::process::Stdio::inherit());
             command.spawn().and_then(|c| c.wait_with_output())
         }
@@ -539,11 +562,16 @@ fn check(args: CheckArgs) -> ExitCode {
                     ours.get(i).map_or("(nothing)", String::as_str),
                     theirs.get(i).unwrap_or(&"(nothing)")
                 );
-                say!("  compare the two runs' traces with `livesim sim run AGENT --seed S --trace`");
+                say!(
+                    "  compare the two runs' traces with `livesim sim run AGENT --seed S --trace`"
+                );
             }
         }
         Ok(output) => {
-            eprintln!("livesim sim check: the child process failed ({})", output.status);
+            eprintln!(
+                "livesim sim check: the child process failed ({})",
+                output.status
+            );
             return ExitCode::from(2);
         }
         Err(e) => {
@@ -560,7 +588,11 @@ fn check(args: CheckArgs) -> ExitCode {
         seeds.end,
         report.hashes.len(),
         started.elapsed().as_secs_f64(),
-        if divergent { "DIVERGED" } else { "no divergence" }
+        if divergent {
+            "DIVERGED"
+        } else {
+            "no divergence"
+        }
     );
     if divergent {
         ExitCode::from(1)

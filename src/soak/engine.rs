@@ -357,7 +357,7 @@ pub(crate) fn pool<T: Send>(
         // of indexes and the results.
         std::thread::scope(|scope| {
             for _ in 0..jobs {
-                scope.spawn(&worker);
+                scope.spawn(worker);
             }
         });
     }

@@ -45,8 +45,11 @@ fn texts(script: &ScriptedServer, thought: bool) -> Vec<String> {
         .collect()
 }
 
+/// An argument's name and how to tell its type.
+type Typed = (&'static str, fn(&Value) -> bool);
+
 fn misfits(args: &Value, tool: &str) -> bool {
-    let (required, types): (&[&str], &[(&str, fn(&Value) -> bool)]) = match tool {
+    let (required, types): (&[&str], &[Typed]) = match tool {
         "get_weather" => (
             &["city"],
             &[("city", Value::is_string), ("units", Value::is_string)],

@@ -260,12 +260,13 @@ fn usage(command: &str, message: &str) -> ExitCode {
 
 /// Shows progress: a bar on a terminal, a line per tenth otherwise.
 struct Display {
+    command: &'static str,
     bar: Option<ProgressBar>,
     printed: Mutex<u64>,
 }
 
 impl Display {
-    fn new(total: Option<u64>) -> Display {
+    fn new(command: &'static str, total: Option<u64>) -> Display {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = match total {
                 Some(total) => ProgressBar::new(total),
@@ -280,6 +281,7 @@ impl Display {
             bar
         });
         Display {
+            command,
             bar,
             printed: Mutex::new(0),
         }
@@ -301,12 +303,12 @@ impl Display {
             *printed = progress.done;
             match progress.total {
                 Some(total) => eprintln!(
-                    "livesim sim soak: {}/{total} sessions, {} failures",
-                    progress.done, progress.failures
+                    "livesim sim {}: {}/{total} sessions, {} failures",
+                    self.command, progress.done, progress.failures
                 ),
                 None => eprintln!(
-                    "livesim sim soak: {} sessions, {} failures",
-                    progress.done, progress.failures
+                    "livesim sim {}: {} sessions, {} failures",
+                    self.command, progress.done, progress.failures
                 ),
             }
         }
@@ -367,7 +369,7 @@ fn soak(args: SoakArgs) -> ExitCode {
         .count(&seeds)
         .checked_mul(soaks.len() as u64)
         .filter(|t| *t < 1 << 40);
-    let display = Display::new(total);
+    let display = Display::new("soak", total);
     let summary = soak_all(&soaks, seeds, shard, jobs, duration, checks, &|p| {
         display.update(p)
     });
@@ -503,7 +505,7 @@ fn check(args: CheckArgs) -> ExitCode {
     #[allow(clippy::disallowed_methods)]
     let started = std::time::Instant::now();
     let total = seeds.end.saturating_sub(seeds.start) * soaks.len() as u64;
-    let display = Display::new(Some(total));
+    let display = Display::new("check", Some(total));
     let report = check_determinism(&soaks, seeds.clone(), 2, jobs, &|done, total| {
         display.update(Progress {
             done,

@@ -12,7 +12,7 @@ use super::agent::{AGENT_VERSION, Agent, AgentGoal, AgentInvariant, ExtractorSpe
 use super::args;
 use super::faults::FaultKind;
 use super::file_reader::{self, Decoded, Node};
-use super::generate::Repertoire;
+use super::repertoire::Repertoire;
 use super::tools::SimTool;
 use crate::flow::Enforcement;
 

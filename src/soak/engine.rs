@@ -16,9 +16,10 @@ use std::time::Duration;
 
 use super::agent::RunContext;
 use super::faults::{FaultKind, Faults};
-use super::generate::{Repertoire, generate};
+use super::generate::generate;
 use super::invariants::{self, Invariant, WIRE_ORDER_CHECKED_BY_DEFAULT};
 use super::record::RunRecord;
+use super::repertoire::Repertoire;
 use super::report::{AgentSummary, Failure, Summary};
 use super::run;
 use super::sometimes::{self, Reach, Sometimes};

@@ -30,6 +30,7 @@ mod file_reader;
 mod generate;
 pub mod invariants;
 mod record;
+mod repertoire;
 mod report;
 mod run;
 #[allow(clippy::module_inception)]
@@ -43,11 +44,12 @@ pub use check::{Determinism, Divergence, SeedHash, check_determinism};
 pub use engine::{Checks, Progress, SeedRun, Shard, all_cores};
 pub use faults::{CloseKind, FaultKind, Faults, Weather};
 pub use file_reader::AgentFileError;
-pub use generate::{Repertoire, ToolModel, generate};
+pub use generate::generate;
 pub use invariants::{Invariant, WIRE_ORDER_CHECKED_BY_DEFAULT};
 pub use record::{
     Calls, ExecutionOutcome, Governance, RunRecord, Settling, TimedEvent, ToolExecution,
 };
+pub use repertoire::{Repertoire, ToolModel};
 pub use report::{AgentSummary, Failure, Summary};
 pub use run::{LIVENESS_BOUND, SETTLE_WINDOW};
 pub use soak::{Soak, soak_all};

@@ -10,9 +10,9 @@ use super::engine::{
     Checks, Plan, Progress, SeedRun, Shard, Target, all_cores, run_plan, run_seed,
 };
 use super::faults::{FaultKind, Faults};
-use super::generate::Repertoire;
 use super::invariants::Invariant;
 use super::record::RunRecord;
+use super::repertoire::Repertoire;
 use super::report::Summary;
 use super::sometimes::Sometimes;
 use crate::executor::{Seed, SeedPlan, TestId, Trace};

@@ -22,8 +22,8 @@ use serde_json::{Map, Value};
 
 use super::args;
 use super::faults::{FaultKind, Faults};
-use super::generate::ToolModel;
 use super::record::{ExecutionOutcome, ToolExecution};
+use super::repertoire::ToolModel;
 use crate::compose::tools::{T, ToolComposite, ToolResult, call_id};
 use crate::executor;
 use crate::state::State;

@@ -6,19 +6,14 @@
 //! status: 0 when everything held, 1 when something broke, 2 for bad
 //! usage or an agent that cannot be read.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
 use livesim::Seed;
 use livesim::executor::SeedPlan;
-use livesim::soak::{
-    Agent, Checks, Progress, Shard, Soak, Summary, all_cores, check_determinism, soak_all,
-};
+use livesim::soak::{Agent, Checks, Shard, Soak, Summary, all_cores, soak_all};
 
 /// Prints a line to stdout; a closed pipe (`| head`) just ends the output.
 macro_rules! say {
@@ -35,6 +30,11 @@ macro_rules! say_raw {
         let _ = write!(std::io::stdout().lock(), $($arg)*);
     }};
 }
+
+mod check;
+mod progress;
+
+use progress::Display;
 
 /// The seeds a soak runs when not told: about half a minute for the four
 /// agents of `sim/` on a two-core machine, in a release build.
@@ -122,7 +122,7 @@ pub fn run(command: SimCommand) -> ExitCode {
     match command {
         SimCommand::Soak(args) => soak(args),
         SimCommand::Run(args) => run_one(args),
-        SimCommand::Check(args) => check(args),
+        SimCommand::Check(args) => check::run(args),
     }
 }
 
@@ -256,69 +256,6 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 fn usage(command: &str, message: &str) -> ExitCode {
     eprintln!("livesim sim {command}: {message}");
     ExitCode::from(2)
-}
-
-/// Shows progress: a bar on a terminal, a line per tenth otherwise.
-struct Display {
-    command: &'static str,
-    bar: Option<ProgressBar>,
-    printed: Mutex<u64>,
-}
-
-impl Display {
-    fn new(command: &'static str, total: Option<u64>) -> Display {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let bar = match total {
-                Some(total) => ProgressBar::new(total),
-                None => ProgressBar::new_spinner(),
-            };
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} sessions {msg}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
-            bar
-        });
-        Display {
-            command,
-            bar,
-            printed: Mutex::new(0),
-        }
-    }
-
-    fn update(&self, progress: Progress) {
-        let message = match progress.failures {
-            0 => String::new(),
-            n => format!("{n} failures"),
-        };
-        if let Some(bar) = &self.bar {
-            bar.set_position(progress.done);
-            bar.set_message(message);
-            return;
-        }
-        let step = progress.total.map_or(1000, |t| (t / 10).max(1));
-        let mut printed = self.printed.lock().unwrap_or_else(|p| p.into_inner());
-        if progress.done >= *printed + step || Some(progress.done) == progress.total {
-            *printed = progress.done;
-            match progress.total {
-                Some(total) => eprintln!(
-                    "livesim sim {}: {}/{total} sessions, {} failures",
-                    self.command, progress.done, progress.failures
-                ),
-                None => eprintln!(
-                    "livesim sim {}: {} sessions, {} failures",
-                    self.command, progress.done, progress.failures
-                ),
-            }
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
-    }
 }
 
 fn soak(args: SoakArgs) -> ExitCode {
@@ -480,125 +417,5 @@ fn run_one(args: RunArgs) -> ExitCode {
             eprintln!("{failure}");
         }
         ExitCode::from(1)
-    }
-}
-
-fn check(args: CheckArgs) -> ExitCode {
-    let agents = match load_agents(args.dir.as_deref()) {
-        Ok(agents) => agents,
-        Err(message) => return usage("check", &message),
-    };
-    let seeds = match parse_seeds(&args.seeds) {
-        Ok(seeds) => seeds,
-        Err(message) => return usage("check", &format!("--seeds {message}")),
-    };
-    let jobs = args.jobs.unwrap_or_else(all_cores).max(1);
-    let soaks = soaks(&agents, Checks::default());
-    if args.hashes {
-        let report = check_determinism(&soaks, seeds, 1, jobs, &|_, _| {});
-        for hash in report.hashes {
-            say!("{} {} {:#018x}", hash.agent, hash.seed, hash.hash);
-        }
-        return ExitCode::SUCCESS;
-    }
-    // The budget here is the user's patience; it times nothing in a run.
-    #[allow(clippy::disallowed_methods)]
-    let started = std::time::Instant::now();
-    let total = seeds.end.saturating_sub(seeds.start) * soaks.len() as u64;
-    let display = Display::new("check", Some(total));
-    let report = check_determinism(&soaks, seeds.clone(), 2, jobs, &|done, total| {
-        display.update(Progress {
-            done,
-            total: Some(total),
-            failures: 0,
-        })
-    });
-    display.finish();
-    // The child runs after this process's runs: both use every core.
-    let child = match std::env::current_exe() {
-        Ok(exe) => {
-            let mut command = std::process::Command::new(exe);
-            command.args(["sim", "check"]);
-            if let Some(dir) = &args.dir {
-                command.arg(dir);
-            }
-            command.args([
-                "--seeds",
-                &args.seeds,
-                "--jobs",
-                &jobs.to_string(),
-                "--hashes",
-            ]);
-            command.stdout(std::process::Stdio::piped());
-            command.stderr(std::process::Stdio::inherit());
-            command.spawn().and_then(|c| c.wait_with_output())
-        }
-        Err(e) => Err(e),
-    };
-    let mut divergent = false;
-    if let Some(first) = report.divergences.first() {
-        divergent = true;
-        say!(
-            "DIVERGED {} seed {}: two runs in this process left different traces ({} seeds diverged in all)",
-            first.agent,
-            first.seed,
-            report.divergences.len()
-        );
-        say!("  {}", first.detail.replace('\n', "\n  "));
-    }
-    match child {
-        Ok(output) if output.status.success() => {
-            let theirs = String::from_utf8_lossy(&output.stdout);
-            let ours: Vec<String> = report
-                .hashes
-                .iter()
-                .map(|h| format!("{} {} {:#018x}", h.agent, h.seed, h.hash))
-                .collect();
-            let theirs: Vec<&str> = theirs.lines().collect();
-            if let Some(i) = (0..ours.len().max(theirs.len()))
-                .find(|&i| ours.get(i).map(String::as_str) != theirs.get(i).copied())
-            {
-                divergent = true;
-                say!(
-                    "DIVERGED between processes: this process says `{}`, a child process says `{}`",
-                    ours.get(i).map_or("(nothing)", String::as_str),
-                    theirs.get(i).unwrap_or(&"(nothing)")
-                );
-                say!(
-                    "  compare the two runs' traces with `livesim sim run AGENT --seed S --trace`"
-                );
-            }
-        }
-        Ok(output) => {
-            eprintln!(
-                "livesim sim check: the child process failed ({})",
-                output.status
-            );
-            return ExitCode::from(2);
-        }
-        Err(e) => {
-            eprintln!("livesim sim check: cannot start the child process: {e}");
-            return ExitCode::from(2);
-        }
-    }
-    let names: Vec<&str> = agents.agents.iter().map(|a| a.name.as_str()).collect();
-    say!(
-        "sim check: {} × seeds {}..{}: {} traces, each run twice here and once in a child \
-         process, in {:.1}s: {}",
-        names.join(", "),
-        seeds.start,
-        seeds.end,
-        report.hashes.len(),
-        started.elapsed().as_secs_f64(),
-        if divergent {
-            "DIVERGED"
-        } else {
-            "no divergence"
-        }
-    );
-    if divergent {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
     }
 }

@@ -50,7 +50,7 @@ pub use record::{
     Calls, ExecutionOutcome, Governance, RunRecord, Settling, TimedEvent, ToolExecution,
 };
 pub use repertoire::{Repertoire, ToolModel};
-pub use report::{AgentSummary, Failure, Summary};
+pub use report::{AgentSummary, Failure, KEPT_PER_AGENT, Summary};
 pub use run::{LIVENESS_BOUND, SETTLE_WINDOW};
 pub use soak::{Soak, soak_all};
 pub use sometimes::Sometimes;

@@ -17,6 +17,11 @@ use crate::testing::ScriptedServer;
 /// Failures printed per agent; the rest are counted.
 const SHOWN_PER_AGENT: usize = 10;
 
+/// Failures kept per agent, scripts and all; later ones are counted only
+/// (a soak where every seed fails would otherwise keep every script).
+/// Any seed's script can be made again with `Soak::script_for`.
+pub const KEPT_PER_AGENT: usize = 200;
+
 /// One broken invariant in one run: everything needed to see it again.
 #[derive(Clone, Debug)]
 pub struct Failure {
@@ -68,8 +73,10 @@ pub struct AgentSummary {
     pub checks: Vec<(String, u64, u64)>,
     /// Each "sometimes" goal and how many runs reached it.
     pub goals: Vec<(String, u64)>,
-    /// Every failure, in seed order.
+    /// The first [`KEPT_PER_AGENT`] failures, in seed order.
     pub failures: Vec<Failure>,
+    /// Failures found beyond those kept.
+    pub failures_not_kept: u64,
 }
 
 impl AgentSummary {
@@ -81,6 +88,7 @@ impl AgentSummary {
             checks: Vec::new(),
             goals: goals.map(|g| (g.to_string(), 0)).collect(),
             failures: Vec::new(),
+            failures_not_kept: 0,
         }
     }
 
@@ -112,7 +120,18 @@ impl AgentSummary {
                 entry.1 += 1;
             }
         }
-        self.failures.extend(failures);
+        for failure in failures {
+            if self.failures.len() < KEPT_PER_AGENT {
+                self.failures.push(failure);
+            } else {
+                self.failures_not_kept += 1;
+            }
+        }
+    }
+
+    /// Failures found, kept or not.
+    pub fn failures_found(&self) -> u64 {
+        self.failures.len() as u64 + self.failures_not_kept
     }
 
     /// Invariant checks made.
@@ -152,7 +171,7 @@ impl Summary {
         self.agents.iter().map(|a| a.virtual_time).sum()
     }
 
-    /// Every failure, agent by agent, in seed order.
+    /// Every failure kept, agent by agent, in seed order.
     pub fn failures(&self) -> impl Iterator<Item = &Failure> {
         self.agents.iter().flat_map(|a| a.failures.iter())
     }
@@ -283,7 +302,7 @@ impl fmt::Display for Summary {
                 thousands(agent.sessions),
                 human(agent.virtual_time),
                 thousands(agent.checks_made()),
-                thousands(agent.failures.len() as u64)
+                thousands(agent.failures_found())
             )?;
         }
         let wall = self.wall_time.as_secs_f64().max(1e-9);
@@ -343,7 +362,7 @@ impl fmt::Display for Summary {
                 .collect();
             writeln!(f, "  {:<width$}  {}", agent.name, goals.join(", "))?;
         }
-        let total = self.failures().count();
+        let total: u64 = self.agents.iter().map(AgentSummary::failures_found).sum();
         if total == 0 {
             return write!(f, "failures: none");
         }
@@ -352,8 +371,8 @@ impl fmt::Display for Summary {
             for failure in agent.failures.iter().take(SHOWN_PER_AGENT) {
                 writeln!(f, "{failure}")?;
             }
-            if agent.failures.len() > SHOWN_PER_AGENT {
-                let more: Vec<String> = agent.failures[SHOWN_PER_AGENT..]
+            if agent.failures_found() > SHOWN_PER_AGENT as u64 {
+                let more: Vec<String> = agent.failures[SHOWN_PER_AGENT.min(agent.failures.len())..]
                     .iter()
                     .take(20)
                     .map(|f| format!("{} {}", f.seed, f.invariant))
@@ -361,10 +380,10 @@ impl fmt::Display for Summary {
                 writeln!(
                     f,
                     "… and {} more {} failures ({}{})",
-                    agent.failures.len() - SHOWN_PER_AGENT,
+                    agent.failures_found() - SHOWN_PER_AGENT as u64,
                     agent.name,
                     more.join(", "),
-                    if agent.failures.len() > SHOWN_PER_AGENT + 20 {
+                    if agent.failures_found() > SHOWN_PER_AGENT as u64 + 20 {
                         ", …"
                     } else {
                         ""

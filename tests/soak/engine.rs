@@ -185,3 +185,28 @@ fn junit_parses_and_says_what_broke() {
     );
     let _ = std::fs::remove_file(path);
 }
+
+/// A soak where every run fails keeps the first failures of each agent,
+/// scripts and all, and counts the rest.
+#[test]
+fn failures_past_the_kept_ones_are_counted() {
+    use livesim::soak::KEPT_PER_AGENT;
+    use livesim::testing::ScriptedServer;
+    let runs = KEPT_PER_AGENT as u64 + 30;
+    let summary = Soak::agent(&agent("weather"))
+        .script(|_, _| ScriptedServer::new().hears("Hi").says("Hello."))
+        .invariant("always-fails", |_| Err("on purpose".to_string()))
+        .seed_range(0..runs)
+        .check_determinism_every(0)
+        .try_run()
+        .expect_err("every run fails");
+    let weather = &summary.agents[0];
+    assert_eq!(weather.failures.len(), KEPT_PER_AGENT);
+    assert_eq!(weather.failures_found(), runs);
+    let text = summary.to_string();
+    assert!(text.contains(&format!("failures: {runs}\n")), "{text}");
+    assert!(
+        text.contains(&format!("… and {} more weather failures", runs - 10)),
+        "{text}"
+    );
+}

@@ -46,6 +46,8 @@ pub(crate) struct Target {
     pub invariants: Vec<Invariant>,
     pub sometimes: Vec<Sometimes>,
     pub replay: Arc<ReplayFn>,
+    /// How long the session may take to settle after the fault phase.
+    pub liveness_bound: Duration,
 }
 
 impl Target {

@@ -11,7 +11,8 @@
 //! action): no fault fires any more, and the session must settle (every
 //! call the script issued and did not cancel answered, or the connection
 //! over when the script ended it, then quiet for the settle window)
-//! within [`LIVENESS_BOUND`] of virtual time.
+//! within its bound of virtual time ([`LIVENESS_BOUND`], or more for an
+//! agent whose tools are slow: see [`liveness_bound`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,15 +27,24 @@ use crate::session::{LiveBuilder, LiveHandle};
 use crate::state::{MemoryJournalSink, State};
 use crate::testing::{Action, ReplayControl, ScriptedServer};
 
-/// How long the session may take to settle after the fault phase.
+/// How long the session may take to settle after the fault phase, at
+/// least.
 pub const LIVENESS_BOUND: Duration = Duration::from_secs(60);
+
+/// The liveness bound for tools that take up to `longest`: a call still
+/// running when the fault phase ends may be a latency spike (ten times
+/// the longest latency), so the bound is at least twice that.
+pub fn liveness_bound(longest: Duration) -> Duration {
+    LIVENESS_BOUND.max(longest * 20)
+}
 
 /// How long the session must be quiet to count as settled.
 pub const SETTLE_WINDOW: Duration = Duration::from_millis(200);
 
-/// The most a run may go on after its script's own pauses (a script
-/// waiting for an answer that never comes stops here).
-const RUN_CAP: Duration = Duration::from_secs(600);
+/// How many liveness bounds a run may go on past its script's own pauses
+/// and one per call (a script waiting for an answer that never comes
+/// stops there).
+const RUN_CAP_BOUNDS: u32 = 10;
 
 /// The builder, its state journaled and its tools recorded; and the flow
 /// that governs it.
@@ -151,7 +161,7 @@ pub(crate) async fn play(
         replay_errors: Vec::new(),
         governance,
         settling: Settling {
-            bound: LIVENESS_BOUND,
+            bound: target.liveness_bound,
             ..Settling::default()
         },
         trace: Trace::default(),
@@ -159,7 +169,16 @@ pub(crate) async fn play(
         virtual_time: Duration::ZERO,
     };
     let typed = typed_turns(target, seed, &script);
-    let cap = script_pauses(&script) + RUN_CAP;
+    let calls = script
+        .actions()
+        .iter()
+        .map(|a| match a {
+            Action::Call(_) => 1,
+            Action::CallMany(calls) => calls.len() as u32,
+            _ => 0,
+        })
+        .sum::<u32>();
+    let cap = script_pauses(&script) + target.liveness_bound * (RUN_CAP_BOUNDS + calls);
     // The caller puts its copy of the script in the record.
     let (transport, control) = script.answers_may_cross_cancellations().into_transport();
     let handle = match builder.connect_with_transport(transport).await {

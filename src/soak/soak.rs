@@ -14,6 +14,7 @@ use super::invariants::Invariant;
 use super::record::RunRecord;
 use super::repertoire::Repertoire;
 use super::report::Summary;
+use super::run::{LIVENESS_BOUND, liveness_bound};
 use super::sometimes::Sometimes;
 use crate::executor::{Seed, SeedPlan, TestId, Trace};
 use crate::flow::FlowSpec;
@@ -78,6 +79,7 @@ impl Soak {
                 let command: Vec<String> = std::env::args().collect();
                 format!("LIVESIM_SEED={seed} {}", command.join(" "))
             }),
+            liveness_bound: LIVENESS_BOUND,
         })
     }
 
@@ -110,6 +112,14 @@ impl Soak {
                 })
                 .collect(),
             replay: Arc::new(move |seed| format!("livesim sim run {dir} --seed {seed}")),
+            liveness_bound: liveness_bound(
+                agent
+                    .tools
+                    .iter()
+                    .map(|t| *t.latency.end())
+                    .max()
+                    .unwrap_or_default(),
+            ),
         })
     }
 
@@ -220,6 +230,14 @@ impl Soak {
     /// Starts no new run once this much wall time has passed.
     pub fn duration(mut self, budget: Duration) -> Self {
         self.duration = Some(budget);
+        self
+    }
+
+    /// How long the session may take to settle once the faults stop
+    /// (default [`LIVENESS_BOUND`], 60 s of virtual time; for an agent
+    /// read from a folder, at least twenty times its slowest tool).
+    pub fn liveness_bound(mut self, bound: Duration) -> Self {
+        self.target.liveness_bound = bound;
         self
     }
 

@@ -196,24 +196,38 @@ pub(crate) async fn play(
 
     let give_up = tokio::time::Instant::now() + cap;
     let script_done = |control: &ReplayControl| control.is_drained() || control.is_finished();
+    // The fault phase: events until the script has played (or ended). Only
+    // an event or the script's progress wakes this, so long silences cost
+    // nothing here.
+    let mut session_over = false;
     loop {
-        if record.settling.script_done_at.is_none() && script_done(&control) {
-            record.settling.script_done_at = Some(executor::now());
-        }
-        let quiet_until = (tokio::time::Instant::now() + SETTLE_WINDOW).min(give_up);
         tokio::select! {
             biased;
             event = stream.next() => match event {
                 Some(event) => record.events.push(TimedEvent { at: executor::now(), event }),
                 None => {
-                    // The session ended and every event was read.
-                    record.settling.settled_at = Some(executor::now());
+                    session_over = true;
                     break;
                 }
             },
+            _ = control.wait_until(script_done) => break,
+            _ = tokio::time::sleep_until(give_up) => break,
+        }
+    }
+    if script_done(&control) {
+        record.settling.script_done_at = Some(executor::now());
+    }
+    // The liveness phase: quiet for the settle window, with every call
+    // answered, or the connection over when the script ended it.
+    while !session_over {
+        let quiet_until = (tokio::time::Instant::now() + SETTLE_WINDOW).min(give_up);
+        tokio::select! {
+            biased;
+            event = stream.next() => match event {
+                Some(event) => record.events.push(TimedEvent { at: executor::now(), event }),
+                None => session_over = true,
+            },
             _ = tokio::time::sleep_until(quiet_until) => {
-                // A connection the script ended must be over; otherwise
-                // every call must be answered.
                 let over = if control.ended_by_script() {
                     !handle.is_connected()
                 } else {
@@ -229,8 +243,12 @@ pub(crate) async fn play(
             }
         }
     }
-    if record.settling.script_done_at.is_none() && script_done(&control) {
-        record.settling.script_done_at = Some(executor::now());
+    if session_over {
+        // The session ended and every event was read.
+        record.settling.settled_at = Some(executor::now());
+        if record.settling.script_done_at.is_none() && script_done(&control) {
+            record.settling.script_done_at = Some(executor::now());
+        }
     }
     record.settling.ended = !handle.is_connected();
     record.settling.ended_by_script = control.ended_by_script();

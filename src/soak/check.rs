@@ -4,6 +4,7 @@
 //! child) can be compared with it.
 
 use std::ops::Range;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::engine::{item, pool};
@@ -54,6 +55,7 @@ pub fn check_determinism(
     let agents = soaks.len() as u64;
     let total = seeds.end.saturating_sub(seeds.start).saturating_mul(agents);
     let done = AtomicU64::new(0);
+    let results = Mutex::new(Vec::new());
     let work = |index: u64| {
         let (agent, seed) = item(&seeds, super::Shard::WHOLE, agents, index);
         let soak = &soaks[agent];
@@ -67,20 +69,22 @@ pub fn check_determinism(
                 detail: d.to_string(),
             });
         progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
-        (
-            SeedHash {
-                agent: soak.name().to_string(),
-                seed,
-                hash: first.hash(),
-            },
-            divergence,
-        )
+        let hash = SeedHash {
+            agent: soak.name().to_string(),
+            seed,
+            hash: first.hash(),
+        };
+        results
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((index, (hash, divergence)));
     };
     let mut report = Determinism::default();
     if agents == 0 {
         return report;
     }
-    let mut results = pool(total, jobs, &|| false, &work);
+    pool(total, jobs, &|| false, &work);
+    let mut results = results.into_inner().unwrap_or_else(|p| p.into_inner());
     // Agent by agent, then seed by seed.
     results.sort_by_key(|(index, _)| (index % agents, index / agents));
     for (_, (hash, divergence)) in results {

@@ -321,35 +321,23 @@ pub(crate) struct Plan<'a> {
     pub checks: Checks,
 }
 
-/// What one run adds to its agent's summary.
-struct Done {
-    virtual_time: Duration,
-    verdicts: Vec<(String, bool)>,
-    reached: Vec<String>,
-    failures: Vec<Failure>,
-}
-
 /// Runs `work(i)` for `i` in `0..total` on `jobs` threads, taking no new
-/// `i` once `stop()` says so; the results, sorted by `i`.
-pub(crate) fn pool<T: Send>(
+/// `i` once `stop()` says so. Results go wherever `work` puts them: a soak
+/// may run millions of sessions, and keeps counts, not runs.
+pub(crate) fn pool(
     total: u64,
     jobs: usize,
     stop: &(dyn Fn() -> bool + Sync),
-    work: &(dyn Fn(u64) -> T + Sync),
-) -> Vec<(u64, T)> {
+    work: &(dyn Fn(u64) + Sync),
+) {
     let next = AtomicU64::new(0);
-    let results: Mutex<Vec<(u64, T)>> = Mutex::new(Vec::new());
     let worker = || {
         while !stop() {
             let index = next.fetch_add(1, Ordering::Relaxed);
             if index >= total {
                 return;
             }
-            let done = work(index);
-            results
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push((index, done));
+            work(index);
         }
     };
     if jobs <= 1 {
@@ -364,9 +352,6 @@ pub(crate) fn pool<T: Send>(
             }
         });
     }
-    let mut results = results.into_inner().unwrap_or_else(|p| p.into_inner());
-    results.sort_by_key(|(index, _)| *index);
-    results
 }
 
 /// The (agent, seed) of run `index` of a plan over `agents` agents: seed
@@ -415,52 +400,61 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
         }
         over
     };
+    let summaries: Vec<Mutex<AgentSummary>> = targets
+        .iter()
+        .zip(&reaches)
+        .map(|(t, goals)| Mutex::new(AgentSummary::new(&t.name, goals.iter().map(|g| g.name()))))
+        .collect();
     let work = |index: u64| {
         let (agent, seed) = item(&plan.seeds, plan.shard, agents, index);
         let run = run_seed(&targets[agent], seed, plan.checks);
-        let done = Done {
-            virtual_time: run
-                .record
-                .as_ref()
-                .map_or(Duration::ZERO, |r| r.virtual_time),
-            verdicts: run
-                .verdicts
-                .iter()
-                .map(|(n, v)| (n.clone(), v.is_ok()))
-                .collect(),
-            reached: run.reached,
-            failures: run.failures,
-        };
-        let failures = failed.fetch_add(done.failures.len() as u64, Ordering::Relaxed)
-            + done.failures.len() as u64;
+        let found = run.failures.len() as u64;
+        let verdicts: Vec<(String, bool)> = run
+            .verdicts
+            .iter()
+            .map(|(n, v)| (n.clone(), v.is_ok()))
+            .collect();
+        summaries[agent]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .add(
+                run.record
+                    .as_ref()
+                    .map_or(Duration::ZERO, |r| r.virtual_time),
+                &verdicts,
+                &run.reached,
+                run.failures,
+            );
         progress(Progress {
             done: finished.fetch_add(1, Ordering::Relaxed) + 1,
             // A range that only a time budget ends has no useful total.
             total: (total < 1 << 40).then_some(total),
-            failures,
+            failures: failed.fetch_add(found, Ordering::Relaxed) + found,
         });
-        done
     };
     let jobs = plan.jobs.max(1);
-    let results = if agents == 0 {
-        Vec::new()
-    } else {
-        pool(total, jobs, &stop, &work)
-    };
-    let mut summaries: Vec<AgentSummary> = targets
-        .iter()
-        .zip(&reaches)
-        .map(|(t, goals)| AgentSummary::new(&t.name, goals.iter().map(|g| g.name())))
-        .collect();
-    for (index, done) in results {
-        let summary = &mut summaries[(index % agents) as usize];
-        summary.add(
-            done.virtual_time,
-            &done.verdicts,
-            &done.reached,
-            done.failures,
-        );
+    if agents > 0 {
+        pool(total, jobs, &stop, &work);
     }
+    let order: Vec<Vec<String>> = targets
+        .iter()
+        .map(|t| {
+            invariants::builtin(plan.checks.wire_order)
+                .iter()
+                .chain(&t.invariants)
+                .map(|i| i.name().to_string())
+                .collect()
+        })
+        .collect();
+    let summaries: Vec<AgentSummary> = summaries
+        .into_iter()
+        .zip(&order)
+        .map(|(summary, order)| {
+            let mut summary = summary.into_inner().unwrap_or_else(|p| p.into_inner());
+            summary.finish(order);
+            summary
+        })
+        .collect();
     Summary {
         agents: summaries,
         wall_time: started.elapsed(),

@@ -120,13 +120,32 @@ impl AgentSummary {
                 entry.1 += 1;
             }
         }
-        for failure in failures {
-            if self.failures.len() < KEPT_PER_AGENT {
-                self.failures.push(failure);
-            } else {
-                self.failures_not_kept += 1;
-            }
+        self.failures.extend(failures);
+        // Runs finish in any order; keep the lowest seeds.
+        if self.failures.len() >= 2 * KEPT_PER_AGENT {
+            self.keep_lowest_seeds();
         }
+    }
+
+    fn keep_lowest_seeds(&mut self) {
+        // Stable: one run's failures stay in the order it checked them.
+        self.failures.sort_by_key(|f| f.seed);
+        if self.failures.len() > KEPT_PER_AGENT {
+            self.failures_not_kept += (self.failures.len() - KEPT_PER_AGENT) as u64;
+            self.failures.truncate(KEPT_PER_AGENT);
+        }
+    }
+
+    /// Puts what runs finishing in any order added in a fixed order: the
+    /// failures by seed, the checks as `order` lists them (then the
+    /// engine's own: `determinism`, and any failure of a whole run).
+    pub(crate) fn finish(&mut self, order: &[String]) {
+        self.keep_lowest_seeds();
+        let rank = |name: &str| match order.iter().position(|n| n == name) {
+            Some(at) => (0, at, String::new()),
+            None => (1, 0, name.to_string()),
+        };
+        self.checks.sort_by_cached_key(|(name, ..)| rank(name));
     }
 
     /// Failures found, kept or not.

@@ -377,7 +377,11 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
         .targets
         .iter()
         .map(|t| {
-            let mut goals = sometimes::builtin(&t.reach());
+            // A builder that panics fails every run as `panic`; here it
+            // only means no built-in goal applies.
+            let reach = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| t.reach()))
+                .unwrap_or_default();
+            let mut goals = sometimes::builtin(&reach);
             goals.extend(t.sometimes.iter().cloned());
             goals
         })

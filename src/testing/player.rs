@@ -81,6 +81,13 @@ pub(crate) struct Recorded {
     pub issued: Vec<String>,
     pub answered: BTreeSet<String>,
     pub cancelled: BTreeSet<String>,
+    /// Answers to calls the script had already cancelled, tolerated
+    /// because the script allows answers to cross cancellations.
+    pub late_answers: Vec<String>,
+    /// How many `expect` actions the script has reached.
+    pub expects_reached: usize,
+    /// Every frame the script sent, in order (`setupComplete` first).
+    pub sent: Vec<Frame>,
     pub errors: Vec<ReplayError>,
 }
 
@@ -174,6 +181,7 @@ pub(crate) async fn play_on<T: Transport>(
         progress: progress.clone(),
         at: String::new(),
         lenient: script.lenient,
+        crossing: script.crossing,
         expects: script
             .actions
             .iter()
@@ -279,6 +287,7 @@ struct Player<'a, T: Transport> {
     progress: Arc<Progress>,
     at: String,
     lenient: bool,
+    crossing: bool,
     /// The keys the script's `expect` actions wait for, in order.
     expects: Vec<String>,
     /// How many of them the client has sent.
@@ -323,7 +332,10 @@ impl<T: Transport> Player<'_, T> {
     }
 
     async fn send(&mut self, frame: Frame) -> Result<(), ()> {
-        self.progress.update(|s| s.frames_sent += 1);
+        self.progress.update(|s| {
+            s.frames_sent += 1;
+            s.sent.push(frame.clone());
+        });
         self.io.send(frame).await.map_err(|_| ())
     }
 
@@ -396,6 +408,7 @@ impl<T: Transport> Player<'_, T> {
             Action::Expect(_) => {
                 let n = self.expects_reached;
                 self.expects_reached += 1;
+                self.progress.update(|s| s.expects_reached = n + 1);
                 Ok(Wait::Expected(n))
             }
             // Handled by the handshake.
@@ -577,6 +590,10 @@ impl<T: Transport> Player<'_, T> {
                 ))
             } else if answered {
                 Some(format!("the client answered {id} a second time"))
+            } else if cancelled && self.crossing {
+                // The answer may have left before the cancellation arrived.
+                self.progress.update(|s| s.late_answers.push(id.clone()));
+                None
             } else if cancelled {
                 Some(format!(
                     "the client answered {id} after the script cancelled it"

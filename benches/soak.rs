@@ -62,7 +62,7 @@ fn checks(c: &mut Criterion) {
         let records: Vec<RunRecord> = (0..50)
             .filter_map(|s| soak.run_seed(Seed::new(s)).record)
             .collect();
-        let all = invariants::builtin(false);
+        let all = invariants::builtin();
         let mut next = 0;
         group.bench_function(name, |b| {
             b.iter(|| {

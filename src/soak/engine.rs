@@ -17,7 +17,7 @@ use std::time::Duration;
 use super::agent::RunContext;
 use super::faults::{FaultKind, Faults};
 use super::generate::generate;
-use super::invariants::{self, Invariant, WIRE_ORDER_CHECKED_BY_DEFAULT};
+use super::invariants::{self, Invariant};
 use super::record::RunRecord;
 use super::repertoire::Repertoire;
 use super::report::{AgentSummary, Failure, Summary};
@@ -90,8 +90,6 @@ impl Target {
 /// Which of the engine's own checks run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Checks {
-    /// Whether `wire-order` is checked.
-    pub wire_order: bool,
     /// Every seed divisible by this runs twice and must leave the same
     /// trace (`determinism`); 0 turns the sample off.
     pub determinism_every: u64,
@@ -100,7 +98,6 @@ pub struct Checks {
 impl Default for Checks {
     fn default() -> Self {
         Checks {
-            wire_order: WIRE_ORDER_CHECKED_BY_DEFAULT,
             determinism_every: 64,
         }
     }
@@ -271,10 +268,7 @@ pub(crate) fn run_seed(target: &Target, seed: Seed, checks: Checks) -> SeedRun {
     if let Some(error) = record.connect_error.clone() {
         verdicts.push((invariants::SETUP.to_string(), Err(error)));
     } else {
-        for invariant in invariants::builtin(checks.wire_order)
-            .iter()
-            .chain(&target.invariants)
-        {
+        for invariant in invariants::builtin().iter().chain(&target.invariants) {
             verdicts.push((invariant.name().to_string(), invariant.check(&record)));
         }
     }
@@ -443,7 +437,7 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
     let order: Vec<Vec<String>> = targets
         .iter()
         .map(|t| {
-            invariants::builtin(plan.checks.wire_order)
+            invariants::builtin()
                 .iter()
                 .chain(&t.invariants)
                 .map(|i| i.name().to_string())

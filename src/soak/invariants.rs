@@ -10,7 +10,7 @@
 //! | `journal-replays-clean` | `Scenario::from_journal(journal)` run against the governing spec reproduces every decision |
 //! | `journal-ordered` | journal sequence numbers strictly increase; timestamps never go back |
 //! | `aggregation` | partial chunks concatenate to the full text that follows; nothing partial is stored; `interrupted` rides on the flush; the fast lane delivers what aggregation makes of the frames |
-//! | `wire-order` | the stored log is what the frames the script sent imply, in wire order (see [`WIRE_ORDER_CHECKED_BY_DEFAULT`]) |
+//! | `wire-order` | the stored log is what the frames the script sent imply, in wire order |
 //! | `liveness` | the session settles within its bound after the fault phase: every call answered, or the connection over when the script ended it |
 //! | `determinism` | the same seed gives the same trace (checked on a sample of seeds, and by `livesim sim check`) |
 //!
@@ -53,15 +53,6 @@ pub const DETERMINISM: &str = "determinism";
 pub const PANIC: &str = "panic";
 /// A session that did not connect.
 pub const SETUP: &str = "setup";
-
-/// Whether `wire-order` is checked unless a soak says otherwise.
-///
-/// It is off until the session stores its log in wire order (branch
-/// `order`): today the stored log is in emission order, which the seed
-/// interleaves, so the check fails by design. Once that lands, set this
-/// to `true`; `Soak::check_wire_order(true)` and `livesim sim soak
-/// --wire-order` turn it on for one soak meanwhile.
-pub const WIRE_ORDER_CHECKED_BY_DEFAULT: bool = false;
 
 type Check = dyn Fn(&RunRecord) -> Result<(), String> + Send + Sync;
 
@@ -114,22 +105,19 @@ impl Invariant {
     }
 }
 
-/// The built-in invariants checked after every run (`wire-order` only when
-/// asked; `determinism` is the engine's, not a check of one run).
-pub fn builtin(wire_order: bool) -> Vec<Invariant> {
-    let mut all = vec![
+/// The built-in invariants checked after every run (`determinism` is the
+/// engine's, not a check of one run).
+pub fn builtin() -> Vec<Invariant> {
+    vec![
         Invariant::new(PROTOCOL, protocol),
         Invariant::new(REFUSED_NEVER_RUNS, refused_never_runs),
         Invariant::new(ANSWERED_ONCE, answered_once),
         Invariant::new(JOURNAL_REPLAYS_CLEAN, journal_replays_clean),
         Invariant::new(JOURNAL_ORDERED, journal_ordered),
         Invariant::new(AGGREGATION, aggregation),
+        Invariant::new(WIRE_ORDER, wire_order::check),
         Invariant::new(LIVENESS, liveness),
-    ];
-    if wire_order {
-        all.push(Invariant::new(WIRE_ORDER, wire_order::check));
-    }
-    all
+    ]
 }
 
 fn protocol(run: &RunRecord) -> Result<(), String> {

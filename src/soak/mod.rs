@@ -45,7 +45,7 @@ pub use engine::{Checks, Progress, SeedRun, Shard, all_cores};
 pub use faults::{CloseKind, FaultKind, Faults, Weather};
 pub use file_reader::AgentFileError;
 pub use generate::generate;
-pub use invariants::{Invariant, WIRE_ORDER_CHECKED_BY_DEFAULT};
+pub use invariants::Invariant;
 pub use record::{
     Calls, ExecutionOutcome, Governance, RunRecord, Settling, TimedEvent, ToolExecution,
 };

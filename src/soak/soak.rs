@@ -241,12 +241,6 @@ impl Soak {
         self
     }
 
-    /// Checks `wire-order` too (or not).
-    pub fn check_wire_order(mut self, on: bool) -> Self {
-        self.checks.wire_order = on;
-        self
-    }
-
     /// Runs every seed divisible by `every` twice and compares the traces
     /// (0: never).
     pub fn check_determinism_every(mut self, every: u64) -> Self {

@@ -16,7 +16,7 @@ use super::agent;
 
 /// The verdict of built-in invariant `name` on `record`.
 fn verdict(name: &str, record: &RunRecord) -> Result<(), String> {
-    invariants::builtin(true)
+    invariants::builtin()
         .into_iter()
         .find(|i| i.name() == name)
         .unwrap_or_else(|| panic!("no invariant {name}"))

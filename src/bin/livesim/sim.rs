@@ -76,9 +76,6 @@ pub struct SoakArgs {
     /// Also write the results as JUnit XML.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// Also check that the stored log is in wire order.
-    #[arg(long)]
-    pub wire_order: bool,
 }
 
 #[derive(Args, Debug)]
@@ -96,9 +93,6 @@ pub struct RunArgs {
     /// `livesim serve`).
     #[arg(long, value_name = "FILE")]
     pub save_script: Option<PathBuf>,
-    /// Also check that the stored log is in wire order.
-    #[arg(long)]
-    pub wire_order: bool,
 }
 
 #[derive(Args, Debug)]
@@ -216,7 +210,6 @@ fn soaks(agents: &Agents, checks: Checks) -> Vec<Soak> {
                 agent.name.clone()
             };
             Soak::agent(agent)
-                .check_wire_order(checks.wire_order)
                 .check_determinism_every(checks.determinism_every)
                 .replay_line(move |seed| format!("{prefix} sim run {name} --seed {seed}"))
         })
@@ -277,10 +270,7 @@ fn soak(args: SoakArgs) -> ExitCode {
     };
     let shard = args.shard.unwrap_or(Shard::WHOLE);
     let jobs = args.jobs.unwrap_or_else(all_cores).max(1);
-    let checks = Checks {
-        wire_order: args.wire_order || Checks::default().wire_order,
-        ..Checks::default()
-    };
+    let checks = Checks::default();
     let soaks = soaks(&agents, checks);
     let names: Vec<&str> = agents.agents.iter().map(|a| a.name.as_str()).collect();
     eprintln!(
@@ -361,7 +351,6 @@ fn run_one(args: RunArgs) -> ExitCode {
         Err(message) => return usage("run", &message),
     };
     let checks = Checks {
-        wire_order: args.wire_order || Checks::default().wire_order,
         determinism_every: 0,
     };
     let soak = soaks(&agents, checks).remove(0);

@@ -350,6 +350,16 @@ impl<'a, T: Transport> Player<'a, T> {
             Ok(Opened::Accepted) => 0,
             Ok(Opened::Resumed(from)) => from,
             Ok(Opened::Rejected) if self.reconnect_at(1) => 1,
+            // A resilient player refused a handle it does not know (it
+            // restarted): the client comes back.
+            Ok(Opened::Rejected) if self.resilient => match self.connection_lost().await {
+                Flow::From(from) => from,
+                Flow::Go => 0,
+                Flow::Stop => {
+                    self.progress.update(|s| s.finished = true);
+                    return;
+                }
+            },
             _ => {
                 self.progress.update(|s| s.finished = true);
                 return;

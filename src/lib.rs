@@ -75,8 +75,12 @@ pub use executor::Seed;
 ///
 /// Arguments: `seeds = N` (run seeds `0..N`, default 1), `seed = 0x…` (run
 /// one seed), `time_limit_secs = N`. The environment (`LIVESIM_SEED`,
-/// `LIVESIM_SEEDS`) overrides the seeds. The function may take the
-/// [`Seed`] as its one argument and may return `()` or a `Result`.
+/// `LIVESIM_SEEDS`) overrides the seeds, and a passing run of several seeds
+/// (or of a pinned seed the environment overrode) prints one summary line
+/// to stderr. A run of several seeds checks its first seed's determinism
+/// (`LIVESIM_CHECK_DETERMINISM=0` turns that off). A failure panics at the
+/// test, with the report of the first failing seed. The function may take
+/// the [`Seed`] as its one argument and may return `()` or a `Result`.
 ///
 /// ```
 /// #[livesim::test(seeds = 10)]

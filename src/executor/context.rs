@@ -51,6 +51,8 @@ pub(crate) struct Context {
     runner_waker: RefCell<Option<Waker>>,
     abort: RefCell<Option<Abort>>,
     last_panic: RefCell<Option<String>>,
+    runtime: RefCell<Option<tokio::runtime::RuntimeMetrics>>,
+    warnings: RefCell<Vec<String>>,
     /// Set in enter mode: where virtual time comes from instead of the
     /// runtime's clock, and its last reading.
     external_clock: Option<ExternalClock>,
@@ -104,6 +106,8 @@ impl Context {
             abort: RefCell::new(None),
             last_panic: RefCell::new(None),
             external_clock: None,
+            runtime: RefCell::new(None),
+            warnings: RefCell::new(Vec::new()),
         }
     }
 
@@ -111,6 +115,45 @@ impl Context {
     pub(crate) fn with_clock(mut self, clock: ExternalClock) -> Self {
         self.external_clock = Some(clock);
         self
+    }
+
+    /// Watches the runtime's task count for tasks spawned around the
+    /// facade. Called once, inside the runtime.
+    pub(crate) fn watch_runtime(&self, metrics: tokio::runtime::RuntimeMetrics) {
+        *self.runtime.borrow_mut() = Some(metrics);
+    }
+
+    /// Warns, once per run, if the runtime holds a task the facade did
+    /// not spawn (those live on the `LocalSet`, which is not counted).
+    /// Checked as every lane or task poll ends.
+    fn notice_escaped_tasks(&self) {
+        let alive = match self.runtime.borrow().as_ref() {
+            Some(metrics) => metrics.num_alive_tasks(),
+            None => return,
+        };
+        if alive == 0 {
+            return;
+        }
+        // Warned once: stop looking.
+        self.runtime.borrow_mut().take();
+        let tasks = if alive == 1 {
+            "a task".to_string()
+        } else {
+            format!("{alive} tasks")
+        };
+        let warning = format!(
+            "{tasks} spawned outside livesim::executor::spawn (with tokio::spawn or a \
+             runtime handle) ran in this simulation: the seed cannot reorder such tasks, so \
+             their races are never explored; spawn with \
+             livesim::executor::spawn(label, future) instead"
+        );
+        tracing::warn!(target: "livesim::spawn", "{warning}");
+        self.record_as(self.runtime_label.clone(), &format!("warning: {warning}"));
+        self.warnings.borrow_mut().push(warning);
+    }
+
+    pub(crate) fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut self.warnings.borrow_mut())
     }
 
     /// Marks virtual time zero. Called once, inside the runtime.
@@ -213,6 +256,21 @@ impl Context {
         let label = self.label.borrow().clone();
         let at = self.now_cached();
         self.trace.borrow_mut().push_fmt(at, label, event);
+    }
+
+    /// Appends `head` and its `detail` as one entry under the current label.
+    pub(crate) fn record_detailed(&self, head: &str, detail: &str) {
+        let label = self.label.borrow().clone();
+        let at = self.now_cached();
+        self.trace
+            .borrow_mut()
+            .push_detailed(at, label, head, detail);
+    }
+
+    /// Appends a scheduling entry (a lane pick, a delivery) under `label`.
+    pub(crate) fn record_scheduling(&self, label: Label, event: std::fmt::Arguments<'_>) {
+        let at = self.now_cached();
+        self.trace.borrow_mut().push_scheduling(at, label, event);
     }
 
     /// Appends to the trace under an explicit label.
@@ -331,6 +389,9 @@ pub(crate) struct UnitGuard<'a> {
 impl Drop for UnitGuard<'_> {
     fn drop(&mut self) {
         let ctx = self.ctx;
+        // A task spawned during this poll is alive until this task yields
+        // (one thread), however short its life: look now.
+        ctx.notice_escaped_tasks();
         ctx.depth.set(ctx.depth.get().saturating_sub(1));
         std::mem::swap(&mut *ctx.label.borrow_mut(), &mut self.previous);
     }

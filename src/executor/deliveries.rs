@@ -198,7 +198,10 @@ impl<T> Deliveries<T> {
                         drop(state);
                         let label = &self.shared.label;
                         context::with(|ctx| {
-                            ctx.record_fmt(format_args!("deliver {label} #{}", next.seq))
+                            ctx.record_scheduling(
+                                ctx.label(),
+                                format_args!("deliver {label} #{}", next.seq),
+                            )
                         });
                         tracing::debug!(target: "livesim::executor", queue = %label, seq = next.seq, "delivery");
                         return Some(next.item);

@@ -99,23 +99,27 @@ impl Entered {
         self.ctx.stop_clock();
         let panic = self.ctx.take_last_panic();
         let trace = self.ctx.take_trace();
+        let warnings = self.ctx.take_warnings();
         let kind = match (ended, panic) {
             (Ok(value), None) => {
                 return Ok(Outcome {
                     value,
                     trace,
                     elapsed,
+                    warnings,
                 });
             }
             (_, Some(message)) => FailureKind::Panic { message },
             (Err(kind), None) => kind,
         };
-        Err(Box::new(Failure::new(
+        let mut failure = Failure::new(
             self.simulation.seed(),
             self.simulation.swarm_options().clone(),
             kind,
             elapsed,
             trace,
-        )))
+        );
+        failure.warnings = warnings;
+        Err(Box::new(failure))
     }
 }

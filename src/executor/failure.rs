@@ -46,6 +46,9 @@ pub struct Failure {
     pub at: Duration,
     /// The run's trace up to the failure.
     pub trace: Trace,
+    /// What the run noticed that weakens the seed's hold on it (a task
+    /// spawned outside the facade), once each.
+    pub warnings: Vec<String>,
 }
 
 impl Failure {
@@ -62,6 +65,7 @@ impl Failure {
             kind,
             at,
             trace,
+            warnings: Vec::new(),
         }
     }
 

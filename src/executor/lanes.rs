@@ -177,7 +177,7 @@ impl LaneSet {
             if ready.count_ones() > 1 {
                 // A real choice between lanes: part of the interleaving.
                 if let Some(ctx) = ctx {
-                    ctx.record_as(lane.label.clone(), "picked");
+                    ctx.record_scheduling(lane.label.clone(), format_args!("picked"));
                 }
                 tracing::debug!(target: "livesim::executor", lane = %lane.label, ready = ready.count_ones(), "lane picked");
             }

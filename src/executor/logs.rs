@@ -6,7 +6,9 @@
 //! `t=<virtual time> seed=<seed> lane=<label>` so a log of a simulated run
 //! reads like its trace. [`init`] installs it globally, filtered by
 //! `RUST_LOG`; the seed runner captures it per run and prints it for a
-//! failing seed.
+//! failing seed. Both fold the scheduling decisions into one line per
+//! virtual instant (`scheduling folded lane_picks=2 deliveries=1`) unless
+//! `LIVESIM_LOG=scheduling` asks for each.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -21,6 +23,7 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::registry::LookupSpan;
 
 use super::context;
+use super::fold::{FoldLayer, SCHEDULING_TARGET, show_scheduling};
 use super::trace::format_time;
 
 /// A `tracing-subscriber` event format that stamps each line with the
@@ -63,18 +66,45 @@ where
 }
 
 /// Installs a global subscriber that prints [`SimFormat`] lines to stderr,
-/// filtered by `RUST_LOG` (default: warnings). Returns an error if a
-/// global subscriber is already set.
+/// filtered by `RUST_LOG` (default: warnings), scheduling decisions folded
+/// unless `LIVESIM_LOG=scheduling`. Returns an error if a global
+/// subscriber is already set.
 pub fn init() -> Result<(), tracing_subscriber::util::TryInitError> {
     use tracing_subscriber::util::SubscriberInitExt;
-    tracing_subscriber::fmt()
-        .event_format(SimFormat)
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
-        )
-        .with_writer(io::stderr)
-        .finish()
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    let (fold, lines) = layers(io::stderr, true);
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(fold)
+        .with(lines)
         .try_init()
+}
+
+/// The layers that print [`SimFormat`] lines to `writer`: a fold of the
+/// scheduling decisions (unless `LIVESIM_LOG=scheduling`), then the lines
+/// themselves.
+fn layers<S, W>(
+    writer: W,
+    ansi: bool,
+) -> (
+    Option<FoldLayer<W>>,
+    impl tracing_subscriber::Layer<S> + Send + Sync + 'static,
+)
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    W: for<'a> tracing_subscriber::fmt::MakeWriter<'a> + Clone + Send + Sync + 'static,
+{
+    use tracing_subscriber::Layer as _;
+    let fold = (!show_scheduling()).then(|| FoldLayer::new(writer.clone()));
+    let folding = fold.is_some();
+    let lines = tracing_subscriber::fmt::layer()
+        .event_format(SimFormat)
+        .with_ansi(ansi)
+        .with_writer(writer)
+        .with_filter(tracing_subscriber::filter::filter_fn(move |meta| {
+            !(folding && meta.target() == SCHEDULING_TARGET)
+        }));
+    (fold, lines)
 }
 
 /// Most lines a capture keeps; older lines are dropped first.
@@ -112,13 +142,16 @@ impl Capture {
     pub(crate) fn scope<T>(&self, f: impl FnOnce() -> T) -> T {
         let writer = CaptureWriter(self.lines.clone());
         let filter = EnvFilter::try_new(&self.filter).unwrap_or_else(|_| EnvFilter::new("warn"));
-        let subscriber = tracing_subscriber::registry().with(filter).with(
-            tracing_subscriber::fmt::layer()
-                .event_format(SimFormat)
-                .with_ansi(false)
-                .with_writer(move || writer.clone()),
-        );
-        tracing::subscriber::with_default(subscriber, f)
+        let (fold, lines) = layers(writer, false);
+        let subscriber = tracing_subscriber::registry()
+            .with(filter)
+            .with(fold.clone())
+            .with(lines);
+        let value = tracing::subscriber::with_default(subscriber, f);
+        if let Some(fold) = fold {
+            fold.flush();
+        }
+        value
     }
 
     /// The last `n` captured lines, and how many lines came before them.
@@ -134,6 +167,14 @@ impl Capture {
 
 #[derive(Clone)]
 struct CaptureWriter(Arc<Mutex<Lines>>);
+
+impl tracing_subscriber::fmt::MakeWriter<'_> for CaptureWriter {
+    type Writer = CaptureWriter;
+
+    fn make_writer(&self) -> CaptureWriter {
+        self.clone()
+    }
+}
 
 impl io::Write for CaptureWriter {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {

@@ -24,10 +24,12 @@ mod deliveries;
 mod determinism;
 mod enter;
 mod failure;
+mod fold;
 mod hash;
 mod lanes;
 pub mod logs;
 mod panics;
+mod report;
 mod runner;
 mod runtime;
 mod seed;
@@ -47,7 +49,8 @@ pub use enter::Entered;
 pub use failure::{Failure, FailureKind};
 pub use hash::{Fnv64, fnv1a64};
 pub use lanes::{LaneSet, MAX_LANES};
-pub use runner::{Outcome as TestOutcome, Report, Runner, SeedPlan, Summary};
+pub use report::{Report, Summary};
+pub use runner::{Outcome as TestOutcome, Runner, SeedPlan};
 pub use runtime::{DEFAULT_POLL_LIMIT, DEFAULT_TIME_LIMIT, Outcome, Simulation};
 pub use seed::{ParseSeedError, Seed};
 pub use settle::settle;
@@ -137,6 +140,17 @@ macro_rules! record {
 /// never disturb another component's draws.
 pub fn draw<T>(label: &str, f: impl FnOnce(&mut Stream) -> T) -> Option<T> {
     context::with(|ctx| ctx.draw(label, f))
+}
+
+/// Like [`record_with`], for an event that ends in a detail (a value, a
+/// tool's arguments): `event` returns the head and the detail, which the
+/// trace shows together and the [interleaving](Trace::interleaving)
+/// fingerprint leaves out.
+pub fn record_with_detail(event: impl FnOnce() -> (String, String)) {
+    context::with(|ctx| {
+        let (head, detail) = event();
+        ctx.record_detailed(&head, &detail);
+    });
 }
 
 /// How many entries the running simulation's trace holds.

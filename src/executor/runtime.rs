@@ -8,6 +8,13 @@
 //! simulation: a watchdog that tells a deadlock (nothing can run and no timer
 //! is pending) from a run that overstays its virtual time limit, a poll limit
 //! that catches livelocks, and the trace that fingerprints the run.
+//!
+//! It also notices tasks spawned around the facade. Tasks spawned with
+//! [`spawn`](super::spawn) (and the run's own) live on the simulation's
+//! `LocalSet`, which tokio's runtime metrics do not count; so any task the
+//! metrics report alive was spawned with `tokio::spawn` (or a runtime
+//! handle), where the seed cannot reorder it. The run warns once, in its
+//! trace and in its outcome, naming what to use instead.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -60,6 +67,9 @@ pub struct Outcome<T> {
     pub trace: Trace,
     /// Virtual time when the test future finished.
     pub elapsed: Duration,
+    /// What the run noticed that weakens the seed's hold on it (a task
+    /// spawned outside the facade), once each.
+    pub warnings: Vec<String>,
 }
 
 /// A run longer than this much virtual time fails, unless configured.
@@ -154,6 +164,7 @@ impl Simulation {
         let header = format!("run seed={} swarm: {}", self.seed, self.swarm);
         let result = local.block_on(&runtime, async {
             ctx.start_clock();
+            ctx.watch_runtime(tokio::runtime::Handle::current().metrics());
             ctx.record_as(ctx.runtime_label(), &header);
             let main = tokio::task::spawn_local(Task::new(
                 Arc::from("main"),
@@ -180,20 +191,18 @@ impl Simulation {
         drop(runtime);
         let elapsed = ctx.now();
         let trace = ctx.take_trace();
+        let warnings = ctx.take_warnings();
         let fail = |kind: FailureKind, at: Duration, trace: Trace| {
-            Err(Box::new(Failure::new(
-                self.seed,
-                self.swarm.clone(),
-                kind,
-                at,
-                trace,
-            )))
+            let mut failure = Failure::new(self.seed, self.swarm.clone(), kind, at, trace);
+            failure.warnings = warnings.clone();
+            Err(Box::new(failure))
         };
         match result {
             Ended::Finished(Ok(value)) => Ok(Outcome {
                 value,
                 trace,
                 elapsed,
+                warnings,
             }),
             Ended::Finished(Err(payload)) => {
                 let message = ctx

@@ -3,7 +3,13 @@
 //! Each entry is (virtual time, label, event): the label names the lane or
 //! task that was running, the event says what it did. The runtime appends
 //! lane picks, deliveries and panics; the session appends every event it
-//! emits; test code appends with [`record!`](crate::record). Two runs of one
+//! emits, each tool's start, waits and finish, and every state write; test
+//! code appends with [`record!`](crate::record). Lane picks and deliveries
+//! are marked as **scheduling** entries: part of the fingerprint like any
+//! other, but folded in failure reports, where they would drown what the
+//! code under test did. An entry may end in a **detail** (a value written,
+//! a tool's arguments) that the [interleaving](Trace::interleaving)
+//! fingerprint leaves out, since values often carry times. Two runs of one
 //! seed must produce the same trace, entry for entry; [`Trace::hash`]
 //! condenses that into one number, and [`Trace::first_divergence`] finds
 //! where two traces part ways.
@@ -100,6 +106,9 @@ struct Slot {
     label: Label,
     start: usize,
     end: usize,
+    /// Where the event's detail begins (`end` when it has none).
+    detail: usize,
+    scheduling: bool,
 }
 
 /// An ordered log of a run.
@@ -133,27 +142,54 @@ impl Trace {
 
     /// Appends one entry.
     pub fn push(&mut self, at: Duration, label: Label, event: &str) {
-        let start = self.text.len();
-        self.text.push_str(event);
-        self.slots.push(Slot {
-            at,
-            label,
-            start,
-            end: self.text.len(),
-        });
+        self.push_fmt(at, label, format_args!("{event}"));
     }
 
     /// Appends one entry, formatting its event straight into the trace.
     pub fn push_fmt(&mut self, at: Duration, label: Label, event: fmt::Arguments<'_>) {
+        self.append(at, label, event, false);
+    }
+
+    /// Appends a scheduling entry: a decision of the executor's own (a
+    /// lane pick, a delivery), which reports fold.
+    pub fn push_scheduling(&mut self, at: Duration, label: Label, event: fmt::Arguments<'_>) {
+        self.append(at, label, event, true);
+    }
+
+    /// Appends one entry whose event is `head` followed by `detail`.
+    pub fn push_detailed(&mut self, at: Duration, label: Label, head: &str, detail: &str) {
         let start = self.text.len();
-        // Writing to a String cannot fail.
-        let _ = self.text.write_fmt(event);
+        self.text.push_str(head);
+        let detail_at = self.text.len();
+        self.text.push_str(detail);
         self.slots.push(Slot {
             at,
             label,
             start,
             end: self.text.len(),
+            detail: detail_at,
+            scheduling: false,
         });
+    }
+
+    fn append(&mut self, at: Duration, label: Label, event: fmt::Arguments<'_>, scheduling: bool) {
+        let start = self.text.len();
+        // Writing to a String cannot fail.
+        let _ = self.text.write_fmt(event);
+        let end = self.text.len();
+        self.slots.push(Slot {
+            at,
+            label,
+            start,
+            end,
+            detail: end,
+            scheduling,
+        });
+    }
+
+    /// Whether the entry at `index` is a scheduling entry.
+    pub fn is_scheduling(&self, index: usize) -> bool {
+        self.slots.get(index).is_some_and(|slot| slot.scheduling)
     }
 
     /// The entry at `index`.
@@ -217,6 +253,25 @@ impl Trace {
         })
     }
 
+    /// A fingerprint of what the run's lanes and tasks did, in order: the
+    /// hash of every entry but the first (the run's header, which names
+    /// the seed) and the scheduling entries, without times or details.
+    /// Two runs with the same fingerprint interleaved their work the same
+    /// way, however their picks, delays and values differed.
+    pub fn interleaving(&self) -> u64 {
+        let mut hash = Fnv64::new();
+        for slot in self.slots.iter().skip(1) {
+            if slot.scheduling {
+                continue;
+            }
+            hash.write(slot.label.as_bytes());
+            hash.write(&[0xff]);
+            hash.write(&self.text.as_bytes()[slot.start..slot.detail]);
+            hash.write(&[0xfe]);
+        }
+        hash.finish()
+    }
+
     /// The last `n` entries, rendered one per line.
     pub fn tail(&self, n: usize) -> String {
         let mut out = String::new();
@@ -260,5 +315,35 @@ impl fmt::Display for Divergence {
         }
         writeln!(f, "  first run:   {}", show(&self.first))?;
         write!(f, "  second run:  {}", show(&self.second))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(header: &str, picks_first: bool, value: &str, order: [&str; 2]) -> Trace {
+        let mut trace = Trace::default();
+        let ms = Duration::from_millis;
+        trace.push(ms(0), "runtime".into(), header);
+        if picks_first {
+            trace.push_scheduling(ms(1), "a".into(), format_args!("picked"));
+        }
+        trace.push_detailed(ms(2), "a".into(), "state total", value);
+        for label in order {
+            trace.push(ms(3), label.into(), "done");
+        }
+        trace
+    }
+
+    #[test]
+    fn the_interleaving_ignores_header_scheduling_times_and_details() {
+        let one = run("run seed=0x1", true, " = 1", ["a", "b"]);
+        let two = run("run seed=0x2", false, " = 2", ["a", "b"]);
+        assert_ne!(one.hash(), two.hash());
+        assert_eq!(one.interleaving(), two.interleaving());
+        let swapped = run("run seed=0x1", true, " = 1", ["b", "a"]);
+        assert_ne!(one.interleaving(), swapped.interleaving());
+        assert_eq!(one.get(2).unwrap().event, "state total = 1");
     }
 }

@@ -2,15 +2,21 @@
 //! stored log, callbacks and the trace receive them.
 //!
 //! Emitting appends the event to the executor's trace (under the emitting
-//! lane's label), keeps it in the session log if it is stored, runs the
-//! user's callbacks and hands a copy to every subscriber. Subscribers get
-//! unbounded queues: a slow reader never makes the session drop an event.
+//! lane's label), runs the user's callbacks and hands a copy to every
+//! subscriber, all in the order the lanes emit (the delivered order, which
+//! the seed interleaves). A stored event is also kept in the session log
+//! at its [`Position`], so the log reads in wire order whatever the order
+//! of emission. Notices (warnings, phase changes, pattern matches) are
+//! delivered and never stored. Subscribers get unbounded queues: a slow
+//! reader never makes the session drop an event.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::mpsc;
 
 use super::events::LiveEvent;
+use super::position::Position;
 
 /// A sync callback run on the lane that emits the event.
 pub type EventCallback = Arc<dyn Fn(&LiveEvent) + Send + Sync>;
@@ -24,7 +30,7 @@ pub(crate) struct EventBus {
 #[derive(Default)]
 struct Inner {
     subscribers: Vec<mpsc::UnboundedSender<LiveEvent>>,
-    log: Vec<LiveEvent>,
+    log: BTreeMap<Position, LiveEvent>,
 }
 
 impl EventBus {
@@ -39,20 +45,35 @@ impl EventBus {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Emits one event.
-    pub fn emit(&self, event: LiveEvent) {
+    /// Emits one event that stands at `at` in the stored log (kept there
+    /// if it is a stored kind).
+    pub fn emit(&self, event: LiveEvent, at: Position) {
+        let at = event.is_stored().then_some(at);
+        self.deliver(event, at);
+    }
+
+    /// Emits a notice: delivered like any event, never stored.
+    pub fn notice(&self, event: LiveEvent) {
+        debug_assert!(!event.is_stored(), "a stored event needs a position");
+        self.deliver(event, None);
+    }
+
+    fn deliver(&self, event: LiveEvent, stored_at: Option<Position>) {
         crate::record!("{event}");
         tracing::debug!(target: "livesim::session", lane = %event.lane(), "{event}");
         for callback in &self.callbacks {
             callback(&event);
         }
+        // One lock for both, so a subscriber that sees the event also
+        // finds it in the log.
         let mut inner = self.inner();
-        if event.is_stored() {
-            inner.log.push(event.clone());
-        }
         inner
             .subscribers
             .retain(|subscriber| subscriber.send(event.clone()).is_ok());
+        if let Some(at) = stored_at {
+            let earlier = inner.log.insert(at, event);
+            debug_assert!(earlier.is_none(), "two stored events at {at:?}");
+        }
     }
 
     /// A stream of every event emitted from now on.
@@ -62,9 +83,9 @@ impl EventBus {
         EventStream { rx }
     }
 
-    /// The stored events so far.
+    /// The stored events so far, in wire order.
     pub fn log(&self) -> Vec<LiveEvent> {
-        self.inner().log.clone()
+        self.inner().log.values().cloned().collect()
     }
 
     /// Ends every subscription: streams return `None` once drained.

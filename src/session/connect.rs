@@ -55,8 +55,9 @@ pub(crate) async fn connect<T: Transport>(
             telemetry: telemetry_tx,
         },
         clock: clock.clone(),
-        transcript: transcript.clone(),
+        transcript,
         early,
+        frames: 0,
     };
     let control = Control {
         session_id,
@@ -65,7 +66,6 @@ pub(crate) async fn connect<T: Transport>(
         state: state.clone(),
         clock: clock.clone(),
         outbound: commands_tx.clone(),
-        transcript,
     };
     let telemetry = Telemetry {
         bus: bus.clone(),

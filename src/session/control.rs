@@ -1,8 +1,15 @@
 //! The control lane: everything that decides. Tool calls (through the flow
 //! gate to the dispatcher, and their answers), cancellations,
-//! interruptions, turn boundaries, phases, temporal patterns and watchers.
+//! interruptions, turn boundaries, extractors, phases, temporal patterns
+//! and watchers.
+//!
+//! What it adds to the stored log stands where the session's rules put it
+//! (see [`Position`]), not where its timing would: a call's response right
+//! after the call, however late the tool finishes; an extraction right
+//! after the turn it read. Warnings, phase changes and pattern matches are
+//! notices.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -15,6 +22,7 @@ use super::events::{LiveEvent, ToolCall};
 use super::extractors::{Extracted, Transcript, TurnContext};
 use super::handle::Command;
 use super::phases::PhaseMachine;
+use super::position::Position;
 use super::route::Routed;
 use super::temporal::PatternWatch;
 use crate::clock::SharedClock;
@@ -30,7 +38,6 @@ pub(crate) struct Control {
     pub state: State,
     pub clock: SharedClock,
     pub outbound: mpsc::UnboundedSender<Command>,
-    pub transcript: Transcript,
 }
 
 struct Lane {
@@ -42,15 +49,23 @@ struct Lane {
     phases: Option<PhaseMachine>,
     patterns: Vec<PatternWatch>,
     watched: BTreeMap<String, Option<Value>>,
-    extracting: Vec<ExtractorRun>,
-    extracted: mpsc::UnboundedSender<(usize, Result<Extracted, String>)>,
+    extracting: Vec<ExtractorRuns>,
+    extracted: mpsc::UnboundedSender<Extraction>,
 }
 
-/// Whether an extractor is running, and whether a turn ended meanwhile.
-#[derive(Clone, Copy, Default)]
-struct ExtractorRun {
+/// One extractor's runs: whether one is going, and the turns waiting for
+/// it (each with its place in the log and its transcript), oldest first.
+#[derive(Default)]
+struct ExtractorRuns {
     running: bool,
-    again: bool,
+    waiting: VecDeque<(Position, Transcript)>,
+}
+
+/// An extractor's run that finished.
+struct Extraction {
+    extractor: usize,
+    at: Position,
+    outcome: Result<Extracted, String>,
 }
 
 /// A slot resolver that finished.
@@ -91,7 +106,9 @@ impl Control {
             .map(|g| FlowMonitor::new(g.spec.clone(), g.enforcement));
         let (resolved, mut resolutions) = mpsc::unbounded_channel();
         let (extracted, mut extractions) = mpsc::unbounded_channel();
-        let extracting = vec![ExtractorRun::default(); self.config.extractors.len()];
+        let extracting = (0..self.config.extractors.len())
+            .map(|_| ExtractorRuns::default())
+            .collect();
         let mut lane = Lane {
             control: self,
             dispatcher,
@@ -105,7 +122,9 @@ impl Control {
             extracted,
         };
         let session_id = lane.control.session_id.clone();
-        lane.control.bus.emit(LiveEvent::Connected { session_id });
+        lane.control
+            .bus
+            .emit(LiveEvent::Connected { session_id }, Position::OPENING);
         if let Some(phases) = &lane.phases {
             lane.control.state.set("session:phase", phases.current());
         }
@@ -113,20 +132,25 @@ impl Control {
             tokio::select! {
                 biased;
                 routed = inbox.recv() => match routed {
-                    Some(Routed::Event(event)) => lane.event(event).await,
+                    Some(Routed::Event(event, at)) => lane.event(event, at).await,
+                    Some(Routed::TurnEnded(event, at, transcript)) => {
+                        lane.control.bus.emit(event, at);
+                        lane.turn_boundary(at, transcript);
+                        lane.check_patterns();
+                    }
                     Some(Routed::Tick) => lane.tick(),
                     Some(Routed::Interrupted) => lane.interrupted(),
                     Some(Routed::Activity) => {}
-                    Some(Routed::Ended(event)) => {
+                    Some(Routed::Ended(event, at)) => {
                         lane.dispatcher.abort_all();
-                        lane.control.bus.emit(event);
+                        lane.control.bus.emit(event, at);
                         break;
                     }
                     None => break,
                 },
                 Some(done) = completions.recv() => lane.answer(done).await,
                 Some(resolved) = resolutions.recv() => lane.slot_resolved(resolved),
-                Some((index, outcome)) = extractions.recv() => lane.extracted(index, outcome),
+                Some(extraction) = extractions.recv() => lane.extracted(extraction),
                 Some(change) = async {
                     match changes.as_mut() {
                         Some(changes) => changes.next().await,
@@ -139,36 +163,36 @@ impl Control {
 }
 
 impl Lane {
-    async fn event(&mut self, event: LiveEvent) {
+    async fn event(&mut self, event: LiveEvent, at: Position) {
         match event {
             LiveEvent::ToolCall { calls } => {
-                self.control.bus.emit(LiveEvent::ToolCall {
-                    calls: calls.clone(),
-                });
-                for call in calls {
-                    self.call(call).await;
+                self.control.bus.emit(
+                    LiveEvent::ToolCall {
+                        calls: calls.clone(),
+                    },
+                    at,
+                );
+                for (k, call) in calls.into_iter().enumerate() {
+                    self.call(call, at, k).await;
                 }
             }
             LiveEvent::ToolCancelled { ids } => {
                 self.control
                     .bus
-                    .emit(LiveEvent::ToolCancelled { ids: ids.clone() });
+                    .emit(LiveEvent::ToolCancelled { ids: ids.clone() }, at);
                 for id in ids {
                     self.cancel(&id);
                 }
             }
-            LiveEvent::TurnComplete { .. } => {
-                self.control.bus.emit(event);
-                self.turn_boundary();
-            }
-            other => self.control.bus.emit(other),
+            other => self.control.bus.emit(other, at),
         }
         self.check_patterns();
     }
 
-    async fn call(&mut self, call: ToolCall) {
+    /// Handles the `k`-th call of the `tool_call` event at `at`.
+    async fn call(&mut self, call: ToolCall, at: Position, k: usize) {
         if call.id.is_empty() {
-            self.control.bus.emit(LiveEvent::Warning {
+            self.control.bus.notice(LiveEvent::Warning {
                 message: format!(
                     "tool call to {} has no id: not run, since no response could be matched to it",
                     call.name
@@ -177,7 +201,7 @@ impl Lane {
             return;
         }
         if !self.dispatcher.claim(&call.id) {
-            self.control.bus.emit(LiveEvent::Warning {
+            self.control.bus.notice(LiveEvent::Warning {
                 message: format!(
                     "duplicate tool call id {:?} ({}): the first call with this id wins; this one is not run or answered",
                     call.id, call.name
@@ -192,27 +216,32 @@ impl Lane {
                     self.journal(entries);
                     if let Some(refusal) = decision.refusal() {
                         let reason = decision.reason().unwrap_or_default().to_string();
-                        self.control.bus.emit(LiveEvent::ToolDenied {
-                            id: call.id.clone(),
-                            name: call.name.clone(),
-                            reason,
-                        });
-                        self.send_response(&call.id, &call.name, refusal).await;
+                        self.control.bus.emit(
+                            LiveEvent::ToolDenied {
+                                id: call.id.clone(),
+                                name: call.name.clone(),
+                                reason,
+                            },
+                            at.refusal(k),
+                        );
+                        self.send_response(&call.id, &call.name, refusal, at.response(k))
+                            .await;
                         return;
                     }
                 }
                 Err(e) => {
-                    self.control.bus.emit(LiveEvent::Warning {
+                    self.control.bus.notice(LiveEvent::Warning {
                         message: format!("flow gate: {e}"),
                     });
                     return;
                 }
             }
         }
-        match self.dispatcher.dispatch(&call) {
+        match self.dispatcher.dispatch(&call, at.response(k)) {
             Dispatched::Started => {}
             Dispatched::UnknownTool(message) => {
-                self.respond(&call.id, &call.name, Err(message)).await;
+                self.respond(&call.id, &call.name, Err(message), at.response(k))
+                    .await;
             }
         }
     }
@@ -223,34 +252,41 @@ impl Lane {
             Cancelled::TooLate => "it was already answered",
             Cancelled::Unknown => "no call with that id was seen",
         };
-        self.control.bus.emit(LiveEvent::Warning {
+        self.control.bus.notice(LiveEvent::Warning {
             message: format!("cancellation of tool call {id:?} ignored: {note}"),
         });
     }
 
     async fn answer(&mut self, done: Completion) {
         if let Some(done) = self.dispatcher.complete(done) {
-            self.respond(&done.id, &done.name, done.outcome).await;
+            self.respond(&done.id, &done.name, done.outcome, done.at)
+                .await;
         }
     }
 
     /// Answers one admitted call: the flow records its outcome, then the
-    /// response is sent and emitted.
-    async fn respond(&mut self, id: &str, name: &str, outcome: Result<Value, String>) {
+    /// response is sent and emitted at `at`.
+    async fn respond(
+        &mut self,
+        id: &str,
+        name: &str,
+        outcome: Result<Value, String>,
+        at: Position,
+    ) {
         if let Some(monitor) = self.monitor.as_mut() {
             match monitor.record_result(id, outcome.is_ok(), &self.control.state) {
                 Ok(entries) => self.journal(entries),
-                Err(e) => self.control.bus.emit(LiveEvent::Warning {
+                Err(e) => self.control.bus.notice(LiveEvent::Warning {
                     message: format!("flow result: {e}"),
                 }),
             }
         }
-        self.send_response(id, name, response_object(&outcome))
+        self.send_response(id, name, response_object(&outcome), at)
             .await;
     }
 
-    /// Sends one function response and emits it.
-    async fn send_response(&mut self, id: &str, name: &str, response: Value) {
+    /// Sends one function response and emits it at `at`.
+    async fn send_response(&mut self, id: &str, name: &str, response: Value, at: Position) {
         let message = json!({
             "toolResponse": {
                 "functionResponses": [{ "id": id, "name": name, "response": response }]
@@ -259,11 +295,14 @@ impl Lane {
         // The wire lane may be gone (connection closed): the call then goes
         // unanswered with everything else on this connection.
         let _ = self.control.outbound.send(Command::Send(message));
-        self.control.bus.emit(LiveEvent::ToolResponse {
-            id: id.to_string(),
-            name: name.to_string(),
-            response,
-        });
+        self.control.bus.emit(
+            LiveEvent::ToolResponse {
+                id: id.to_string(),
+                name: name.to_string(),
+                response,
+            },
+            at,
+        );
         yield_point("control:respond").await;
     }
 
@@ -282,7 +321,10 @@ impl Lane {
         }
     }
 
-    fn turn_boundary(&mut self) {
+    /// The turn that ended at `at` (its `turn_complete`): the flow
+    /// evaluates the turn, phases move, and each extractor is queued to
+    /// read `transcript`.
+    fn turn_boundary(&mut self, at: Position, transcript: Transcript) {
         if let Some(monitor) = self.monitor.as_mut() {
             let evaluation = monitor.evaluate_turn(&self.control.state);
             self.journal(vec![evaluation.entry()]);
@@ -290,50 +332,72 @@ impl Lane {
         }
         self.evaluate_phases();
         for index in 0..self.extracting.len() {
+            self.extracting[index]
+                .waiting
+                .push_back((at.extraction(index), transcript.clone()));
             self.start_extractor(index);
         }
     }
 
-    /// Starts extractor `index`, or asks for a rerun if it is running.
+    /// Starts extractor `index` on its oldest waiting turn, unless it is
+    /// running (it then starts when the run finishes).
     fn start_extractor(&mut self, index: usize) {
-        let run = &mut self.extracting[index];
-        if run.running {
-            run.again = true;
+        let runs = &mut self.extracting[index];
+        if runs.running {
             return;
         }
-        run.running = true;
+        let Some((at, transcript)) = runs.waiting.pop_front() else {
+            return;
+        };
+        runs.running = true;
         let extractor = self.control.config.extractors[index].clone();
         let turn = TurnContext {
-            transcript: self.control.transcript.clone(),
+            transcript,
             state: self.control.state.clone(),
             clock: self.control.clock.clone(),
         };
         let done = self.extracted.clone();
         executor::spawn(format!("extractor:{}", extractor.name()), async move {
             let outcome = extractor.extract(turn).await;
-            let _ = done.send((index, outcome));
+            let _ = done.send(Extraction {
+                extractor: index,
+                at,
+                outcome,
+            });
         });
     }
 
-    fn extracted(&mut self, index: usize, outcome: Result<Extracted, String>) {
+    fn extracted(&mut self, extraction: Extraction) {
+        let Extraction {
+            extractor: index,
+            at,
+            outcome,
+        } = extraction;
+        let name = self.control.config.extractors[index].name().to_string();
         match outcome {
+            Ok(writes) if writes.is_empty() => {}
             Ok(writes) => {
+                let mut values = serde_json::Map::new();
                 for (key, value) in writes {
-                    self.control.state.set(key, value);
+                    self.control.state.set(&key, value.clone());
+                    values.insert(key, value);
                 }
+                self.control.bus.emit(
+                    LiveEvent::Extracted {
+                        extractor: name,
+                        values,
+                    },
+                    at,
+                );
             }
             Err(e) => {
-                let name = self.control.config.extractors[index].name().to_string();
-                self.control.bus.emit(LiveEvent::Warning {
+                self.control.bus.notice(LiveEvent::Warning {
                     message: format!("extractor {name} failed: {e}"),
                 });
             }
         }
-        let run = &mut self.extracting[index];
-        run.running = false;
-        if std::mem::take(&mut run.again) {
-            self.start_extractor(index);
-        }
+        self.extracting[index].running = false;
+        self.start_extractor(index);
     }
 
     /// Starts the resolvers of slots that are due (a conversation's active
@@ -368,7 +432,7 @@ impl Lane {
         self.resolving.remove(&resolved.slot);
         match resolved.outcome {
             Ok(value) => self.control.state.set(&resolved.slot, value),
-            Err(e) => self.control.bus.emit(LiveEvent::Warning {
+            Err(e) => self.control.bus.notice(LiveEvent::Warning {
                 message: format!("resolver for slot {} failed: {e}", resolved.slot),
             }),
         }
@@ -406,7 +470,7 @@ impl Lane {
             self.control
                 .state
                 .set("session:phase", transition.to.as_str());
-            self.control.bus.emit(LiveEvent::PhaseChanged {
+            self.control.bus.notice(LiveEvent::PhaseChanged {
                 from: transition.from,
                 to: transition.to,
             });
@@ -417,7 +481,7 @@ impl Lane {
         let now = self.control.clock.now();
         for watch in &mut self.patterns {
             if watch.check(&self.control.state, now) {
-                self.control.bus.emit(LiveEvent::PatternMatched {
+                self.control.bus.notice(LiveEvent::PatternMatched {
                     name: watch.pattern().name().to_string(),
                 });
             }

@@ -14,8 +14,15 @@
 //!   outcome, even one already on its way, is never answered.
 //! * **Unknown tools** are answered at once with an error naming the tools
 //!   the session declares.
+//!
+//! Under simulation each call's task is labelled `tool:<name>(<id>)` and
+//! traces when the tool starts (with its arguments), each time it waits
+//! on something and resumes, and how it finishes; with the state writes
+//! the store traces under the same label, a race between two calls on a
+//! shared key reads straight off a failure report.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
@@ -25,8 +32,10 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::events::ToolCall;
+use super::position::Position;
 use crate::compose::tools::{Tool, ToolComposite};
 use crate::executor;
+use crate::state::brief;
 
 /// A finished tool call.
 #[derive(Debug)]
@@ -35,6 +44,8 @@ pub(crate) struct Completion {
     pub name: String,
     /// The tool's result, or the error message to answer with.
     pub outcome: Result<Value, String>,
+    /// Where the response stands in the stored log.
+    pub at: Position,
 }
 
 /// What happened to a call handed to the dispatcher.
@@ -90,8 +101,8 @@ impl Dispatcher {
         self.seen.insert(id.to_string())
     }
 
-    /// Starts a claimed call.
-    pub fn dispatch(&mut self, call: &ToolCall) -> Dispatched {
+    /// Starts a claimed call, whose response will stand at `at`.
+    pub fn dispatch(&mut self, call: &ToolCall, at: Position) -> Dispatched {
         let Some(tool) = self.tools.get(&call.name) else {
             let known: Vec<&str> = self.tools.keys().map(String::as_str).collect();
             return Dispatched::UnknownTool(format!(
@@ -101,16 +112,23 @@ impl Dispatcher {
             ));
         };
         let (id, name) = (call.id.clone(), call.name.clone());
-        let run = run_tool(tool.clone(), call.args.clone());
+        let args = call.args.clone();
+        let run = Traced::new(run_tool(tool.clone(), call.args.clone()));
         let done = self.done.clone();
         let task_id = id.clone();
-        let task = executor::spawn(format!("tool:{name}"), async move {
+        let task = executor::spawn(format!("tool:{name}({id})"), async move {
+            executor::record_with_detail(|| ("start".into(), format!(" {}", brief(&args))));
             let outcome = run.await;
+            executor::record_with_detail(|| match &outcome {
+                Ok(value) => ("finish ok".into(), format!(" {}", brief(value))),
+                Err(message) => ("finish error".into(), format!(" {message:?}")),
+            });
             // The control lane may be gone (session closed): nothing to do.
             let _ = done.send(Completion {
                 id: task_id,
                 name,
                 outcome,
+                at,
             });
         });
         self.running.insert(id, (call.name.clone(), task));
@@ -172,6 +190,40 @@ async fn run_tool(tool: Tool, args: Value) -> Result<Value, String> {
                 .unwrap_or_else(|| "a panic without a message".to_string());
             Err(format!("{name} panicked: {message}"))
         }
+    }
+}
+
+/// A tool's future, tracing each time it waits and resumes.
+struct Traced<F> {
+    inner: std::pin::Pin<Box<F>>,
+    waiting: bool,
+}
+
+impl<F> Traced<F> {
+    fn new(inner: F) -> Self {
+        Traced {
+            inner: Box::pin(inner),
+            waiting: false,
+        }
+    }
+}
+
+impl<F: Future> Future for Traced<F> {
+    type Output = F::Output;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        if std::mem::take(&mut self.waiting) {
+            crate::record!("resumes");
+        }
+        let polled = self.inner.as_mut().poll(cx);
+        if polled.is_pending() {
+            self.waiting = true;
+            crate::record!("waits");
+        }
+        polled
     }
 }
 

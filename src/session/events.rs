@@ -2,10 +2,14 @@
 //! and which of them the session's stored log keeps.
 //!
 //! Text and transcriptions stream as partial deltas and then arrive once in
-//! full (see `aggregate.rs`). Everything else is a single event. An event is
-//! **stored** in the session log if and only if it is not partial and
-//! carries no inline audio, video or image: a turn's text is kept once, and
-//! media stays out of the log.
+//! full (see `aggregate.rs`). Everything else is a single event. Of what
+//! the server sends, an event is **stored** in the session log if and only
+//! if it is not partial and carries no inline audio, video or image: a
+//! turn's text is kept once, and media stays out of the log. Of what the
+//! session adds, `connected`, tool responses and refusals, extractions and
+//! `disconnected` are stored; warnings, phase changes and pattern matches
+//! are **notices**, delivered and never stored (the state journal records
+//! what they reflect).
 
 use std::fmt;
 use std::time::Duration;
@@ -188,6 +192,15 @@ pub enum LiveEvent {
         /// Why.
         reason: String,
     },
+    /// An extractor read the transcript at the end of a turn and wrote
+    /// these values to state (only extractions that wrote something are
+    /// emitted).
+    Extracted {
+        /// The extractor's name.
+        extractor: String,
+        /// The keys written and their values, in the order written.
+        values: serde_json::Map<String, Value>,
+    },
     /// Parts of a server message the session has no dedicated event for:
     /// unknown keys (an unknown message is an event, not an error),
     /// grounding and URL-context metadata, voice activity, and the like.
@@ -225,8 +238,8 @@ impl LiveEvent {
         )
     }
 
-    /// Whether the session's stored log keeps the event: not partial, and
-    /// no inline audio, video or image.
+    /// Whether the session's stored log keeps the event: not partial, no
+    /// inline audio, video or image, and not a notice.
     pub fn is_stored(&self) -> bool {
         match self {
             LiveEvent::Media { mime_type, .. } => !is_live_media(mime_type),
@@ -235,8 +248,22 @@ impl LiveEvent {
                     .and_then(Value::as_str)
                     .is_some_and(is_live_media)
             }),
-            other => !other.is_partial(),
+            other => !other.is_partial() && !other.is_notice(),
         }
+    }
+
+    /// Whether the event is a notice: something the session tells its
+    /// user as it happens (a warning, a phase change, a pattern match)
+    /// that the stored log leaves out, because when it fires depends on
+    /// timers and timing, and the state journal already records the state
+    /// it reflects.
+    pub fn is_notice(&self) -> bool {
+        matches!(
+            self,
+            LiveEvent::Warning { .. }
+                | LiveEvent::PhaseChanged { .. }
+                | LiveEvent::PatternMatched { .. }
+        )
     }
 
     /// The lane that handles and emits the event.
@@ -280,6 +307,7 @@ impl LiveEvent {
             LiveEvent::PhaseChanged { .. } => "phase_changed",
             LiveEvent::PatternMatched { .. } => "pattern_matched",
             LiveEvent::ToolDenied { .. } => "tool_denied",
+            LiveEvent::Extracted { .. } => "extracted",
             LiveEvent::Unknown { .. } => "unknown",
             LiveEvent::Warning { .. } => "warning",
             LiveEvent::Disconnected { .. } => "disconnected",
@@ -419,6 +447,17 @@ mod tests {
         assert!(full.is_stored());
         assert!(!audio.is_stored());
         assert!(pdf.is_stored());
+        let warning = LiveEvent::Warning {
+            message: "late cancellation".into(),
+        };
+        assert!(warning.is_notice() && !warning.is_stored());
+        assert!(
+            LiveEvent::Extracted {
+                extractor: "booking".into(),
+                values: serde_json::Map::new(),
+            }
+            .is_stored()
+        );
         assert_eq!(audio.lane(), Lane::Fast);
         assert_eq!(LiveEvent::Interrupted.lane(), Lane::Control);
     }

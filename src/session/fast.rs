@@ -11,9 +11,9 @@ use super::route::Routed;
 pub(crate) async fn run(bus: Arc<EventBus>, mut inbox: mpsc::UnboundedReceiver<Routed>) {
     while let Some(routed) = inbox.recv().await {
         match routed {
-            Routed::Event(event) => bus.emit(event),
-            Routed::Ended(_) => break,
-            Routed::Tick | Routed::Activity | Routed::Interrupted => {}
+            Routed::Event(event, at) => bus.emit(event, at),
+            Routed::Ended(..) => break,
+            Routed::TurnEnded(..) | Routed::Tick | Routed::Activity | Routed::Interrupted => {}
         }
     }
 }

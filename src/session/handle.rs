@@ -66,7 +66,8 @@ impl LiveHandle {
         }
     }
 
-    /// A stream of every event from now on.
+    /// A stream of every event from now on, as delivered: each lane's
+    /// events in order, the lanes interleaved by the seed.
     pub fn events(&self) -> EventStream {
         self.inner.bus.subscribe()
     }
@@ -81,8 +82,13 @@ impl LiveHandle {
         &self.inner.setup
     }
 
-    /// The session's stored log: every event emitted so far that is not
-    /// partial and carries no inline audio, video or image.
+    /// The session's stored log so far, in wire order: the same for every
+    /// seed and every frame spacing. It keeps the server's events that are
+    /// not partial and carry no inline audio, video or image, and the
+    /// session's own `connected`, tool responses and refusals, extractions
+    /// and `disconnected`, each where the rule in the [module
+    /// docs](crate::session#delivered-order-and-stored-order) puts it.
+    /// [`events`](Self::events) gives the delivered order instead.
     pub fn session_log(&self) -> Vec<LiveEvent> {
         self.inner.bus.log()
     }

@@ -12,6 +12,37 @@
 //! session signals on its timer. The lanes run in one task as a
 //! [`LaneSet`](crate::executor::LaneSet): each lane's events keep their
 //! order, and how the lanes interleave is the seed's choice.
+//!
+//! # Delivered order and stored order
+//!
+//! Events are **delivered** ([`LiveHandle::events`], callbacks, the trace)
+//! as the lanes emit them: each lane's own events in order, the lanes
+//! interleaved by the seed (and, outside simulation, by timing).
+//!
+//! The **stored log** ([`LiveHandle::session_log`]) is the conversation's
+//! history, the record a user persists and resumes from. It is in wire
+//! order, identical for every seed and every frame spacing:
+//!
+//! * what it keeps: every event from the server that is not partial and
+//!   carries no inline audio, video or image; and the session's own
+//!   `connected`, tool responses and refusals, extractions and
+//!   `disconnected`. Notices (warnings, phase changes, pattern matches)
+//!   are delivered but not stored: when they fire depends on timers, and
+//!   the state journal records what they reflect;
+//! * the server's events stand in the order of their frames, and within a
+//!   frame in the order aggregation produces them;
+//! * `connected` stands first; a tool's response (or its refusal by flow
+//!   governance) stands right after the `tool_call` event that carried the
+//!   call, the calls of one message in the order the message lists them,
+//!   however late or in whatever order the tools finish; an extraction
+//!   stands right after the `turn_complete` of the turn it read, extractors
+//!   in the order they were added; `disconnected` stands last, at the
+//!   close that ended the connection.
+//!
+//! An event that stands before one already stored (a slow tool's response)
+//! is inserted at its place, so a log read mid-session may later gain
+//! entries before its end. A call still running when the connection ends
+//! is never answered, so it has no response in the log.
 
 mod aggregate;
 mod builder;
@@ -29,6 +60,7 @@ mod handle;
 mod inbound;
 mod live;
 mod phases;
+mod position;
 mod route;
 mod telemetry;
 mod temporal;

@@ -41,15 +41,15 @@ impl Telemetry {
             tokio::select! {
                 biased;
                 routed = inbox.recv() => match routed {
-                    Some(Routed::Event(event)) => {
+                    Some(Routed::Event(event, at)) => {
                         if let LiveEvent::GoAway { time_left: Some(left) } = &event {
                             go_away_deadline = Some(self.clock.now() + *left);
                         }
-                        self.bus.emit(event);
+                        self.bus.emit(event, at);
                     }
                     Some(Routed::Activity) => last_activity = self.clock.now(),
-                    Some(Routed::Tick | Routed::Interrupted) => {}
-                    Some(Routed::Ended(_)) | None => break,
+                    Some(Routed::TurnEnded(..) | Routed::Tick | Routed::Interrupted) => {}
+                    Some(Routed::Ended(..)) | None => break,
                 },
                 _ = ticks.tick() => {
                     let now = self.clock.now();

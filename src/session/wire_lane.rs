@@ -1,8 +1,10 @@
 //! The wire lane: the one path every frame takes. Inbound frames are
-//! decoded, aggregated and routed to the lane that handles each event;
-//! outbound messages from the handle and the control lane are sent in the
-//! order they were queued. When the connection ends, pending text is
-//! dropped and the other lanes are told to finish.
+//! numbered, decoded, aggregated and routed to the lane that handles each
+//! event, with the event's [`Position`] (frame number, place in the
+//! frame's output): the stored log is ordered by it. Outbound messages
+//! from the handle and the control lane are sent in the order they were
+//! queued. When the connection ends, pending text is dropped and the other
+//! lanes are told to finish.
 
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -12,6 +14,7 @@ use super::events::{Lane, LiveEvent};
 use super::extractors::{Speaker, Transcript};
 use super::handle::Command;
 use super::inbound;
+use super::position::Position;
 use super::route::Routed;
 use crate::clock::SharedClock;
 use crate::executor::yield_point;
@@ -45,16 +48,17 @@ pub(crate) struct WireLane<T: Transport> {
     pub transcript: Transcript,
     /// Frames that arrived with or before `setupComplete`, to handle first.
     pub early: Vec<Frame>,
+    /// Inbound frames numbered so far: the session's frame counter (a
+    /// reconnection would carry it on, so positions keep growing).
+    pub frames: u64,
 }
 
 impl<T: Transport> WireLane<T> {
     pub async fn run(mut self) {
         let mut aggregator = Aggregator::default();
-        let mut frame_index: u64 = 0;
         for frame in std::mem::take(&mut self.early) {
-            frame_index += 1;
             // An in-band error before setup completed would have failed setup.
-            let _ = self.inbound(&mut aggregator, frame, frame_index);
+            let _ = self.inbound(&mut aggregator, frame);
         }
         let ended = loop {
             tokio::select! {
@@ -83,8 +87,7 @@ impl<T: Transport> WireLane<T> {
                 frame = self.transport.recv() => match frame {
                     Some(Ok(Frame::Close(close))) => break closed(Closed::from_close(close.as_ref())),
                     Some(Ok(frame)) => {
-                        frame_index += 1;
-                        if let Some(fatal) = self.inbound(&mut aggregator, frame, frame_index) {
+                        if let Some(fatal) = self.inbound(&mut aggregator, frame) {
                             let _ = self.transport.close(None).await;
                             break LiveEvent::Disconnected { code: None, reason: fatal, class: Some(CloseClass::Fatal.to_string()) };
                         }
@@ -97,20 +100,28 @@ impl<T: Transport> WireLane<T> {
         };
         // Pending text is dropped, not emitted: the turn never ended.
         aggregator.close();
-        self.lanes.control.send(Routed::Ended(ended)).ok();
+        // The end stands after every frame, as if it were one more.
+        self.frames += 1;
+        let at = Position::wire(self.frames, 0);
+        self.lanes.control.send(Routed::Ended(ended, at)).ok();
         // Dropping the senders ends the fast and telemetry lanes.
     }
 
-    /// Decodes, aggregates and routes one frame. Returns the reason when
-    /// the frame is an in-band error that ends the session.
-    fn inbound(&mut self, aggregator: &mut Aggregator, frame: Frame, index: u64) -> Option<String> {
+    /// Numbers, decodes, aggregates and routes one frame. Returns the
+    /// reason when the frame is an in-band error that ends the session.
+    fn inbound(&mut self, aggregator: &mut Aggregator, frame: Frame) -> Option<String> {
+        self.frames += 1;
+        let index = self.frames;
         let message = match inbound::decode(&frame) {
             Ok(message) => message,
             Err(problem) => {
                 let event = LiveEvent::Warning {
                     message: format!("server frame #{index} ignored: {problem}"),
                 };
-                self.lanes.send(Lane::Control, Routed::Event(event));
+                self.lanes.send(
+                    Lane::Control,
+                    Routed::Event(event, Position::wire(index, 0)),
+                );
                 return None;
             }
         };
@@ -124,7 +135,12 @@ impl<T: Transport> WireLane<T> {
         if view.interrupted {
             self.lanes.control.send(Routed::Interrupted).ok();
         }
-        for event in aggregator.push(&view, self.clock.now()) {
+        for (i, event) in aggregator
+            .push(&view, self.clock.now())
+            .into_iter()
+            .enumerate()
+        {
+            let at = Position::wire(index, u32::try_from(i).unwrap_or(u32::MAX));
             match &event {
                 LiveEvent::InputTranscript { text } => {
                     self.transcript.push(Speaker::User, text.as_str())
@@ -137,9 +153,17 @@ impl<T: Transport> WireLane<T> {
                 | LiveEvent::OutputTranscript { text } => {
                     self.transcript.push(Speaker::Model, text.as_str())
                 }
+                LiveEvent::TurnComplete { .. } => {
+                    // What the turn's extractors read: the transcript as
+                    // it stands at this frame, whenever they run.
+                    let transcript = self.transcript.snapshot();
+                    self.lanes
+                        .send(Lane::Control, Routed::TurnEnded(event, at, transcript));
+                    continue;
+                }
                 _ => {}
             }
-            self.lanes.send(event.lane(), Routed::Event(event));
+            self.lanes.send(event.lane(), Routed::Event(event, at));
         }
         None
     }

@@ -6,9 +6,12 @@
 //! one clock. Every write becomes a [`StateMutation`] with a sequence number
 //! and a timestamp from that clock, and goes to the configured
 //! [`JournalSink`]s, so a run leaves a record that later becomes a scenario.
+//! Under simulation every write is also traced (`state <key> = <value>
+//! (seq <n>)`) under the lane or task that made it.
 
 mod journal;
 mod store;
 
 pub use journal::{FileJournalSink, JournalSink, MemoryJournalSink, StateMutation};
+pub(crate) use store::brief;
 pub use store::{State, StateChanges};

@@ -207,6 +207,16 @@ impl State {
         } else {
             inner.values.insert(key.clone(), value.clone());
         }
+        // Who wrote what, in order: a race between two writers on one key
+        // shows in a failure report's trace.
+        crate::executor::record_with_detail(|| {
+            let detail = if removed {
+                format!(" removed (seq {seq})")
+            } else {
+                format!(" = {} (seq {seq})", brief(&value))
+            };
+            (format!("state {key}"), detail)
+        });
         let mutation = StateMutation {
             seq,
             key,
@@ -247,6 +257,19 @@ impl State {
         let (tx, rx) = mpsc::unbounded_channel();
         self.inner().subscribers.push(tx);
         StateChanges { rx }
+    }
+}
+
+/// A JSON value as a trace line shows it: compact, cut to a readable
+/// length.
+pub(crate) fn brief(value: &Value) -> String {
+    const MAX: usize = 120;
+    let text = value.to_string();
+    let cut = crate::wire::truncate_at_char(&text, MAX);
+    if cut.len() == text.len() {
+        text
+    } else {
+        format!("{cut}… ({} bytes)", text.len())
     }
 }
 

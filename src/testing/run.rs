@@ -125,9 +125,18 @@ impl ScriptedRun {
         self.handle.state()
     }
 
-    /// Every event emitted while the script played.
+    /// Every event emitted while the script played, **as delivered**:
+    /// each lane's events in that lane's order, the lanes interleaved as
+    /// the seed chose. Partial chunks, media and notices included.
     pub fn events(&self) -> &[LiveEvent] {
         &self.events
+    }
+
+    /// The session's stored log so far, **in wire order**: the same for
+    /// every seed and every frame spacing (see
+    /// [`LiveHandle::session_log`]).
+    pub fn session_log(&self) -> Vec<LiveEvent> {
+        self.handle.session_log()
     }
 
     /// The events one lane emitted, in order (within a lane the order is

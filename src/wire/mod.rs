@@ -52,6 +52,7 @@ pub use content::{
     Base64Error, Blob, CodeExecutionResult, Content, ExecutableCode, FileData, Part, PartKind,
 };
 pub use duration::{DurationError, format_duration, parse_duration};
+pub(crate) use frame::truncate_at_char;
 pub use frame::{CloseFrame, Frame, FrameKind, MAX_CLOSE_REASON};
 pub use open_enum::{
     ActivityHandling, Behavior, EndSensitivity, Language, MediaResolution, Modality, Outcome,

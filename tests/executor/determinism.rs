@@ -132,3 +132,48 @@ fn a_clean_program_passes_the_check() {
     let planned = SeedPlan::from_env(SeedPlan::Range(0..20)).unwrap().len();
     assert_eq!(summary.seeds, planned);
 }
+
+/// Whether the environment decides the determinism check for this run.
+fn check_set_by_env() -> bool {
+    std::env::var_os("LIVESIM_CHECK_DETERMINISM").is_some()
+}
+
+#[allow(clippy::disallowed_methods)] // the leak under test
+fn wall_clock() -> String {
+    format!("{:?}", std::time::SystemTime::now())
+}
+
+/// A run of several seeds checks its first seed by default: a leak of real
+/// time fails it there, before the other seeds are spent.
+#[test]
+fn a_multi_seed_run_checks_its_first_seed() {
+    if check_set_by_env() {
+        return;
+    }
+    let report = Runner::new(livesim::test_id!())
+        .seeds(50)
+        .try_run(|_| async { record(&wall_clock()) })
+        .unwrap_err();
+    assert_eq!(report.position.0, 1, "{report}");
+    assert!(report.nondeterminism.is_some(), "{report}");
+    assert!(
+        report
+            .replay_command()
+            .starts_with("LIVESIM_CHECK_DETERMINISM=1 "),
+        "{report}"
+    );
+}
+
+/// The first-seed check is an opt-out: `check_determinism(false)` runs
+/// each seed once.
+#[test]
+fn the_first_seed_check_can_be_turned_off() {
+    if check_set_by_env() {
+        return;
+    }
+    let summary = Runner::new(livesim::test_id!())
+        .seeds(5)
+        .check_determinism(false)
+        .run(|_| async { record(&wall_clock()) });
+    assert!(summary.seeds >= 1);
+}

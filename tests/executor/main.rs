@@ -2,6 +2,7 @@
 //! what it varies, and how a failure is reported and replayed.
 
 mod determinism;
+mod escapes;
 mod interleaving;
 mod liveness;
 mod program;

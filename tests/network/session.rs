@@ -68,6 +68,7 @@ fn the_same_seed_gives_the_same_trace_and_seeds_vary() {
                     .and_then(|text| (text == "It is sunny in Paris.").then_some(()).ok_or(text)),
                 trace: outcome.trace,
                 elapsed: outcome.elapsed,
+                warnings: outcome.warnings,
             })
         });
     let mut hashes: Vec<u64> = summary.hashes.iter().map(|(_, h)| *h).collect();

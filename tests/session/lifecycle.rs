@@ -14,7 +14,7 @@ use livesim::transport::memory::pair;
 use serde_json::json;
 
 /// Text still pending when the connection closes is dropped, never
-/// emitted in full (AGGREGATION.md row 22, at session level).
+/// emitted in full (aggregation row 22, at session level).
 #[tokio::test]
 async fn pending_text_is_dropped_when_the_connection_closes() {
     let run = ScriptedServer::new()
@@ -41,8 +41,8 @@ async fn pending_text_is_dropped_when_the_connection_closes() {
     assert!(!run.handle().is_connected());
 }
 
-/// The stored log keeps an event iff it is not partial and carries no
-/// inline audio, video or image.
+/// The stored log keeps a server event iff it is not partial and carries
+/// no inline audio, video or image.
 #[tokio::test]
 async fn the_session_log_keeps_full_events_without_media() {
     let run = ScriptedServer::new()

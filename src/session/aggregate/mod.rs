@@ -2,8 +2,8 @@
 //!
 //! The Live API streams model text in chunks and does not say when a
 //! segment of text is over. The aggregator turns each server message into
-//! events in a fixed order, following the "R" column of
-//! `reference/AGGREGATION.md`:
+//! events in a fixed order. The rules (livesim's answer where ADK's Python
+//! and Java ports disagree; each is fixed by a test in `rows.rs`):
 //!
 //! * every non-empty text chunk is emitted as a partial [`TextDelta`] and
 //!   added to one pending buffer per connection;
@@ -277,8 +277,8 @@ impl Aggregator {
 }
 
 #[cfg(test)]
-mod properties;
-#[cfg(test)]
 mod rows;
 #[cfg(test)]
 mod script;
+#[cfg(test)]
+mod token;

@@ -1,6 +1,8 @@
-//! One test per row of the AGGREGATION.md table, "R" column: what is
-//! emitted and what is stored. Rows 3, 5, 13, 14, 15, 19, 20 and 21 are
-//! where ADK Python and Java disagree; R's answer is fixed here on purpose.
+//! The aggregation table: one test per row, what is emitted and what is
+//! stored. Rows 3, 5, 13, 14, 15, 19, 20 and 21 are where ADK's Python and
+//! Java ports disagree; livesim's answer is fixed here on purpose. The
+//! integration suite `tests/aggregation` plays the same rows as raw frames
+//! through a whole session.
 
 use serde_json::json;
 
@@ -34,9 +36,15 @@ fn row_01_chunks_then_turn_complete() {
 
 #[test]
 fn row_02_turn_complete_false_changes_nothing() {
-    // `turnComplete: false` decodes to the same view as an absent flag.
+    // Each chunk carries `turnComplete: false`, decoded from the wire.
+    let open = |t: &str| {
+        decoded(json!({ "serverContent": {
+            "modelTurn": { "parts": [{ "text": t }] },
+            "turnComplete": false
+        } }))
+    };
     check(
-        &[msg_text("Hel"), msg_text("lo"), tc()],
+        &[open("Hel"), open("lo"), tc()],
         &[
             r#"partial "Hel""#,
             r#"partial "lo""#,

@@ -1,8 +1,9 @@
 //! A compact notation for aggregation tests: build messages as in the
-//! AGGREGATION.md table, and render events as short tokens.
+//! aggregation table (`rows.rs`), and render events as short tokens.
 
 use serde_json::json;
 
+pub use super::token::{token, tokens};
 use super::{Aggregator, MessageView, PartView, TranscriptView};
 use crate::clock::Timestamp;
 use crate::session::events::{LiveEvent, ToolCall};
@@ -42,6 +43,13 @@ pub fn parts(parts: Vec<PartView>) -> MessageView {
 
 pub fn msg_text(t: &str) -> MessageView {
     parts(vec![text(t)])
+}
+
+/// The view of a raw server message, decoded as the wire lane decodes it.
+pub fn decoded(message: serde_json::Value) -> MessageView {
+    let frame = crate::wire::Frame::Text(message.to_string());
+    let message = crate::session::inbound::decode(&frame).expect("a server message");
+    crate::session::inbound::view(&message)
 }
 
 pub fn tc() -> MessageView {
@@ -86,62 +94,7 @@ pub fn run(messages: &[MessageView]) -> Vec<LiveEvent> {
     out
 }
 
-/// One token per event, in the table's notation.
-pub fn tokens(events: &[LiveEvent]) -> Vec<String> {
-    events.iter().map(token).collect()
-}
-
 /// The stored events' tokens.
 pub fn stored(events: &[LiveEvent]) -> Vec<String> {
     events.iter().filter(|e| e.is_stored()).map(token).collect()
-}
-
-fn flags(thought: bool, interrupted: bool) -> String {
-    let mut s = String::new();
-    if thought {
-        s.push_str(" +th");
-    }
-    if interrupted {
-        s.push_str(" +int");
-    }
-    s
-}
-
-pub fn token(event: &LiveEvent) -> String {
-    match event {
-        LiveEvent::TextDelta { text, thought } => {
-            format!("partial {text:?}{}", flags(*thought, false))
-        }
-        LiveEvent::TextComplete {
-            text,
-            thought,
-            interrupted,
-        } => format!("full {text:?}{}", flags(*thought, *interrupted)),
-        LiveEvent::InputTranscriptDelta { text } => format!("p-inTx {text:?}"),
-        LiveEvent::InputTranscript { text } => format!("inTx {text:?}"),
-        LiveEvent::OutputTranscriptDelta { text } => format!("p-outTx {text:?}"),
-        LiveEvent::OutputTranscript { text } => format!("outTx {text:?}"),
-        LiveEvent::Media { interrupted, .. } => format!("audio{}", flags(false, *interrupted)),
-        LiveEvent::Content { parts, interrupted } => {
-            let kinds: Vec<&str> = parts
-                .iter()
-                .map(|p| {
-                    if p.get("inlineData").is_some() {
-                        "audio"
-                    } else {
-                        "code"
-                    }
-                })
-                .collect();
-            format!("{}{}", kinds.join("+"), flags(false, *interrupted))
-        }
-        LiveEvent::ToolCall { calls } => format!("tool({})", calls[0].name),
-        LiveEvent::TurnComplete { interrupted, .. } => {
-            format!("turnComplete{}", flags(false, *interrupted))
-        }
-        LiveEvent::Interrupted => "interrupted".into(),
-        LiveEvent::Usage { .. } => "usage".into(),
-        LiveEvent::GenerationComplete => "generationComplete".into(),
-        other => other.kind().into(),
-    }
 }

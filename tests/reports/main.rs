@@ -1,0 +1,7 @@
+//! Failure reports and run summaries as a user meets them: a test in a
+//! user's crate that finds a race and the report it gets, what a run
+//! prints to stderr, and the determinism guards a user copies.
+
+mod guards;
+mod race;
+mod summary;

@@ -61,6 +61,8 @@ mod inbound;
 mod live;
 mod phases;
 mod position;
+mod reconnect;
+mod resumption;
 mod route;
 mod telemetry;
 mod temporal;
@@ -76,4 +78,5 @@ pub use extractors::{Extracted, Extractor, Speaker, Transcript, TranscriptLine, 
 pub use handle::LiveHandle;
 pub use live::{Live, LiveBuilder};
 pub use phases::{PhaseMachine, PhaseTransition, Phases};
+pub use resumption::Resumption;
 pub use temporal::{PatternWatch, TemporalPattern};

@@ -52,6 +52,10 @@ pub(crate) struct Link {
     pub sent: u64,
     /// A model turn is in progress (a `goAway` move waits for its end).
     pub turn_open: bool,
+    /// A handle came since the last turn began: resuming it loses nothing
+    /// of that turn (a `goAway` move waits for one, as the server sends
+    /// it right after `turnComplete`).
+    pub handle_fresh: bool,
     /// After `goAway`: when the move starts at the latest.
     pub move_by: Option<Instant>,
     /// The new connection being opened after `goAway`, and where its
@@ -76,6 +80,7 @@ impl Link {
             unconsumed: VecDeque::new(),
             sent: 0,
             turn_open: false,
+            handle_fresh: false,
             move_by: None,
             switching: None,
             switch_at: None,
@@ -85,6 +90,12 @@ impl Link {
     /// Whether the session moves to new connections.
     fn reconnects(&self) -> bool {
         self.connector.is_some() && self.config.resumption.is_on()
+    }
+
+    /// Whether the session is moving after `goAway` (content waits for
+    /// the new connection).
+    pub fn moving(&self) -> bool {
+        self.switching.is_some() || (self.move_by.is_some() && self.handle.is_some())
     }
 
     /// Whether a response standing at `at` answers a call of the current
@@ -107,6 +118,7 @@ impl Link {
         if let Some(update) = &message.session_resumption_update {
             if let Some(handle) = update.usable_handle() {
                 self.handle = Some(Handle::new(handle));
+                self.handle_fresh = true;
             }
             if let Some(consumed) = update.last_consumed_client_message_index {
                 let consumed = u64::try_from(consumed).unwrap_or(0);
@@ -122,22 +134,30 @@ impl Link {
                 .is_some_and(|c| c.model_turn.is_some() || c.output_transcription.is_some())
         {
             self.turn_open = true;
+            self.handle_fresh = false;
         }
         if let Some(go_away) = &message.go_away
             && self.reconnects()
             && self.switching.is_none()
         {
-            let now = Instant::now();
-            // Half the time left to finish the turn; the other half to move.
+            // Half the time left to finish the turn and get its handle;
+            // the other half to move.
             let left = go_away.time_left.unwrap_or(Duration::ZERO);
-            self.move_by = Some(if self.turn_open { now + left / 2 } else { now });
+            self.move_by = Some(Instant::now() + left / 2);
         }
+        self.move_if_ready();
     }
 
-    /// A turn ended: a pending `goAway` move starts now.
+    /// A turn ended.
     pub fn turn_ended(&mut self) {
         self.turn_open = false;
-        if self.move_by.is_some() {
+        self.move_if_ready();
+    }
+
+    /// A pending `goAway` move starts now when no turn is in progress and
+    /// the latest handle covers the last one.
+    fn move_if_ready(&mut self) {
+        if self.move_by.is_some() && !self.turn_open && self.handle_fresh {
             self.move_by = Some(Instant::now());
         }
     }
@@ -338,15 +358,10 @@ impl WireLane {
                 next_at(),
             );
             let wait = tokio::time::sleep(backoff(&config, attempt));
-            if let Err(end) = self.meanwhile(wait).await {
-                return Err(end);
-            }
+            self.meanwhile(wait).await?;
             let fresh = self.link.handle.is_none();
             let opening = open(connector.as_ref(), self.link.setup(), config.setup_timeout);
-            let opened = match self.meanwhile(opening).await {
-                Err(end) => return Err(end),
-                Ok(opened) => opened,
-            };
+            let opened = self.meanwhile(opening).await?;
             match opened {
                 Ok(opened) => {
                     self.transport = opened.transport;

@@ -132,9 +132,20 @@ impl WireLane {
                                 return end;
                             }
                         }
-                        // The old connection is still there: when it
-                        // ends, the session reconnects as for any end.
-                        Err(e) => self.warn(format!("moving to a new connection after goAway failed: {e}")),
+                        // The old connection is still there: what waited
+                        // for the new one goes on it, and when it ends the
+                        // session reconnects as for any end.
+                        Err(e) => {
+                            self.warn(format!("moving to a new connection after goAway failed: {e}"));
+                            for message in std::mem::take(&mut self.link.queued) {
+                                if is_content(&message) {
+                                    self.link.sent_content(&message);
+                                }
+                                if let Err(e) = self.transport.send(Frame::Text(message.to_string())).await {
+                                    return End::Lost(e.as_closed(), lost(&e, "send failed"));
+                                }
+                            }
+                        }
                     }
                 }
                 _ = sleep_until(self.link.move_by), if !moving => self.start_move(),
@@ -150,8 +161,10 @@ impl WireLane {
                 if is_content(&message) {
                     self.lanes.telemetry.send(Routed::Activity).ok();
                     self.transcript.push(Speaker::User, user_text(&message));
-                    if self.link.switching.is_some() {
-                        // Sent on the new connection, once it is set up.
+                    if self.link.moving() {
+                        // Sent on the new connection, once it is set up:
+                        // on the old one it could miss the handle the new
+                        // one resumes.
                         self.link.queued.push(message);
                         return None;
                     }

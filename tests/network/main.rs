@@ -5,4 +5,5 @@
 #![cfg(feature = "network")]
 
 mod faults;
+mod resumption;
 mod session;

@@ -47,6 +47,19 @@ impl<T: Transport> Player<'_, T> {
                 )
                 .await
             }
+            // Content that reaches a connection the session has moved
+            // from is not in the session it resumed (a transparent client
+            // sends it again): behind a network that delays it, that is
+            // timing; from a client that sent it after moving, an error.
+            "clientContent" | "realtimeInput" if on != self.connection && self.resilient => Ok(()),
+            "clientContent" | "realtimeInput" if on != self.connection => {
+                let problem = format!(
+                    "the client sent {key} on connection #{on} after moving to connection #{}: the resumed session never gets it",
+                    self.connection
+                );
+                self.fail(problem, 1007, "Request contains an invalid argument.")
+                    .await
+            }
             "clientContent" | "realtimeInput" => self.content(&key, &message, &bytes).await,
             other => {
                 let problem = format!("the client sent an unknown message {other:?}");

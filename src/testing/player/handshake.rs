@@ -33,6 +33,9 @@ pub(super) enum Opened {
     /// The setup was refused (the script's `reject_setup`, or a handle the
     /// server does not know) and the connection closed.
     Rejected,
+    /// The connection ended before its setup came (a resilient player:
+    /// the network lost it).
+    Died,
 }
 
 /// The reason the service gives for a handle it does not know.
@@ -46,16 +49,32 @@ impl<T: Transport> Player<'_, T> {
         expect: Expect,
         rejection: Option<crate::testing::CloseAction>,
     ) -> Result<Opened, ()> {
-        let Some(conn) = self.current.as_mut() else {
+        let received = loop {
+            let taking = self.resilient && self.incoming.is_some();
+            tokio::select! {
+                biased;
+                received = async { match self.current.as_mut() {
+                    Some(conn) => Some(conn.io().recv().await),
+                    None => None,
+                } } => break received,
+                // Behind a lossy network a connection can die before its
+                // setup arrives: a newer one from the client replaces it.
+                conn = super::next_connection(self.incoming.as_mut()), if taking => match conn {
+                    Some(conn) => self.open(conn),
+                    None => self.incoming = None,
+                },
+            }
+        };
+        let Some(received) = received else {
             return Err(());
         };
-        let frame = match conn.io().recv().await {
+        let frame = match received {
             Some(Ok(Frame::Close(_))) | None | Some(Err(_)) => {
                 self.current = None;
                 // A connection that died before its setup: a resilient
                 // player waits for the next.
                 return if self.resilient {
-                    Ok(Opened::Rejected)
+                    Ok(Opened::Died)
                 } else {
                     Err(())
                 };
@@ -103,7 +122,7 @@ impl<T: Transport> Player<'_, T> {
         let mut opened = Opened::Accepted;
         match expect {
             Expect::First if !self.resilient => {}
-            Expect::Scripted(want) => {
+            Expect::Scripted(want) if !self.resilient => {
                 if let Some(problem) = self.wrong_handle(want.as_deref(), handle.as_deref()) {
                     return self
                         .fail(
@@ -118,10 +137,20 @@ impl<T: Transport> Player<'_, T> {
                     self.resume_transparently(&want, false);
                 }
             }
-            Expect::First | Expect::Resilient => match handle {
+            // A resilient player takes whatever the client resumes: the
+            // network may have kept the latest handle from it.
+            Expect::First | Expect::Scripted(_) | Expect::Resilient => match handle {
                 Some(handle) => match self.handles.iter().position(|h| h.handle == handle) {
                     Some(at) => {
-                        let from = self.handles[at].action + 1;
+                        let mut from = self.handles[at].action + 1;
+                        // The connection is the one a `reconnect` here
+                        // waits for.
+                        while matches!(
+                            self.actions.get(from),
+                            Some(crate::testing::Action::Reconnect(r)) if r.handle.as_deref() == Some(handle.as_str())
+                        ) {
+                            from += 1;
+                        }
                         self.resume_transparently(&handle, true);
                         opened = Opened::Resumed(from);
                     }
@@ -149,6 +178,7 @@ impl<T: Transport> Player<'_, T> {
         }
         let complete = serde_json::json!({ "setupComplete": {} }).to_string();
         self.send(Frame::Text(complete)).await?;
+        self.go_away_deadline = None;
         self.progress.update(|s| s.connections += 1);
         Ok(opened)
     }

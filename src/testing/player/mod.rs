@@ -297,6 +297,20 @@ struct Player<'a, T: Transport> {
     /// Whether replayed messages count toward `expect`s again (after a
     /// rollback they do; after a scripted reconnect they were matched).
     replay_rematches: bool,
+    /// The session as it stood on the connection being left, to go back
+    /// to if the client never completes its move.
+    saved: Option<Saved>,
+}
+
+/// Where the script and its checks stood on a connection being left.
+struct Saved {
+    next: usize,
+    expected_seen: usize,
+    expects_reached: usize,
+    consumed: Vec<Value>,
+    replay: std::collections::VecDeque<Value>,
+    replay_rematches: bool,
+    go_away_deadline: Option<Instant>,
 }
 
 impl<'a, T: Transport> Player<'a, T> {
@@ -340,6 +354,7 @@ impl<'a, T: Transport> Player<'a, T> {
             consumed: Vec::new(),
             replay: Default::default(),
             replay_rematches: false,
+            saved: None,
         }
     }
 
@@ -352,14 +367,16 @@ impl<'a, T: Transport> Player<'a, T> {
             Ok(Opened::Rejected) if self.reconnect_at(1) => 1,
             // A resilient player refused a handle it does not know (it
             // restarted): the client comes back.
-            Ok(Opened::Rejected) if self.resilient => match self.connection_lost().await {
-                Flow::From(from) => from,
-                Flow::Go => 0,
-                Flow::Stop => {
-                    self.progress.update(|s| s.finished = true);
-                    return;
+            Ok(Opened::Rejected | Opened::Died) if self.resilient => {
+                match self.connection_lost().await {
+                    Flow::From(from) => from,
+                    Flow::Go => 0,
+                    Flow::Stop => {
+                        self.progress.update(|s| s.finished = true);
+                        return;
+                    }
                 }
-            },
+            }
             _ => {
                 self.progress.update(|s| s.finished = true);
                 return;
@@ -436,6 +453,7 @@ impl<'a, T: Transport> Player<'a, T> {
     }
 
     fn move_to(&mut self, at: String) {
+        tracing::debug!(target: "livesim::testing", script = %self.name, "{at}");
         self.progress.update(|s| s.at = at.clone());
         self.at = at;
     }
@@ -500,6 +518,14 @@ impl<'a, T: Transport> Player<'a, T> {
                     if matches!(wait, Wait::Hangup) && !self.resilient {
                         return Flow::Stop;
                     }
+                    // The client left the new connection: it may still be
+                    // on the one it was leaving (the new one's setupComplete
+                    // was lost on the way).
+                    if self.resilient
+                        && let Some(from) = self.restore_leaving(true)
+                    {
+                        return Flow::From(from);
+                    }
                     return self.connection_lost().await;
                 }
                 Event::Leaving(Some(frame)) => {
@@ -508,17 +534,32 @@ impl<'a, T: Transport> Player<'a, T> {
                         return Flow::Stop;
                     }
                 }
-                Event::Leaving(None) => self.leaving = None,
+                Event::Leaving(None) => {
+                    self.leaving = None;
+                    self.saved = None;
+                }
                 Event::Connection(None) => self.incoming = None,
                 Event::Connection(Some(conn)) if self.resilient => {
-                    // The client gave the current connection up (it may
-                    // not know the server still has it): the new one
-                    // takes over.
+                    // The client is moving (or gave the current connection
+                    // up without the server knowing): the new one takes
+                    // over once set up.
+                    let number = self.connection;
                     if let Some(Conn::Owned(old)) = self.current.take() {
-                        self.leaving = Some((self.connection, old));
+                        self.leaving = Some((number, old));
+                        self.save(self.next);
                     }
-                    self.pending = Some(conn);
-                    return self.connection_lost().await;
+                    self.open(conn);
+                    self.move_to(format!("connection #{}'s handshake", self.connection));
+                    match self.handshake(Expect::Resilient, None).await {
+                        Ok(Opened::Resumed(from)) => return Flow::From(from),
+                        Ok(Opened::Accepted) => return Flow::Go,
+                        // Lost on the way or refused: the client may still
+                        // be on the connection it had.
+                        Ok(Opened::Died | Opened::Rejected) => {
+                            self.restore_leaving(false);
+                        }
+                        Err(()) => return Flow::Stop,
+                    }
                 }
                 Event::Connection(Some(conn)) => self.pending = Some(conn),
                 Event::GoAwayDeadline => {
@@ -555,7 +596,7 @@ impl<'a, T: Transport> Player<'a, T> {
             match self.handshake(Expect::Resilient, None).await {
                 Ok(Opened::Resumed(from)) => return Flow::From(from),
                 Ok(Opened::Accepted) => return Flow::Go,
-                Ok(Opened::Rejected) => continue,
+                Ok(Opened::Rejected | Opened::Died) => continue,
                 Err(()) => return Flow::Stop,
             }
         }
@@ -588,12 +629,47 @@ impl<'a, T: Transport> Player<'a, T> {
         }
     }
 
+    /// Remembers where the session stands before the current connection
+    /// is set aside; the script would go on from action `next`.
+    fn save(&mut self, next: usize) {
+        self.saved = Some(Saved {
+            next,
+            expected_seen: self.expected_seen,
+            expects_reached: self.expects_reached,
+            consumed: self.consumed.clone(),
+            replay: self.replay.clone(),
+            replay_rematches: self.replay_rematches,
+            go_away_deadline: self.go_away_deadline,
+        });
+    }
+
+    /// Goes back to the connection the client was leaving, if it is still
+    /// there (its move never completed: a new connection's setup or
+    /// `setupComplete` was lost). With `rewind`, the script and its checks
+    /// go back to where they stood on it: the action to go on from.
+    fn restore_leaving(&mut self, rewind: bool) -> Option<usize> {
+        let (number, old) = self.leaving.take()?;
+        self.current = Some(Conn::Owned(old));
+        self.connection = number;
+        let saved = self.saved.take()?;
+        // The connection still ends when the server said it would.
+        self.go_away_deadline = saved.go_away_deadline;
+        if !rewind {
+            return Some(self.next);
+        }
+        self.expected_seen = saved.expected_seen;
+        self.expects_reached = saved.expects_reached;
+        self.consumed = saved.consumed;
+        self.replay = saved.replay;
+        self.replay_rematches = saved.replay_rematches;
+        Some(saved.next)
+    }
+
     /// Makes `conn` the current connection: calls of earlier connections
     /// can no longer be answered.
     fn open(&mut self, conn: T) {
         self.current = Some(Conn::Owned(conn));
         self.connection += 1;
-        self.go_away_deadline = None;
         let connection = self.connection;
         self.progress.update(|s| {
             let stale: Vec<String> = s
@@ -740,6 +816,45 @@ impl<'a, T: Transport> Player<'a, T> {
     /// on to the next), then opens the next with a setup resuming
     /// `handle`.
     async fn reconnect(&mut self, index: usize, handle: Option<String>) -> Result<Wait, Flow> {
+        loop {
+            self.leave_current().await?;
+            if self.leaving.is_some() {
+                self.save(index);
+            }
+            let Some(conn) = self.next_incoming().await else {
+                return Err(Flow::Stop);
+            };
+            self.open(conn);
+            self.move_to(format!(
+                "action #{} (reconnect): connection #{}'s handshake",
+                index + 1,
+                self.connection
+            ));
+            let rejection = self.rejection_at(index + 1);
+            match self
+                .handshake(Expect::Scripted(handle.clone()), rejection)
+                .await
+            {
+                Ok(Opened::Accepted) => return Ok(Wait::Nothing),
+                Ok(Opened::Resumed(from)) => return Err(Flow::From(from)),
+                Ok(Opened::Rejected) if self.reconnect_at(index + 2) => return Ok(Wait::Nothing),
+                // The new connection died on the way: the client may still
+                // be on the one it was leaving.
+                Ok(Opened::Died) if self.restore_leaving(false).is_some() => {}
+                Ok(Opened::Rejected | Opened::Died) if self.resilient => {
+                    return match self.connection_lost().await {
+                        Flow::Go => Ok(Wait::Nothing),
+                        other => Err(other),
+                    };
+                }
+                _ => return Err(Flow::Stop),
+            }
+        }
+    }
+
+    /// Lets the current connection end (or the client open the next one
+    /// first: the current is then left, read until it closes).
+    async fn leave_current(&mut self) -> Result<(), Flow> {
         while self.current.is_some() && self.pending.is_none() {
             let taking = self.incoming.is_some();
             tokio::select! {
@@ -777,21 +892,7 @@ impl<'a, T: Transport> Player<'a, T> {
         if let Some(Conn::Owned(old)) = self.current.take() {
             self.leaving = Some((self.connection, old));
         }
-        let Some(conn) = self.next_incoming().await else {
-            return Err(Flow::Stop);
-        };
-        self.open(conn);
-        self.move_to(format!(
-            "action #{} (reconnect): connection #{}'s handshake",
-            index + 1,
-            self.connection
-        ));
-        let rejection = self.rejection_at(index + 1);
-        match self.handshake(Expect::Scripted(handle), rejection).await {
-            Ok(Opened::Accepted | Opened::Resumed(_)) => Ok(Wait::Nothing),
-            Ok(Opened::Rejected) if self.reconnect_at(index + 2) => Ok(Wait::Nothing),
-            _ => Err(Flow::Stop),
-        }
+        Ok(())
     }
 
     async fn send_message(&mut self, message: &Value, binary: bool) -> Result<(), ()> {

@@ -265,8 +265,16 @@ impl WireLane {
             at,
         );
         let replay: Vec<Value> = if fresh {
-            // A fresh session never saw them: nothing to replay into it.
+            // A fresh session never saw them: nothing to replay into it,
+            // and it counts its messages from 1 again.
             self.link.unconsumed.clear();
+            self.link.sent = 0;
+            let dropped = std::mem::take(&mut self.link.queued).len();
+            if dropped > 0 {
+                self.warn(format!(
+                    "{dropped} client message(s) waiting for the resumed session are not sent: the server started a fresh session, which has none of their context"
+                ));
+            }
             Vec::new()
         } else {
             self.link

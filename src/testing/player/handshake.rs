@@ -122,6 +122,14 @@ impl<T: Transport> Player<'_, T> {
         let mut opened = Opened::Accepted;
         match expect {
             Expect::First if !self.resilient => {}
+            // The client resumes what the script's `reconnect` names: the
+            // script goes on from there (a resilient player's network did
+            // not get in the way).
+            Expect::Scripted(Some(want))
+                if self.resilient && handle.as_deref() == Some(want.as_str()) =>
+            {
+                self.resume_transparently(&want, false);
+            }
             Expect::Scripted(want) if !self.resilient => {
                 if let Some(problem) = self.wrong_handle(want.as_deref(), handle.as_deref()) {
                     return self

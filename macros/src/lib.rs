@@ -69,6 +69,11 @@ fn expand(
     }
 
     let attrs = &function.attrs;
+    // An ignored test's replay line must ask libtest to run it.
+    let ignored = attrs
+        .iter()
+        .any(|a| a.path().is_ident("ignore"))
+        .then(|| quote! { .ignored() });
     let vis = &function.vis;
     let name = &function.sig.ident;
     let output = &function.sig.output;
@@ -89,7 +94,7 @@ fn expand(
         #(#attrs)*
         #vis fn #name() {
             async fn __livesim_body(#inputs) #output #body
-            ::livesim::executor::Runner::new(::livesim::test_id!())
+            ::livesim::executor::Runner::new(::livesim::test_id!() #ignored)
                 #(#configure)*
                 .run(#call);
         }

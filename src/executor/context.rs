@@ -8,7 +8,7 @@
 //! every seeded behaviour falls back to its fixed, production form.
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::task::Waker;
@@ -56,6 +56,11 @@ pub(crate) struct Context {
     /// Set in enter mode: where virtual time comes from instead of the
     /// runtime's clock, and its last reading.
     external_clock: Option<ExternalClock>,
+    /// Live tasks by id: label and the virtual time of their last poll.
+    tasks: RefCell<BTreeMap<u64, (Label, Duration)>>,
+    next_task: Cell<u64>,
+    /// The threads named like this one when the run started (Linux).
+    threads_at_start: Option<BTreeSet<u32>>,
 }
 
 /// A clock outside the runtime (e.g. turmoil's simulated time): read on
@@ -108,6 +113,9 @@ impl Context {
             external_clock: None,
             runtime: RefCell::new(None),
             warnings: RefCell::new(Vec::new()),
+            tasks: RefCell::new(BTreeMap::new()),
+            next_task: Cell::new(0),
+            threads_at_start: super::stalls::sibling_threads(),
         }
     }
 
@@ -341,6 +349,43 @@ impl Context {
         if let Ok(mut last) = self.last_panic.try_borrow_mut() {
             *last = Some(message);
         }
+    }
+
+    /// Notes a poll of task `id` (0: not yet registered), registering it
+    /// under `label` on its first poll. Returns its id.
+    pub(crate) fn task_polled(&self, id: u64, label: &Label) -> u64 {
+        let now = self.now_cached();
+        let mut tasks = self.tasks.borrow_mut();
+        if let Some(entry) = tasks.get_mut(&id) {
+            entry.1 = now;
+            return id;
+        }
+        let id = self.next_task.get() + 1;
+        self.next_task.set(id);
+        tasks.insert(id, (label.clone(), now));
+        id
+    }
+
+    /// Forgets a task that finished or was dropped.
+    pub(crate) fn task_gone(&self, id: u64) {
+        if let Ok(mut tasks) = self.tasks.try_borrow_mut() {
+            tasks.remove(&id);
+        }
+    }
+
+    /// Live tasks not polled for at least `quiet`: (label, last poll).
+    pub(crate) fn stalled_tasks(&self, now: Duration, quiet: Duration) -> Vec<(String, Duration)> {
+        self.tasks
+            .borrow()
+            .values()
+            .filter(|(_, at)| now.saturating_sub(*at) >= quiet)
+            .map(|(label, at)| (label.to_string(), *at))
+            .collect()
+    }
+
+    /// The threads named like the run's own when it started (Linux).
+    pub(crate) fn threads_at_start(&self) -> Option<BTreeSet<u32>> {
+        self.threads_at_start.clone()
     }
 
     pub(crate) fn take_last_panic(&self) -> Option<String> {

@@ -34,7 +34,8 @@ impl fmt::Display for NonDeterminism {
         write!(f, "{}", self.divergence)?;
         write!(
             f,
-            "\n  something read real time, OS randomness or HashMap order; see DESIGN.md's determinism rules"
+            "\n  something read real time, OS randomness or HashMap order, or ran on an OS thread; \
+             see docs/determinism.md (what code must and must not do under simulation)"
         )
     }
 }

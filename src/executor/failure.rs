@@ -49,6 +49,9 @@ pub struct Failure {
     /// What the run noticed that weakens the seed's hold on it (a task
     /// spawned outside the facade), once each.
     pub warnings: Vec<String>,
+    /// The likely cause, when the runtime could tell one (a task blocked
+    /// on an OS thread: see [`stall_report`](super::stall_report)).
+    pub hint: Option<String>,
 }
 
 impl Failure {
@@ -66,7 +69,14 @@ impl Failure {
             at,
             trace,
             warnings: Vec::new(),
+            hint: None,
         }
+    }
+
+    /// The same failure with its likely cause.
+    pub(crate) fn with_hint(mut self, hint: Option<String>) -> Self {
+        self.hint = hint;
+        self
     }
 
     /// The one-line summary: `deadlock at t=12.000s, seed 0x2a`.
@@ -77,13 +87,21 @@ impl Failure {
                 format!("panic at t={t}, seed {}: {message}", self.seed)
             }
             FailureKind::Deadlock => format!(
-                "deadlock at t={t}, seed {}: nothing can make progress and no timer is pending",
-                self.seed
+                "deadlock at t={t}, seed {}: nothing can make progress and no timer is pending{}",
+                self.seed,
+                self.hint
+                    .as_ref()
+                    .map(|h| format!("; {h}"))
+                    .unwrap_or_default()
             ),
             FailureKind::TimeLimit { limit } => format!(
-                "time limit of {} passed, seed {}: the run was still going (timers kept it busy)",
+                "time limit of {} passed, seed {}: the run was still going {}",
                 format_time(*limit),
-                self.seed
+                self.seed,
+                match &self.hint {
+                    Some(hint) => format!("({hint})"),
+                    None => "(timers kept it busy)".to_string(),
+                }
             ),
             FailureKind::Livelock { polls } => format!(
                 "livelock at t={t}, seed {}: {polls} polls without finishing (a lane or task that never waits?)",

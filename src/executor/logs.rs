@@ -4,7 +4,8 @@
 //! `livesim::executor`: lane picks, tasks stepping aside, yield points,
 //! deliveries, virtual time jumps. [`SimFormat`] prefixes every line with
 //! `t=<virtual time> seed=<seed> lane=<label>` so a log of a simulated run
-//! reads like its trace. [`init`] installs it globally, filtered by
+//! reads like its trace, and scrubs each line of every remembered secret
+//! ([`crate::wire::remember`]) and secret-shaped text. [`init`] installs it globally, filtered by
 //! `RUST_LOG`; the seed runner captures it per run and prints it for a
 //! failing seed. Both fold the scheduling decisions into one line per
 //! virtual instant (`scheduling folded lane_picks=2 deliveries=1`) unless
@@ -25,6 +26,7 @@ use tracing_subscriber::registry::LookupSpan;
 use super::context;
 use super::fold::{FoldLayer, SCHEDULING_TARGET, show_scheduling};
 use super::trace::format_time;
+use crate::wire::scrub_known;
 
 /// A `tracing-subscriber` event format that stamps each line with the
 /// virtual time, the seed and the lane (or `t=-` outside a simulation).
@@ -52,16 +54,21 @@ where
         mut writer: Writer<'_>,
         event: &Event<'_>,
     ) -> fmt::Result {
+        // The line is built whole, then scrubbed of every remembered secret
+        // and secret-shaped text before it is written: a dependency that
+        // logs what it was handed (a handshake, a frame) is scrubbed too.
+        let mut line = String::new();
+        let mut buffer = Writer::new(&mut line);
         match context::with(|c| (c.now(), c.seed, c.label())) {
             Some((at, seed, label)) => {
-                write!(writer, "t={} seed={seed} lane={label} ", format_time(at))?
+                write!(buffer, "t={} seed={seed} lane={label} ", format_time(at))?
             }
-            None => write!(writer, "t=- ")?,
+            None => write!(buffer, "t=- ")?,
         }
         let meta = event.metadata();
-        write!(writer, "{} {}: ", meta.level(), meta.target())?;
-        ctx.field_format().format_fields(writer.by_ref(), event)?;
-        writeln!(writer)
+        write!(buffer, "{} {}: ", meta.level(), meta.target())?;
+        ctx.field_format().format_fields(buffer.by_ref(), event)?;
+        writeln!(writer, "{}", scrub_known(&line))
     }
 }
 

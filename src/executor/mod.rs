@@ -35,6 +35,7 @@ mod runtime;
 mod seed;
 mod settle;
 mod spawn;
+mod stalls;
 mod stream;
 mod swarm;
 mod test_id;
@@ -55,6 +56,7 @@ pub use runtime::{DEFAULT_POLL_LIMIT, DEFAULT_TIME_LIMIT, Outcome, Simulation};
 pub use seed::{ParseSeedError, Seed};
 pub use settle::settle;
 pub use spawn::spawn;
+pub use stalls::stall_report;
 pub use stream::Stream;
 pub use swarm::{LaneStrategy, Swarm};
 #[doc(hidden)]

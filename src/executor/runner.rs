@@ -277,7 +277,9 @@ impl Runner {
     {
         match self.try_run(test) {
             Ok(summary) => summary,
-            Err(report) => panic!("\n{report}\n"),
+            // The trace and captured logs may quote what a server sent:
+            // scrubbed of every remembered secret before it is printed.
+            Err(report) => panic!("\n{}\n", crate::wire::scrub_known(&report.to_string())),
         }
     }
 

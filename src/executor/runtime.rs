@@ -31,6 +31,7 @@ use super::failure::{Failure, FailureKind};
 use super::panics;
 use super::seed::Seed;
 use super::spawn::Task;
+use super::stalls::stall_report;
 use super::swarm::Swarm;
 use super::trace::Trace;
 
@@ -217,8 +218,13 @@ impl Simulation {
                 elapsed,
                 trace,
             ),
-            Ended::Deadlock { at } => fail(FailureKind::Deadlock, at, trace),
-            Ended::TimeLimit => fail(FailureKind::TimeLimit { limit: time_limit }, elapsed, trace),
+            Ended::Deadlock { at, hint } => {
+                fail(FailureKind::Deadlock, at, trace).map_err(|f| Box::new(f.with_hint(hint)))
+            }
+            Ended::TimeLimit { hint } => {
+                fail(FailureKind::TimeLimit { limit: time_limit }, elapsed, trace)
+                    .map_err(|f| Box::new(f.with_hint(hint)))
+            }
             Ended::Aborted(Abort::Livelock { polls }) => {
                 fail(FailureKind::Livelock { polls }, elapsed, trace)
             }
@@ -230,8 +236,15 @@ impl Simulation {
 enum Ended<T> {
     Finished(Result<T, Box<dyn std::any::Any + Send>>),
     MainCancelled,
-    Deadlock { at: Duration },
-    TimeLimit,
+    /// `hint`: the likely cause, read while the run's tasks were still
+    /// there ([`stall_report`](super::stall_report)).
+    Deadlock {
+        at: Duration,
+        hint: Option<String>,
+    },
+    TimeLimit {
+        hint: Option<String>,
+    },
     Aborted(Abort),
 }
 
@@ -296,10 +309,10 @@ async fn watchdog<T>(limit: Duration) -> Ended<T> {
     });
     tokio::select! {
         biased;
-        _ = activity => Ended::TimeLimit,
+        _ = activity => Ended::TimeLimit { hint: stall_report() },
         _ = tokio::time::sleep(DEADLOCK_PROBE) => {
             let at = context::with(|ctx| ctx.last_activity()).unwrap_or_default();
-            Ended::Deadlock { at }
+            Ended::Deadlock { at, hint: stall_report() }
         }
     }
 }

@@ -51,6 +51,9 @@ pub(crate) struct Task<F> {
     label: Label,
     chance: f64,
     inner: Pin<Box<F>>,
+    /// Its id in the simulation's table of live tasks (0 before the first
+    /// poll), which keeps each task's last poll for stall reports.
+    id: u64,
 }
 
 impl<F> Task<F> {
@@ -59,6 +62,15 @@ impl<F> Task<F> {
             label,
             chance,
             inner: Box::pin(inner),
+            id: 0,
+        }
+    }
+}
+
+impl<F> Drop for Task<F> {
+    fn drop(&mut self) {
+        if self.id != 0 {
+            context::with(|ctx| ctx.task_gone(self.id));
         }
     }
 }
@@ -70,12 +82,18 @@ impl<F: Future> Future for Task<F> {
         let this = &mut *self;
         let polled = context::with(|ctx| {
             let _unit = ctx.enter_unit(&this.label);
+            this.id = ctx.task_polled(this.id, &this.label);
             if this.chance > 0.0 && ctx.draw_task(|s| s.chance(this.chance)) {
                 tracing::debug!(target: "livesim::executor", "task steps aside");
                 cx.waker().wake_by_ref();
                 return Poll::Pending;
             }
-            this.inner.as_mut().poll(cx)
+            let polled = this.inner.as_mut().poll(cx);
+            if polled.is_ready() {
+                ctx.task_gone(this.id);
+                this.id = 0;
+            }
+            polled
         });
         // Dropped by a runtime outside the simulation: just poll.
         polled.unwrap_or_else(|| this.inner.as_mut().poll(cx))

@@ -40,6 +40,9 @@ pub struct TestId {
     pub target: Target,
     /// The test's path as libtest names it (`module::test_fn`).
     pub name: String,
+    /// Whether the test is `#[ignore]`d, so its replay line must ask
+    /// libtest to run it (`--include-ignored`).
+    pub ignored: bool,
 }
 
 impl TestId {
@@ -48,7 +51,28 @@ impl TestId {
         TestId {
             target,
             name: name.into(),
+            ignored: false,
         }
+    }
+
+    /// The same test, marked `#[ignore]`d: its replay line adds
+    /// `--include-ignored`, without which libtest would run nothing.
+    /// `#[livesim::test]` marks ignored tests itself; call this when you
+    /// use a [`Runner`](super::Runner) in an ignored `#[test]`.
+    ///
+    /// ```
+    /// use livesim::Seed;
+    /// use livesim::executor::{Target, TestId};
+    ///
+    /// let id = TestId::new(Target::Test("soak".into()), "long_soak").ignored();
+    /// assert_eq!(
+    ///     id.replay_command(Seed::new(3)),
+    ///     "LIVESIM_SEED=0x3 cargo test --test soak long_soak -- --exact --include-ignored"
+    /// );
+    /// ```
+    pub fn ignored(mut self) -> Self {
+        self.ignored = true;
+        self
     }
 
     /// Works out a test id from `file!()` and the type name of a function
@@ -68,6 +92,7 @@ impl TestId {
         TestId {
             target,
             name: segments.join("::"),
+            ignored: false,
         }
     }
 
@@ -84,9 +109,14 @@ impl TestId {
     /// The one line that replays `seed` of this test exactly.
     pub fn replay_command(&self, seed: Seed) -> String {
         format!(
-            "LIVESIM_SEED={seed} cargo test {} {} -- --exact",
+            "LIVESIM_SEED={seed} cargo test {} {} -- --exact{}",
             self.target_args(),
-            self.name
+            self.name,
+            if self.ignored {
+                " --include-ignored"
+            } else {
+                ""
+            }
         )
     }
 }

@@ -62,8 +62,11 @@ impl<'a> Node<'a> {
             return self.expected(what);
         };
         if let Some(unknown) = map.keys().find(|k| !fields.contains(&k.as_str())) {
+            let meant = crate::jsonl::nearest(unknown, fields)
+                .map(|k| format!(" did you mean `{k}`?"))
+                .unwrap_or_default();
             return self.fail(format!(
-                "unknown field `{unknown}` in {what}; expected one of: {}",
+                "unknown field `{unknown}` in {what};{meant} expected one of: {}",
                 fields.join(", ")
             ));
         }

@@ -136,8 +136,8 @@ impl SpecFileError {
 ///     .unwrap_err();
 /// assert_eq!(
 ///     err.to_string(),
-///     "a.spec.json:1:36: at steps[0]: unknown field `alow` in a step; \
-///      expected one of: id, after, allow, gates, done, escalate"
+///     "a.spec.json:1:36: at steps[0]: unknown field `alow` in a step; did you mean \
+///      `allow`? expected one of: id, after, allow, gates, done, escalate"
 /// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,12 +151,20 @@ pub enum Spec {
 impl Spec {
     /// Decodes spec text; `origin` names it in errors (usually the path).
     pub fn from_json(text: &str, origin: &str) -> Result<Spec, SpecFileError> {
+        if let Some(problem) = crate::jsonl::bom(text.as_bytes()) {
+            return Err(SpecFileError::plain(origin, problem));
+        }
         let value: Value = serde_json::from_str(text).map_err(|e| SpecFileError {
             file: origin.to_string(),
             position: Some((e.line(), e.column())),
             path: None,
             problem: format!("not valid JSON: {e}"),
         })?;
+        // `Value` keeps the last of two equal keys; a spec that says a
+        // thing twice is refused instead.
+        if let Some(problem) = crate::jsonl::duplicate_key(text) {
+            return Err(SpecFileError::plain(origin, problem));
+        }
         let root = JsonPath::default();
         let decode_error = |e: DecodeError| SpecFileError::at(origin, text, &e.path, e.problem);
         let (map, kind) = spec_decode::header(Node::root(&value, &root)).map_err(decode_error)?;

@@ -2,10 +2,11 @@
 //!
 //! Our JSONL writers (tapes, journals) append one record per line, each
 //! written whole with one write, so a crash leaves at most a torn last
-//! line. When such a file is opened to be appended to, its end needs care:
-//! a torn last line must be cut off (or the next record would glue onto
-//! it and become a bad line in the middle), and a complete last line that
-//! lacks its newline (as an editor may leave it) needs one first. A
+//! line (and, on some file systems, NUL bytes or half a block after it).
+//! When such a file is opened to be appended to, its end needs care: the
+//! damaged end must be cut off (or the next record would glue onto it and
+//! become a bad line in the middle), and a complete last line that lacks
+//! its newline (as an editor may leave it) needs one first. A
 //! [`LineAppender`] remembers which, and does it before its first write.
 
 use std::fs::{File, OpenOptions};
@@ -44,27 +45,29 @@ impl LineAppender {
     }
 
     /// Appends to the existing file at `path` (it must still exist when the
-    /// first line is written) whose content is `bytes`;
-    /// `torn` says whether its last line is a torn record (as the JSONL
-    /// reader found it).
-    pub fn after(path: impl AsRef<Path>, bytes: &[u8], torn: bool) -> Self {
-        // Only the last line can lack its newline, so everything up to the
-        // last newline is whole lines.
-        let whole_lines = bytes
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |at| at + 1);
-        let tail_is_empty = whole_lines == bytes.len();
-        LineAppender {
-            path: path.as_ref().to_path_buf(),
-            file: None,
-            end: if torn {
-                whole_lines as u64
-            } else {
-                bytes.len() as u64
+    /// first line is written) whose content is `bytes`; `damaged_from` is
+    /// where its damaged end starts (a torn last line, or a torn line and
+    /// the garbage after it, as the JSONL reader found it:
+    /// [`TornLine::offset`](super::TornLine::offset)), which is cut off
+    /// before the first write.
+    pub fn after(path: impl AsRef<Path>, bytes: &[u8], damaged_from: Option<u64>) -> Self {
+        let path = path.as_ref().to_path_buf();
+        match damaged_from {
+            Some(offset) => LineAppender {
+                path,
+                file: None,
+                end: offset.min(bytes.len() as u64),
+                cut_to_end: true,
+                newline_first: false,
             },
-            cut_to_end: torn,
-            newline_first: !torn && !tail_is_empty,
+            None => LineAppender {
+                path,
+                file: None,
+                end: bytes.len() as u64,
+                cut_to_end: false,
+                // Only the last line can lack its newline.
+                newline_first: !Self::tail(bytes).is_empty(),
+            },
         }
     }
 

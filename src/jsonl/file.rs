@@ -34,9 +34,10 @@ pub enum JsonlError {
 /// Everything an input held.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Parsed<T> {
-    /// One per complete line, in order.
+    /// One per good line, in order.
     pub records: Vec<T>,
-    /// The torn last line, if the input ended mid-record.
+    /// The damaged end, if the input ended mid-record (a torn last line,
+    /// possibly followed by a crash's garbage).
     pub torn: Option<TornLine>,
 }
 
@@ -53,7 +54,7 @@ pub struct Parsed<T> {
 /// assert_eq!(torn.torn.unwrap().line, 2);
 ///
 /// let bad = parse_bytes::<u32>("n.jsonl", b"1\nx\n3\n").unwrap_err();
-/// assert_eq!(bad.to_string(), "n.jsonl:2: expected value at line 1 column 1");
+/// assert_eq!(bad.to_string(), "n.jsonl:2: expected value at column 1");
 /// ```
 pub fn parse_bytes<T: DeserializeOwned>(file: &str, bytes: &[u8]) -> Result<Parsed<T>, JsonlError> {
     let mut decoder = JsonlDecoder::new(file);
@@ -67,13 +68,10 @@ pub fn read_from<T: DeserializeOwned>(
     file: &str,
     mut reader: impl Read,
 ) -> Result<Parsed<T>, JsonlError> {
-    let mut decoder = JsonlDecoder::new(file);
-    let mut records = Vec::new();
-    let mut chunk = vec![0u8; 64 * 1024];
+    let mut bytes = Vec::new();
     loop {
-        let n = match reader.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => n,
+        match reader.read_to_end(&mut bytes) {
+            Ok(_) => break,
             Err(e) if e.kind() == ErrorKind::Interrupted => continue,
             Err(e) => {
                 return Err(JsonlError::Io {
@@ -81,19 +79,9 @@ pub fn read_from<T: DeserializeOwned>(
                     problem: e.to_string(),
                 });
             }
-        };
-        decoder.feed(&chunk[..n]);
-        while let Some(record) = decoder.next_record() {
-            records.push(record?);
         }
     }
-    decoder.end();
-    let mut rest = drain(decoder)?;
-    records.append(&mut rest.records);
-    Ok(Parsed {
-        records,
-        torn: rest.torn,
-    })
+    parse_bytes(file, &bytes)
 }
 
 /// Reads a JSONL file by path; errors name the path.
@@ -107,13 +95,70 @@ pub fn read_file<T: DeserializeOwned>(path: impl AsRef<Path>) -> Result<Parsed<T
     read_from(&name, file)
 }
 
-fn drain<T: DeserializeOwned>(mut decoder: JsonlDecoder<T>) -> Result<Parsed<T>, JsonlError> {
+/// Reads every record left in `decoder` (whose input has ended).
+///
+/// A bad line is an error, except at the end: when the first bad line is
+/// not JSON at all (a torn write, NUL bytes, garbage) and no good record
+/// follows it, the lines from it to the end are the damage a crash
+/// leaves, reported as [`Parsed::torn`] with the records before it kept.
+/// JSON of the wrong shape (a typo'd key) is an error wherever it is.
+pub(crate) fn drain<T: DeserializeOwned>(
+    decoder: JsonlDecoder<T>,
+) -> Result<Parsed<T>, JsonlError> {
     let mut records = Vec::new();
+    let torn = drain_with(decoder, |_, record| {
+        records.push(record);
+        Ok::<(), JsonlError>(())
+    })?;
+    Ok(Parsed { records, torn })
+}
+
+/// [`drain`], handing each good record to `keep` with its line number.
+pub(crate) fn drain_with<T, E>(
+    mut decoder: JsonlDecoder<T>,
+    mut keep: impl FnMut(u64, T) -> Result<(), E>,
+) -> Result<Option<TornLine>, E>
+where
+    T: DeserializeOwned,
+    E: From<JsonlError>,
+{
+    // The first bad line: its error, line, offset, and whether it is garbage.
+    let mut damage: Option<(JsonlError, u64, u64, bool)> = None;
     while let Some(record) = decoder.next_record() {
-        records.push(record?);
+        match (record, damage.take()) {
+            (Ok(record), None) => keep(decoder.line(), record)?,
+            // A good record after a bad line: the bad line is in the middle.
+            (Ok(_), Some((error, ..))) => return Err(error.into()),
+            (Err(error), None) => {
+                damage = Some((
+                    error,
+                    decoder.line(),
+                    decoder.line_offset(),
+                    decoder.last_bad_line_garbled(),
+                ));
+            }
+            (Err(_), first) => damage = first,
+        }
     }
-    Ok(Parsed {
-        records,
-        torn: decoder.torn().cloned(),
-    })
+    match damage {
+        None => Ok(decoder.torn().cloned()),
+        Some((
+            JsonlError::BadLine {
+                file,
+                line,
+                problem,
+            },
+            _,
+            offset,
+            true,
+        )) => Ok(Some(TornLine {
+            file,
+            line,
+            offset,
+            lines: decoder.line() - line + 1,
+            bytes: (decoder.bytes_fed() - offset) as usize,
+            problem,
+        })),
+        Some((error, ..)) => Err(error.into()),
+    }
 }

@@ -1,4 +1,4 @@
-//! Reading our JSONL files: wire logs now, tapes and journals later.
+//! Reading our JSONL files: wire logs, tapes and journals.
 //!
 //! One record per line, each line a JSON value of the caller's record
 //! type. The reader is incremental ([`JsonlDecoder`]: feed bytes in chunks
@@ -10,7 +10,16 @@
 //!   an error naming the file, the line number and serde's message;
 //! * a **torn last line** (no newline at the end of input, and the JSON is
 //!   cut short, as a crash mid-write leaves it) is reported as a
-//!   [`TornLine`]: everything before it is kept, nothing after it existed.
+//!   [`TornLine`]: everything before it is kept, nothing after it existed;
+//!   the whole-input readers also recover a torn line followed by garbage
+//!   (NUL bytes, half a block) when no good record follows it, reporting
+//!   where the damage starts (line and byte offset) and how far it goes.
+//!
+//! Keys are strict: an unknown key is an error naming it, its line and
+//! column and the nearest valid key ([`explain`]); a UTF-8 byte-order
+//! mark is named as such. Tapes and journals start with a versioned
+//! header line ([`FileHeader`], [`parse_versioned`]); files from before
+//! headers still load.
 //!
 //! A last line without a newline that *is* a complete record is simply a
 //! record: editors and `echo -n` leave files like that.
@@ -18,7 +27,12 @@
 mod append;
 mod decoder;
 mod file;
+mod header;
+mod strict;
 
 pub use append::LineAppender;
 pub use decoder::{JsonlDecoder, TornLine};
+pub(crate) use file::drain_with;
 pub use file::{JsonlError, Parsed, parse_bytes, read_file, read_from};
+pub use header::{FileHeader, parse_versioned};
+pub use strict::{bom, duplicate_key, explain, nearest};

@@ -1,9 +1,7 @@
 //! One accepted connection: TLS (with `--tls`), the WebSocket upgrade,
-//! the script played by the kit's own player, the closing handshake, and
-//! the connection's report.
-
-// tungstenite's handshake callback returns its own large error type.
-#![allow(clippy::result_large_err)]
+//! the script played by the kit's own player under the connection's
+//! limits (message size, setup and idle timeouts), the closing handshake,
+//! and the connection's report.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -14,9 +12,12 @@ use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio_rustls::TlsAcceptor;
 
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+
 use super::log::{Logged, ServeLog};
 use super::report::ConnectionReport;
-use super::upgrade::Inspection;
+use super::server::Limits;
+use super::upgrade::{self, Accepted};
 use crate::testing::ScriptedServer;
 use crate::testing::player::{Progress, play_connections, play_on};
 use crate::transport::connector::BoxedTransport;
@@ -48,6 +49,7 @@ pub(crate) struct Shared {
     pub script: ScriptedServer,
     pub tls: Option<TlsAcceptor>,
     pub log: ServeLog,
+    pub limits: Limits,
     /// For a script that spans connections: the client session playing
     /// it now, which the next connection joins.
     pub session: Arc<Mutex<Option<Session>>>,
@@ -109,48 +111,42 @@ where
 {
     let prefix = format!("livesim serve: #{number} ");
     let say = |line: &str| (shared.log)(&format!("{prefix}{line}"));
-    let mut inspection = Inspection::default();
-    let upgraded = tokio::time::timeout(
-        HANDSHAKE_LIMIT,
-        tokio_tungstenite::accept_hdr_async(stream, |request: &_, response| {
-            inspection.check(request, response)
-        }),
-    )
-    .await;
-    let ws = match upgraded {
-        Ok(Ok(ws)) => ws,
-        Ok(Err(_)) if !inspection.path.is_empty() && !inspection.served => {
-            say(&inspection.refusal());
-            return Attempt::Refused;
-        }
-        Ok(Err(error)) => {
-            let error = inspection.redactor.scrub(&error.to_string()).into_owned();
-            say(&format!("not a WebSocket upgrade: {error}"));
-            return Attempt::Refused;
-        }
-        Err(_) => {
-            say(&format!(
-                "no WebSocket upgrade within {HANDSHAKE_LIMIT:?}; dropped"
-            ));
-            return Attempt::Refused;
-        }
-    };
+    let limits = shared.limits;
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(limits.max_message_size))
+        .max_frame_size(Some(limits.max_message_size));
+    let Accepted { ws, inspection } =
+        match tokio::time::timeout(HANDSHAKE_LIMIT, upgrade::accept(stream, config)).await {
+            Ok(Ok(accepted)) => accepted,
+            Ok(Err(refusal)) => {
+                say(&refusal);
+                return Attempt::Refused;
+            }
+            Err(_) => {
+                say(&format!(
+                    "no WebSocket upgrade within {HANDSHAKE_LIMIT:?}; dropped"
+                ));
+                return Attempt::Refused;
+            }
+        };
     let redactor = inspection.redactor.clone();
     let mut io = Logged::new(
         WebSocketTransport::from_stream(ws, redactor.clone()),
         redactor,
         shared.log.clone(),
         prefix.clone(),
+        (limits.setup_timeout, limits.idle_timeout),
     );
     io.say(&format!("upgraded on {}", inspection.path));
     for note in &inspection.notes {
         io.say(note);
     }
 
-    let progress = Arc::new(Progress::default());
-    // A real server has no test holding the frames back.
-    progress.update(|s| s.released = true);
+    // A real server has no test holding the frames back, and its report
+    // needs no copy of what the client sent.
+    let progress = Arc::new(Progress::for_server());
     let mut redactor = io.redactor().clone();
+    let mut cut = None;
     if shared.script.spans_connections() {
         // The connections go to the player: the report's redactor learns
         // every handle the script issues (the ones a client resumes).
@@ -186,6 +182,7 @@ where
         io.finish(CLOSE_LIMIT).await;
         // What the connection taught it (a handle in the setup).
         redactor = io.redactor().clone();
+        cut = io.cut().cloned();
     }
 
     let unanswered = progress.unanswered();
@@ -194,8 +191,12 @@ where
         shared.script.name(),
         &progress.lock(),
         unanswered,
+        cut,
         &redactor,
     );
-    (shared.log)(&format!("livesim serve: {report}"));
+    // One log line per report line: each is escaped and bounded alone.
+    for line in report.to_string().lines() {
+        (shared.log)(&format!("livesim serve: {line}"));
+    }
     Attempt::Played(report)
 }

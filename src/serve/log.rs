@@ -1,5 +1,6 @@
-//! The serve log: one line per frame on a served connection, through a
-//! redactor.
+//! The serve log, and the connection's deadlines: one line per frame on a
+//! served connection, through a redactor, and the setup and idle timeouts
+//! that end a connection whose client stopped talking.
 //!
 //! [`Logged`] wraps the connection's transport, so the script player runs
 //! unchanged while every client message (and every server message, for
@@ -7,41 +8,118 @@
 //! and a short summary (see [`summary`](super::summary)). Each line passes
 //! through the connection's [`Redactor`], which knows the credential the
 //! client connected with and learns any resumption handle its setup
-//! carries.
+//! carries, and then through [`one_line`]: control characters escaped,
+//! cut at [`MAX_LINE`] bytes.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
+use tokio::time::Instant;
 
 use super::summary;
 use crate::transport::{CloseFrame, Frame, Transport, TransportError};
-use crate::wire::{Redactor, Secret};
+use crate::wire::{Redactor, Secret, clip};
 
 /// Where serve log lines go (the CLI writes them to stderr). Lines are
-/// already redacted.
+/// already redacted, escaped and bounded.
 pub type ServeLog = Arc<dyn Fn(&str) + Send + Sync>;
 
-/// A transport that logs what crosses it.
+/// The longest a log line gets, in bytes (longer ones end in `…(N bytes)`).
+pub const MAX_LINE: usize = 2048;
+
+/// How long writing a close frame may take before the connection is
+/// simply dropped.
+const CLOSE_WRITE: Duration = Duration::from_secs(5);
+
+/// The close the service sends when a deadline passes.
+const DEADLINE_CODE: u16 = 1011;
+const DEADLINE_REASON: &str = "Deadline expired before operation could complete.";
+
+/// `text` as one printable line: control characters (and the Unicode line
+/// separators and direction overrides) escaped, so a client's `ESC[2J`
+/// or newline cannot reach the terminal raw, then cut at [`MAX_LINE`].
+///
+/// ```
+/// use livesim::serve::one_line;
+///
+/// assert_eq!(one_line("a\x1b[2Jb\nc"), "a\\u{1b}[2Jb\\nc");
+/// assert!(one_line(&"x".repeat(5000)).ends_with("…(5000 bytes)"));
+/// ```
+pub fn one_line(text: &str) -> String {
+    let unsafe_char = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return clip(text, MAX_LINE).into_owned();
+    }
+    let mut escaped = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            escaped.extend(c.escape_default());
+        } else {
+            escaped.push(c);
+        }
+    }
+    clip(&escaped, MAX_LINE).into_owned()
+}
+
+/// A connection that a deadline, or the client's breach of the WebSocket
+/// protocol, ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Cut {
+    /// A deadline passed: `missing` is "no setup within 10s"; `closed`
+    /// says whether a 1011 close was sent (a client that reads nothing is
+    /// dropped instead).
+    TimedOut { missing: String, closed: bool },
+    /// The client broke the WebSocket protocol; the server closed with
+    /// `code`.
+    Violation { code: u16, problem: String },
+}
+
+/// A transport that logs what crosses it and enforces the deadlines.
 pub(crate) struct Logged<T> {
     inner: T,
     redactor: Redactor,
     log: ServeLog,
     prefix: String,
+    setup_timeout: Duration,
+    idle_timeout: Duration,
+    /// When the upgrade completed.
+    opened: Instant,
+    /// The last frame either way.
+    last_frame: Instant,
+    client_frames: u64,
     /// This end sent a close frame (the script's close, or the player
     /// closing on a broken expectation).
     closed_here: bool,
+    cut: Option<Cut>,
 }
 
 impl<T: Transport> Logged<T> {
-    pub fn new(inner: T, redactor: Redactor, log: ServeLog, prefix: String) -> Self {
+    pub fn new(
+        inner: T,
+        redactor: Redactor,
+        log: ServeLog,
+        prefix: String,
+        timeouts: (Duration, Duration),
+    ) -> Self {
+        let now = Instant::now();
         Logged {
             inner,
             redactor,
             log,
             prefix,
+            setup_timeout: timeouts.0,
+            idle_timeout: timeouts.1,
+            opened: now,
+            last_frame: now,
+            client_frames: 0,
             closed_here: false,
+            cut: None,
         }
     }
 
@@ -55,11 +133,17 @@ impl<T: Transport> Logged<T> {
         &self.redactor
     }
 
+    /// Whether a deadline or a protocol breach ended the connection.
+    pub fn cut(&self) -> Option<&Cut> {
+        self.cut.as_ref()
+    }
+
     /// After the script: if this end closed, waits (at most `limit`) for
     /// the client's answering close, so the client sees a clean closing
-    /// handshake rather than a dropped socket.
-    pub async fn finish(&mut self, limit: std::time::Duration) {
-        if !self.closed_here {
+    /// handshake rather than a dropped socket. A client that timed out or
+    /// broke the protocol is not waited for.
+    pub async fn finish(&mut self, limit: Duration) {
+        if !self.closed_here || self.cut.is_some() {
             return;
         }
         let drain = async {
@@ -70,6 +154,39 @@ impl<T: Transport> Logged<T> {
             }
         };
         let _ = tokio::time::timeout(limit, drain).await;
+    }
+
+    /// The next client frame, or `None` once the deadline for it passed
+    /// (the connection is then closed with 1011, as the service does).
+    async fn next_client_frame(&mut self) -> Option<Result<Frame, TransportError>> {
+        let (deadline, missing) = if self.client_frames == 0 {
+            (
+                self.opened + self.setup_timeout,
+                format!("no setup within {}", seconds(self.setup_timeout)),
+            )
+        } else {
+            (
+                self.last_frame + self.idle_timeout,
+                format!("no frame either way for {}", seconds(self.idle_timeout)),
+            )
+        };
+        match tokio::time::timeout_at(deadline, self.inner.recv()).await {
+            Ok(frame) => frame,
+            Err(_) => {
+                self.say(&format!(
+                    "{missing}: closing with {DEADLINE_CODE} {DEADLINE_REASON:?}"
+                ));
+                self.cut = Some(Cut::TimedOut {
+                    missing,
+                    closed: true,
+                });
+                self.closed_here = true;
+                let close = CloseFrame::new(DEADLINE_CODE, DEADLINE_REASON);
+                // A client that reads nothing must not hold the close either.
+                let _ = tokio::time::timeout(CLOSE_WRITE, self.inner.close(Some(close))).await;
+                None
+            }
+        }
     }
 
     fn client_frame(&mut self, frame: &Frame) {
@@ -103,6 +220,7 @@ impl<T: Transport> Logged<T> {
     }
 
     fn server_frame(&mut self, frame: &Frame) {
+        self.last_frame = Instant::now();
         match frame {
             Frame::Close(close) => {
                 self.closed_here = true;
@@ -116,6 +234,11 @@ impl<T: Transport> Logged<T> {
     }
 }
 
+/// `10s`, `1.5s`, `250ms`.
+fn seconds(d: Duration) -> String {
+    crate::session::human_duration(d)
+}
+
 fn describe_close(close: &Option<CloseFrame>) -> String {
     match close {
         Some(c) if c.reason.is_empty() => c.code.to_string(),
@@ -125,16 +248,50 @@ fn describe_close(close: &Option<CloseFrame>) -> String {
 }
 
 impl<T: Transport> Transport for Logged<T> {
+    /// A client that stops reading cannot hold the server either: a send
+    /// that does not complete within the idle timeout ends the connection.
     fn send(&mut self, frame: Frame) -> BoxFuture<'_, Result<(), TransportError>> {
         self.server_frame(&frame);
-        self.inner.send(frame)
+        async move {
+            match tokio::time::timeout(self.idle_timeout, self.inner.send(frame)).await {
+                Ok(sent) => sent,
+                Err(_) => {
+                    let missing =
+                        format!("the client read nothing for {}", seconds(self.idle_timeout));
+                    self.say(&format!("{missing}: dropping the connection"));
+                    self.cut = Some(Cut::TimedOut {
+                        missing: missing.clone(),
+                        closed: false,
+                    });
+                    Err(TransportError::Io { problem: missing })
+                }
+            }
+        }
+        .boxed()
     }
 
     fn recv(&mut self) -> BoxFuture<'_, Option<Result<Frame, TransportError>>> {
         async move {
-            let frame = self.inner.recv().await;
+            if self.cut.is_some() {
+                return None;
+            }
+            let frame = self.next_client_frame().await;
             match &frame {
-                Some(Ok(frame)) => self.client_frame(frame),
+                Some(Ok(frame)) => {
+                    self.client_frames += 1;
+                    self.last_frame = Instant::now();
+                    self.client_frame(frame);
+                }
+                Some(Err(TransportError::Violation { code, problem })) => {
+                    self.say(&format!(
+                        "client → a frame that breaks the WebSocket protocol ({problem}): closed with {code}"
+                    ));
+                    self.closed_here = true;
+                    self.cut = Some(Cut::Violation {
+                        code: *code,
+                        problem: problem.clone(),
+                    });
+                }
                 Some(Err(error)) => self.say(&format!("client → {error}")),
                 None => {}
             }

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use super::log::Cut;
 use crate::testing::ReplayError;
 use crate::testing::player::Recorded;
 use crate::wire::Redactor;
@@ -15,6 +16,28 @@ pub enum Outcome {
     /// The client did what the script does not allow; the connection was
     /// closed as the Live service would close it.
     Broken(Vec<ReplayError>),
+    /// The client stopped talking (no setup, or no frame either way, in
+    /// time; the connection was closed with 1011) or stopped reading (it
+    /// was dropped).
+    TimedOut {
+        /// What was missing: `no setup within 10s`.
+        missing: String,
+        /// Where the script was.
+        at: String,
+        /// `closed with 1011`, or `dropped`.
+        ending: String,
+    },
+    /// The client broke the WebSocket protocol (invalid UTF-8 in a text
+    /// message, a message over the size limit, a malformed frame); the
+    /// connection was closed with `code` (1007, 1009, 1002).
+    ProtocolViolation {
+        /// The close code sent.
+        code: u16,
+        /// What was wrong.
+        problem: String,
+        /// Where the script was.
+        at: String,
+    },
     /// The client hung up before the script's end.
     LeftEarly {
         /// Where the script was: `action #3 (call get_weather as call-1)`.
@@ -43,9 +66,29 @@ impl ConnectionReport {
         script: &str,
         record: &Recorded,
         unanswered: Vec<String>,
+        cut: Option<Cut>,
         redactor: &Redactor,
     ) -> Self {
-        let outcome = if !record.errors.is_empty() {
+        let at = record.at.clone();
+        let outcome = if let Some(cut) = cut {
+            match cut {
+                Cut::TimedOut { missing, closed } => Outcome::TimedOut {
+                    missing,
+                    at,
+                    ending: if closed {
+                        "closed with 1011"
+                    } else {
+                        "dropped"
+                    }
+                    .to_string(),
+                },
+                Cut::Violation { code, problem } => Outcome::ProtocolViolation {
+                    code,
+                    problem: redactor.scrub(&problem).into_owned(),
+                    at,
+                },
+            }
+        } else if !record.errors.is_empty() {
             Outcome::Broken(
                 record
                     .errors
@@ -60,10 +103,7 @@ impl ConnectionReport {
         } else if record.actions_done || record.ended_by_script {
             Outcome::Completed
         } else {
-            Outcome::LeftEarly {
-                at: record.at.clone(),
-                unanswered,
-            }
+            Outcome::LeftEarly { at, unanswered }
         };
         ConnectionReport {
             number,
@@ -94,6 +134,21 @@ impl fmt::Display for ConnectionReport {
                 }
                 Ok(())
             }
+            Outcome::TimedOut {
+                missing,
+                at,
+                ending,
+            } => write!(
+                f,
+                "connection {n}: {missing}, at {at} of script {:?}: {ending}",
+                self.script
+            ),
+            Outcome::ProtocolViolation { code, problem, at } => write!(
+                f,
+                "connection {n}: the client broke the WebSocket protocol ({problem}), at {at} \
+                 of script {:?}: closed with {code}",
+                self.script
+            ),
             Outcome::LeftEarly { at, unanswered } => {
                 write!(
                     f,

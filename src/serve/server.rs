@@ -3,13 +3,14 @@
 
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use tokio::net::TcpListener;
 
 use super::connection::{self, Attempt, Shared};
-use super::log::ServeLog;
+use super::log::{ServeLog, one_line};
 use super::report::ServeReport;
 use super::tls::{default_certificate_path, local_tls};
 use super::upgrade::SERVED_PATHS;
@@ -30,6 +31,35 @@ impl Default for Connections {
     }
 }
 
+/// What `serve` enforces on every connection, so one bad client can
+/// neither hold the server nor grow its memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The largest message (and frame) a client may send, in bytes; a
+    /// larger one is closed with 1009. Default 4 MiB.
+    pub max_message_size: usize,
+    /// How long a client has, after the upgrade, to send its first
+    /// message (`setup`); then the connection is closed with 1011, as the
+    /// service does when a deadline passes. Default 10 s.
+    pub setup_timeout: Duration,
+    /// How long a connection may go without a frame either way before it
+    /// is closed with 1011. Script pauses count: a script that pauses
+    /// longer needs a longer timeout. A frame the client does not read for
+    /// this long ends the connection too (dropped, as a close could not
+    /// be written either). Default 120 s.
+    pub idle_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_message_size: 4 * 1024 * 1024,
+            setup_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
 /// How to serve.
 #[derive(Clone, Debug, Default)]
 pub struct ServeOptions {
@@ -42,6 +72,8 @@ pub struct ServeOptions {
     /// Where to write the certificate (PEM) with `tls`; by default
     /// `livesim-serve-<port>.pem` in the system temp directory.
     pub certificate_out: Option<PathBuf>,
+    /// Message size and timeouts for every connection.
+    pub limits: Limits,
 }
 
 /// Why serving could not start.
@@ -127,6 +159,7 @@ impl Server {
                 log: std::sync::Arc::new(|_: &str| {}),
                 session: Default::default(),
                 session_opened: Default::default(),
+                limits: options.limits,
             },
             connections: options.connections,
             certificate,
@@ -164,7 +197,10 @@ impl Server {
     /// concurrently; one whose upgrade failed (a wrong path, a failed TLS
     /// handshake) does not count. Every line of the log goes to `log`.
     pub async fn run(mut self, log: ServeLog) -> ServeReport {
-        self.shared.log = log.clone();
+        // Every line, whoever writes it: one printable, bounded line.
+        let bounded: ServeLog = std::sync::Arc::new(move |line: &str| log(&one_line(line)));
+        let log = bounded.clone();
+        self.shared.log = bounded;
         let budget = match self.connections {
             Connections::Count(n) => n.get(),
             Connections::Forever => usize::MAX,

@@ -1,28 +1,35 @@
-//! The WebSocket upgrade, checked as the Live service checks it: the path
-//! must be a Live endpoint (anything else gets HTTP 404), and the
-//! credential is noted (never recorded) wherever the client put it.
+//! The WebSocket upgrade, answered as the Live service answers it: the
+//! path must be a Live endpoint (anything else gets HTTP 404), a Live path
+//! asked for without an upgrade gets 426, and the credential is noted
+//! (never recorded) wherever the client put it.
 //!
-//! What comes out is safe to print: which path was asked for, which
-//! credential carriers were present, and a [`Redactor`] that knows the
-//! credential values so nothing downstream can print them.
+//! The request is read by livesim (a bounded head, see
+//! [`handshake`](crate::transport::handshake)), so every refusal gets a
+//! status line and a one-line body instead of a dropped socket, and the
+//! accepted socket is handed to the WebSocket layer with the connection's
+//! limits. What comes out is safe to print: which path was asked for,
+//! which credential carriers were present, and a [`Redactor`] that knows
+//! the credential values so nothing downstream can print them.
 
-// tungstenite's handshake callback returns its own large error type.
-#![allow(clippy::result_large_err)]
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 
-use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
-use tokio_tungstenite::tungstenite::http::StatusCode;
-
+use crate::transport::handshake::{header, lists, read_head};
 use crate::wire::{Redactor, Secret};
 
 /// The paths `livesim serve` answers on: the Google AI Live endpoint, in
-/// the v1beta and v1alpha API versions, for API keys
+/// the v1beta, v1alpha and v1 API versions, for API keys
 /// (`BidiGenerateContent`) and ephemeral tokens
 /// (`BidiGenerateContentConstrained`). The first is the one printed.
-pub const SERVED_PATHS: [&str; 4] = [
+pub const SERVED_PATHS: [&str; 6] = [
     "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent",
     "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContent",
+    "/ws/google.ai.generativelanguage.v1.GenerativeService.BidiGenerateContent",
     "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContentConstrained",
     "/ws/google.ai.generativelanguage.v1alpha.GenerativeService.BidiGenerateContentConstrained",
+    "/ws/google.ai.generativelanguage.v1.GenerativeService.BidiGenerateContentConstrained",
 ];
 
 /// Query parameters that carry a credential on the Live endpoint.
@@ -33,73 +40,169 @@ const CREDENTIAL_PARAMS: [&str; 2] = ["key", "access_token"];
 pub(crate) struct Inspection {
     /// The path asked for, scrubbed.
     pub path: String,
-    /// Whether the path is one of [`SERVED_PATHS`].
-    pub served: bool,
     /// Lines worth logging about the request (credential placement).
     pub notes: Vec<String>,
     /// Knows every credential value the request carried.
     pub redactor: Redactor,
 }
 
-impl Inspection {
-    /// The handshake callback: notes what the request carried and refuses
-    /// a path that is not a Live endpoint with 404, as the service does.
-    pub fn check(
-        &mut self,
-        request: &Request,
-        response: Response,
-    ) -> Result<Response, ErrorResponse> {
-        self.learn_secrets(request);
-        self.path = self.redactor.scrub(request.uri().path()).into_owned();
-        self.served = SERVED_PATHS.contains(&request.uri().path());
-        if !self.served {
-            let body = format!(
-                "livesim serve: no Live endpoint at this path; served paths: {}",
-                SERVED_PATHS.join(", ")
-            );
-            let mut refusal = ErrorResponse::new(Some(body));
-            *refusal.status_mut() = StatusCode::NOT_FOUND;
-            return Err(refusal);
-        }
-        self.note_credentials(request);
-        Ok(response)
-    }
+/// An accepted upgrade: the open WebSocket and what its request carried.
+pub(crate) struct Accepted<S> {
+    pub ws: WebSocketStream<S>,
+    pub inspection: Inspection,
+}
 
+/// Reads the upgrade request on `stream` and answers it: `101` and the
+/// open WebSocket (with `config`'s limits), or an HTTP refusal, whose log
+/// line is the error.
+pub(crate) async fn accept<S>(mut stream: S, config: WebSocketConfig) -> Result<Accepted<S>, String>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let (head, rest) = match read_head(&mut stream).await {
+        Ok(read) => read,
+        Err(problem) => {
+            let line = format!("not an HTTP request: {problem}");
+            refuse(
+                &mut stream,
+                400,
+                "Bad Request",
+                &[],
+                "livesim serve: bad request",
+            )
+            .await;
+            return Err(line);
+        }
+    };
+    let mut slots = [httparse::EMPTY_HEADER; 64];
+    let mut request = httparse::Request::new(&mut slots);
+    if !matches!(request.parse(&head), Ok(httparse::Status::Complete(_))) {
+        refuse(
+            &mut stream,
+            400,
+            "Bad Request",
+            &[],
+            "livesim serve: bad request",
+        )
+        .await;
+        return Err("not an HTTP request: its head does not parse".to_string());
+    }
+    let mut inspection = Inspection::default();
+    let target = request.path.unwrap_or("/");
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    inspection.learn_secrets(request.headers, query);
+    inspection.path = inspection.redactor.scrub(path).into_owned();
+    let method = request.method.unwrap_or_default();
+
+    if !SERVED_PATHS.contains(&path) {
+        let body = format!(
+            "livesim serve: no Live endpoint at this path; served paths: {}",
+            SERVED_PATHS.join(", ")
+        );
+        refuse(&mut stream, 404, "Not Found", &[], &body).await;
+        return Err(format!(
+            "refused the upgrade to {} with HTTP 404: served paths are {}",
+            inspection.path,
+            SERVED_PATHS.join(", ")
+        ));
+    }
+    let headers = request.headers;
+    let key = header(headers, "sec-websocket-key");
+    let upgrade = method == "GET"
+        && lists(header(headers, "upgrade"), "websocket")
+        && lists(header(headers, "connection"), "upgrade")
+        && header(headers, "sec-websocket-version") == Some(b"13")
+        && key.is_some();
+    let Some(key) = key.filter(|_| upgrade) else {
+        refuse(
+            &mut stream,
+            426,
+            "Upgrade Required",
+            &["Upgrade: websocket", "Sec-WebSocket-Version: 13"],
+            "livesim serve: this is a Live WebSocket endpoint; connect with a WebSocket client",
+        )
+        .await;
+        return Err(format!(
+            "refused {method} {} with HTTP 426: a Live path, asked for without a WebSocket upgrade",
+            inspection.path
+        ));
+    };
+    let answer = format!(
+        "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
+         Sec-WebSocket-Accept: {}\r\n\r\n",
+        derive_accept_key(key)
+    );
+    if let Err(e) = stream.write_all(answer.as_bytes()).await {
+        return Err(format!("the upgrade could not be answered: {e}"));
+    }
+    let _ = stream.flush().await;
+    inspection.note_credentials(headers, query);
+    let ws = WebSocketStream::from_partially_read(stream, rest, Role::Server, Some(config)).await;
+    Ok(Accepted { ws, inspection })
+}
+
+/// Writes an HTTP refusal with a one-line body and closes the stream.
+async fn refuse<S>(stream: &mut S, status: u16, text: &str, extra: &[&str], body: &str)
+where
+    S: AsyncWrite + Unpin,
+{
+    let mut response = format!(
+        "HTTP/1.1 {status} {text}\r\nContent-Type: text/plain; charset=utf-8\r\n\
+         Content-Length: {}\r\nConnection: close\r\n",
+        body.len() + 1
+    );
+    for line in extra {
+        response.push_str(line);
+        response.push_str("\r\n");
+    }
+    response.push_str("\r\n");
+    response.push_str(body);
+    response.push('\n');
+    let _ = stream.write_all(response.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
+
+impl Inspection {
     /// Every credential value, wherever it is, goes into the redactor
     /// first, so no line built afterwards can show it.
-    fn learn_secrets(&mut self, request: &Request) {
-        let headers = request.headers();
-        for name in ["x-goog-api-key", "authorization"] {
-            for value in headers.get_all(name) {
-                let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
-                // `Bearer X` / `Token X`: the credential alone may turn up
-                // elsewhere, so it is a secret on its own too.
-                if let Some((_, credential)) = value.split_once(' ') {
-                    self.redactor.add_secret(&Secret::new(credential.trim()));
-                }
-                self.redactor.add_secret(&Secret::new(value));
+    fn learn_secrets(&mut self, headers: &[httparse::Header<'_>], query: &str) {
+        for h in headers {
+            if !["x-goog-api-key", "authorization"]
+                .iter()
+                .any(|name| h.name.eq_ignore_ascii_case(name))
+            {
+                continue;
             }
+            let value = String::from_utf8_lossy(h.value).trim().to_string();
+            // `Bearer X` / `Token X`: the credential alone may turn up
+            // elsewhere, so it is a secret on its own too.
+            if let Some((_, credential)) = value.split_once(' ') {
+                self.redactor.add_secret(&Secret::new(credential.trim()));
+            }
+            self.redactor.add_secret(&Secret::new(value));
         }
-        for (_, value) in credential_params(request) {
+        for (_, value) in credential_params(query) {
             self.redactor.add_secret(&Secret::new(value));
         }
     }
 
-    fn note_credentials(&mut self, request: &Request) {
-        let headers = request.headers();
+    fn note_credentials(&mut self, headers: &[httparse::Header<'_>], query: &str) {
         let mut carriers = Vec::new();
-        if headers.contains_key("x-goog-api-key") {
+        if header(headers, "x-goog-api-key").is_some() {
             carriers.push("an x-goog-api-key header".to_string());
         }
-        if let Some(value) = headers.get("authorization") {
-            let scheme = String::from_utf8_lossy(value.as_bytes())
+        if let Some(value) = header(headers, "authorization") {
+            let scheme = String::from_utf8_lossy(value)
                 .split(' ')
                 .next()
                 .unwrap_or_default()
                 .to_string();
-            carriers.push(format!("an Authorization header ({scheme} …)"));
+            carriers.push(format!(
+                "an Authorization header ({} …)",
+                self.redactor.scrub(&scheme)
+            ));
         }
-        let in_query: Vec<String> = credential_params(request)
+        let in_query: Vec<&str> = credential_params(query)
             .into_iter()
             .map(|(name, _)| name)
             .collect();
@@ -125,26 +228,19 @@ impl Inspection {
             ));
         }
     }
-
-    /// The log line for a refused path.
-    pub fn refusal(&self) -> String {
-        format!(
-            "refused the upgrade to {} with HTTP 404: served paths are {}",
-            self.path,
-            SERVED_PATHS.join(", ")
-        )
-    }
 }
 
-/// The credential query parameters of `request`, as (name, value).
-fn credential_params(request: &Request) -> Vec<(String, String)> {
-    let Some(query) = request.uri().query() else {
-        return Vec::new();
-    };
+/// The credential query parameters of `query`, as (name, value).
+fn credential_params(query: &str) -> Vec<(&'static str, &str)> {
     query
         .split('&')
         .filter_map(|pair| pair.split_once('='))
-        .filter(|(name, value)| CREDENTIAL_PARAMS.contains(name) && !value.is_empty())
-        .map(|(name, value)| (name.to_string(), value.to_string()))
+        .filter(|(_, value)| !value.is_empty())
+        .filter_map(|(name, value)| {
+            CREDENTIAL_PARAMS
+                .iter()
+                .find(|p| **p == name)
+                .map(|p| (*p, value))
+        })
         .collect()
 }

@@ -209,8 +209,13 @@ impl LiveSessionBuilder {
     /// The API key for [`connect`](Self::connect) (default: the
     /// `GEMINI_API_KEY` or `GOOGLE_API_KEY` environment variable). It is
     /// sent as the `x-goog-api-key` header and never written anywhere.
+    /// Whatever the server sends is scrubbed of it (a server may echo it
+    /// in an error), with [`connect`](Self::connect) and
+    /// [`connect_with_transport`](Self::connect_with_transport) alike.
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
-        self.api_key = Some(ApiKey::new(key));
+        let key = ApiKey::new(key);
+        self.config.redactor.add_secret(&key);
+        self.api_key = Some(key);
         self
     }
 
@@ -225,7 +230,7 @@ impl LiveSessionBuilder {
     /// [`base_url`](Self::base_url)). With [`resumption`](Self::resumption)
     /// on, it reconnects to the same endpoint as the policy says; without,
     /// a session the server closes ends.
-    pub async fn connect(self) -> Result<LiveHandle, SessionError> {
+    pub async fn connect(mut self) -> Result<LiveHandle, SessionError> {
         let key = match self.api_key.clone() {
             Some(key) => key,
             None => ["GEMINI_API_KEY", "GOOGLE_API_KEY"]
@@ -238,6 +243,7 @@ impl LiveSessionBuilder {
                     )
                 })?,
         };
+        self.config.redactor.add_secret(&key);
         let mut endpoint = Endpoint::google_ai(key);
         if let Some(base) = &self.base_url {
             endpoint = endpoint.base_url(base.clone());

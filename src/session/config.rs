@@ -13,6 +13,7 @@ use super::temporal::TemporalPattern;
 use crate::compose::tools::ToolComposite;
 use crate::flow::{CompiledConversation, Enforcement, FlowSpec};
 use crate::state::State;
+use crate::wire::Redactor;
 
 /// A callback run on the control lane when a watched state key changes:
 /// (key, old value, new value, state).
@@ -45,6 +46,9 @@ pub(crate) struct SessionConfig {
     pub governance: Option<Governance>,
     pub extractors: Vec<Arc<dyn Extractor>>,
     pub resumption: Resumption,
+    /// Knows the session's own secrets (its API key), to scrub from
+    /// whatever the server sends.
+    pub redactor: Redactor,
 }
 
 /// The flow a session is governed by.
@@ -74,6 +78,7 @@ impl SessionConfig {
             governance: None,
             extractors: Vec::new(),
             resumption: Resumption::off(),
+            redactor: Redactor::new(),
         }
     }
 

@@ -17,12 +17,14 @@ use super::fast;
 use super::handle::LiveHandle;
 use super::inbound;
 use super::reconnect::Link;
+use super::redacted::Redacted;
 use super::telemetry::Telemetry;
 use super::wire_lane::{Lanes, WireLane};
 use crate::executor::{self, LaneSet};
 use crate::state::State;
 use crate::transport::connector::{BoxedTransport, Connector};
 use crate::transport::{Frame, Transport};
+use crate::wire::Redactor;
 
 /// What a new connection brings once set up.
 pub(crate) struct Opened {
@@ -38,13 +40,14 @@ pub(crate) async fn open(
     connector: &dyn Connector,
     setup: Value,
     timeout: Duration,
+    redactor: Redactor,
 ) -> Result<Opened, SessionError> {
     let opening = async {
         let transport = connector
             .connect()
             .await
             .map_err(|e| SessionError::Transport(e.to_string()))?;
-        handshake(transport, &setup).await
+        handshake(transport, &setup, redactor).await
     };
     match tokio::time::timeout(timeout, opening).await {
         Ok(opened) => opened,
@@ -52,8 +55,23 @@ pub(crate) async fn open(
     }
 }
 
-/// Sends `setup` on `transport` and waits for `setupComplete`.
-async fn handshake(mut transport: BoxedTransport, setup: &Value) -> Result<Opened, SessionError> {
+/// What every connection of the session is scrubbed with: the session's
+/// own key and every credential the process remembered (e.g. the key of
+/// the WebSocket a recording wraps).
+pub(crate) fn redactor(config: &SessionConfig) -> Redactor {
+    let mut redactor = config.redactor.clone();
+    redactor.absorb(&crate::wire::known_secrets());
+    redactor
+}
+
+/// Sends `setup` on `transport` and waits for `setupComplete`. From here
+/// on, nothing the server sends holds the session's secrets.
+async fn handshake(
+    transport: BoxedTransport,
+    setup: &Value,
+    redactor: Redactor,
+) -> Result<Opened, SessionError> {
+    let mut transport: BoxedTransport = Box::new(Redacted::new(transport, redactor));
     transport
         .send(Frame::Text(setup.to_string()))
         .await
@@ -76,7 +94,10 @@ pub(crate) async fn connect(
     connector: Option<Arc<dyn Connector>>,
 ) -> Result<LiveHandle, SessionError> {
     let setup = config.setup_message();
-    let opened = tokio::time::timeout(config.setup_timeout, handshake(transport, &setup));
+    let opened = tokio::time::timeout(
+        config.setup_timeout,
+        handshake(transport, &setup, redactor(&config)),
+    );
     let Opened {
         transport,
         early,

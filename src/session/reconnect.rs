@@ -17,7 +17,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::config::SessionConfig;
-use super::connect::{Opened, open};
+use super::connect::{Opened, open, redactor};
 use super::error::SessionError;
 use super::events::{Lane, LiveEvent};
 use super::extractors::Speaker;
@@ -206,8 +206,9 @@ impl WireLane {
         );
         self.link.switch_at = Some(Position::wire(self.frames, 1));
         let (setup, timeout) = (self.link.setup(), self.link.config.setup_timeout);
+        let redactor = redactor(&self.link.config);
         self.link.switching =
-            Some(async move { open(connector.as_ref(), setup, timeout).await }.boxed());
+            Some(async move { open(connector.as_ref(), setup, timeout, redactor).await }.boxed());
     }
 
     /// Make-before-break: the new connection is set up; answers still
@@ -368,7 +369,12 @@ impl WireLane {
             let wait = tokio::time::sleep(backoff(&config, attempt));
             self.meanwhile(wait).await?;
             let fresh = self.link.handle.is_none();
-            let opening = open(connector.as_ref(), self.link.setup(), config.setup_timeout);
+            let opening = open(
+                connector.as_ref(),
+                self.link.setup(),
+                config.setup_timeout,
+                redactor(&config),
+            );
             let opened = self.meanwhile(opening).await?;
             match opened {
                 Ok(opened) => {

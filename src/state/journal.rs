@@ -1,7 +1,8 @@
 //! The mutation journal: one [`StateMutation`] per state write, in order,
 //! sent to sinks that keep them in memory or in a JSONL file.
 //!
-//! A journal line looks like
+//! A journal file starts with a header line, `{"v":1,"kind":"journal"}`
+//! (files written before it existed still load); each line after it looks like
 //! `{"seq":3,"key":"party_size","value":4,"timestamp":1767225600250}`
 //! (timestamp in milliseconds since the Unix epoch; `"removed":true` marks a
 //! key's removal). Sequence numbers strictly increase and timestamps never
@@ -16,10 +17,19 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::clock::Timestamp;
-use crate::jsonl::{JsonlError, LineAppender, Parsed, parse_bytes, read_file};
+use crate::jsonl::{FileHeader, JsonlError, LineAppender, Parsed, parse_versioned};
 
-/// One write to the session state.
+/// The header's `kind` in a journal file.
+pub const JOURNAL_KIND: &str = "journal";
+
+/// The journal file format version: 1 has a header line
+/// (`{"v":1,"kind":"journal"}`); files without one (version 0) still load.
+pub const JOURNAL_VERSION: u32 = 1;
+
+/// One write to the session state. Unknown keys are refused when a
+/// journal is read (a typo'd `removd` would otherwise read as a write).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct StateMutation {
     /// Position in the journal: 1 for the first write, strictly increasing.
     pub seq: u64,
@@ -84,7 +94,9 @@ impl JournalSink for MemoryJournalSink {
 /// A journal kept in a JSONL file, one entry per line.
 ///
 /// Each entry is written whole with one `write` as it happens, so a crash
-/// leaves at most a torn last line, which the reader reports and skips.
+/// leaves at most a damaged end (a torn last line, perhaps with garbage
+/// after it), which the reader reports with its line and byte offset and
+/// skips, and [`append`](FileJournalSink::append) cuts off.
 /// A write that fails is remembered: [`FileJournalSink::check`] returns it.
 #[derive(Debug)]
 pub struct FileJournalSink {
@@ -102,7 +114,9 @@ impl FileJournalSink {
     /// Creates (or truncates) the journal file at `path`.
     pub fn create(path: impl AsRef<Path>) -> io::Result<Self> {
         let path = path.as_ref();
-        let file = LineAppender::create(path).map_err(|e| with_path(e, "create", path))?;
+        let mut file = LineAppender::create(path).map_err(|e| with_path(e, "create", path))?;
+        file.append(&FileHeader::line(JOURNAL_KIND, JOURNAL_VERSION))
+            .map_err(|e| with_path(e, "write", path))?;
         Ok(Self::from_file(path, file))
     }
 
@@ -117,12 +131,16 @@ impl FileJournalSink {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Self::create(path),
             Err(e) => return Err(with_path(e, "read", path)),
         };
-        let parsed = parse_bytes::<StateMutation>(&path.display().to_string(), &bytes)
+        // An empty file gets its header, as a new one does.
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Self::create(path);
+        }
+        let parsed = parse_journal(&path.display().to_string(), &bytes)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
         if let Some(torn) = &parsed.torn {
-            tracing::warn!(file = %torn.file, line = torn.line, "journal ends with a torn line: it is cut off before the next entry");
+            tracing::warn!(file = %torn.file, line = torn.line, offset = torn.offset, "journal has a damaged end: it is cut off before the next entry");
         }
-        let file = LineAppender::after(path, &bytes, parsed.torn.is_some());
+        let file = LineAppender::after(path, &bytes, parsed.torn.as_ref().map(|t| t.offset));
         Ok(Self::from_file(path, file))
     }
 
@@ -166,13 +184,20 @@ impl FileJournalSink {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn read(path: impl AsRef<Path>) -> Result<Parsed<StateMutation>, JsonlError> {
-        let parsed = read_file::<StateMutation>(path)?;
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| JsonlError::Io {
+            file: name.clone(),
+            problem: e.to_string(),
+        })?;
+        let parsed = parse_journal(&name, &bytes)?;
         if let Some(torn) = &parsed.torn {
             tracing::warn!(
                 file = %torn.file,
                 line = torn.line,
+                offset = torn.offset,
                 bytes = torn.bytes,
-                "journal file ends with a torn line; the entries before it are read"
+                "journal file has a damaged end; the entries before it are read"
             );
         }
         Ok(parsed)
@@ -209,6 +234,12 @@ impl JournalSink for FileJournalSink {
             }
         }
     }
+}
+
+/// A journal's entries: after its header, or the whole file for one
+/// written before headers.
+fn parse_journal(file: &str, bytes: &[u8]) -> Result<Parsed<StateMutation>, JsonlError> {
+    parse_versioned(file, bytes, JOURNAL_KIND, JOURNAL_VERSION)
 }
 
 fn with_path(e: io::Error, what: &str, path: &Path) -> io::Error {

@@ -12,6 +12,8 @@
 mod journal;
 mod store;
 
-pub use journal::{FileJournalSink, JournalSink, MemoryJournalSink, StateMutation};
+pub use journal::{
+    FileJournalSink, JOURNAL_KIND, JOURNAL_VERSION, JournalSink, MemoryJournalSink, StateMutation,
+};
 pub(crate) use store::brief;
 pub use store::{State, StateChanges};

@@ -9,8 +9,11 @@ use super::canonical::canonical_json;
 /// `resolver:<name>`.
 pub const LLM_CALL: &str = "llm";
 
-/// One recorded call: what went in and what came out.
+/// One recorded call: what went in and what came out. Unknown keys are
+/// refused when a tape is read (a typo'd `outptu` would otherwise replay
+/// as a call that returned nothing).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TapeEntry {
     /// [`LLM_CALL`] or `resolver:<name>`.
     pub kind: String,

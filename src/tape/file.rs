@@ -13,23 +13,32 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::entry::{Tape, TapeEntry, TapeError};
 use super::memory::MemoryTape;
-use crate::jsonl::{JsonlError, LineAppender, parse_bytes};
+use crate::jsonl::{FileHeader, JsonlError, LineAppender, parse_versioned};
 
-/// A tape kept in a JSONL file, one [`TapeEntry`] per line.
+/// The header's `kind` in a tape file.
+pub const TAPE_KIND: &str = "tape";
+
+/// The tape file format version: 1 has a header line
+/// (`{"v":1,"kind":"tape"}`); files without one (version 0) still load.
+pub const TAPE_VERSION: u32 = 1;
+
+/// A tape kept in a JSONL file: a header line (`{"v":1,"kind":"tape"}`),
+/// then one [`TapeEntry`] per line.
 ///
-/// [`create`](FileTape::create) starts an empty file and records into it;
+/// [`create`](FileTape::create) starts a file and records into it;
 /// [`open`](FileTape::open) loads every entry of an existing file for
 /// replay and appends any call recorded later. Matching and replay order
 /// are those of [`MemoryTape`]: the first not-yet-replayed entry of the
 /// same kind and canonical input answers.
 ///
 /// Each entry is written whole, with one write, when it is recorded, so a
-/// crash leaves at most a torn last line. [`open`](FileTape::open) reports
-/// such a line ([`torn_line`](FileTape::torn_line) and a `tracing`
-/// warning) and replays the entries before it; the torn bytes stay in the
-/// file until the next [`record`](Tape::record), which first cuts the file
-/// back to the end of its last complete line so that the new entry starts
-/// a line of its own.
+/// crash leaves at most a torn last line (and, on some file systems, NUL
+/// bytes or half a block after it). [`open`](FileTape::open) reports such
+/// a damaged end ([`torn_line`](FileTape::torn_line) and a `tracing`
+/// warning, with its line and byte offset) and replays the entries before
+/// it; the damaged bytes stay in the file until the next
+/// [`record`](Tape::record), which first cuts the file back to the end of
+/// its last complete entry so that the new entry starts a line of its own.
 ///
 /// One `FileTape` should own its file while it records: it remembers where
 /// the file's complete lines end, and does not expect others to append.
@@ -58,17 +67,20 @@ pub struct FileTape {
     torn: Option<TornEntry>,
 }
 
-/// A torn last line found by [`FileTape::open`]: what a crash in the middle
-/// of a write left after the last complete entry.
+/// The damaged end found by [`FileTape::open`]: what a crash in the middle
+/// of a write left after the last complete entry (a torn line, and any
+/// garbage after it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TornEntry {
     /// The tape file.
     pub file: String,
-    /// Its 1-based line number.
+    /// The 1-based line the damage starts on.
     pub line: u64,
-    /// The torn bytes, exactly as they were in the file.
+    /// Where that line starts, in bytes from the start of the file.
+    pub offset: u64,
+    /// The damaged bytes, exactly as they were in the file.
     pub bytes: Vec<u8>,
-    /// The JSON parser's account of where they stop.
+    /// The JSON parser's account of what is wrong with the first of them.
     pub problem: String,
 }
 
@@ -84,10 +96,12 @@ impl fmt::Display for TornEntry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "tape {}, line {}: torn last line ({} bytes, no newline): {}",
+            "tape {}, line {}: damaged end ({} bytes from byte {}, as a crash mid-write leaves \
+             it): {}",
             self.file,
             self.line,
             self.bytes.len(),
+            self.offset,
             self.problem
         )
     }
@@ -98,7 +112,9 @@ impl FileTape {
     /// records into it.
     pub fn create(path: impl AsRef<Path>) -> Result<Self, TapeError> {
         let path = path.as_ref();
-        let file = LineAppender::create(path).map_err(|e| io_error(path, e))?;
+        let mut file = LineAppender::create(path).map_err(|e| io_error(path, e))?;
+        file.append(&FileHeader::line(TAPE_KIND, TAPE_VERSION))
+            .map_err(|e| io_error(path, e))?;
         Ok(FileTape {
             path: path.to_path_buf(),
             calls: MemoryTape::new(),
@@ -118,25 +134,31 @@ impl FileTape {
         let path = path.as_ref();
         let name = path.display().to_string();
         let bytes = std::fs::read(path).map_err(|e| io_error(path, e))?;
-        let parsed = parse_bytes::<TapeEntry>(&name, &bytes).map_err(from_jsonl)?;
+        // An empty file gets its header, as a new one does.
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return FileTape::create(path);
+        }
+        let parsed = parse_versioned::<TapeEntry>(&name, &bytes, TAPE_KIND, TAPE_VERSION)
+            .map_err(from_jsonl)?;
 
-        let tail = LineAppender::tail(&bytes);
         let torn = parsed.torn.map(|t| TornEntry {
             file: t.file,
             line: t.line,
-            bytes: tail.to_vec(),
+            offset: t.offset,
+            bytes: bytes[t.offset as usize..].to_vec(),
             problem: t.problem,
         });
         if let Some(torn) = &torn {
             tracing::warn!(
                 path = %path.display(),
                 line = torn.line,
+                offset = torn.offset,
                 bytes = torn.bytes.len(),
-                "tape file ends with a torn line: its complete entries are replayed, and the torn \
+                "tape file has a damaged end: its complete entries are replayed, and the damaged \
                  bytes are cut off before the next record"
             );
         }
-        let writer = LineAppender::after(path, &bytes, torn.is_some());
+        let writer = LineAppender::after(path, &bytes, torn.as_ref().map(|t| t.offset));
         Ok(FileTape {
             path: path.to_path_buf(),
             calls: MemoryTape::from_entries(parsed.records),

@@ -17,10 +17,12 @@
 //! failure; a replay that finds nothing for an input fails loudly, quoting
 //! it, and never calls out.
 //!
-//! Tapes are kept in memory ([`MemoryTape`]) or in a JSONL file, one
-//! [`TapeEntry`] per line ([`FileTape`]), which a test checks in beside
-//! itself. A file a crash left with a torn last line still opens: its
-//! complete entries replay and the torn line is reported ([`TornEntry`]).
+//! Tapes are kept in memory ([`MemoryTape`]) or in a JSONL file, a
+//! versioned header line then one [`TapeEntry`] per line ([`FileTape`]),
+//! which a test checks in beside itself. A file a crash left with a torn
+//! last line (and perhaps garbage after it) still opens: its complete
+//! entries replay and the damage is reported ([`TornEntry`]). An unknown
+//! key in an entry is an error naming the key that was meant.
 
 mod canonical;
 mod entry;
@@ -31,7 +33,7 @@ mod taped_llm;
 
 pub use canonical::canonical_json;
 pub use entry::{LLM_CALL, Tape, TapeEntry, TapeError};
-pub use file::{FileTape, TornEntry};
+pub use file::{FileTape, TAPE_KIND, TAPE_VERSION, TornEntry};
 pub use memory::MemoryTape;
 pub use resolver::{TapeMode, taped_resolver};
 pub use taped_llm::TapedLlm;

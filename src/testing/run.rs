@@ -63,7 +63,12 @@ impl ScriptedServer {
         };
         let (mut events, settled) = settle(&mut stream, window, cap, script_done).await;
         if !settled {
-            tracing::warn!(target: "livesim::testing", script = %name, unanswered = ?control.unanswered_calls(), "the run did not settle within {cap:?}");
+            // A tool blocked on an OS thread is the usual reason under
+            // simulation: virtual time reaches the cap while it waits.
+            let cause = crate::executor::stall_report()
+                .map(|why| format!("; {why}"))
+                .unwrap_or_default();
+            tracing::warn!(target: "livesim::testing", script = %name, unanswered = ?control.unanswered_calls(), "the run did not settle within {cap:?}{cause}");
         }
         events.extend(stream.drain());
         if let Some(error) = control.errors().into_iter().next() {

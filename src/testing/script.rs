@@ -73,6 +73,7 @@ pub enum Action {
 
 /// A `sessionResumptionUpdate` a script sends.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ResumptionUpdate {
     /// The new handle (any string the script picks; a later `reconnect`
     /// names it). Absent: an update without a handle.
@@ -90,6 +91,7 @@ pub struct ResumptionUpdate {
 
 /// What the next connection of a script must open with.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Reconnect {
     /// The handle its setup must resume; absent: a setup without a handle
     /// (a fresh session).
@@ -103,6 +105,7 @@ fn is_false(b: &bool) -> bool {
 
 /// A tool call a script makes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Call {
     /// The call's id (`call-1`, `call-2`, … from the builder methods).
     pub id: String,
@@ -127,6 +130,7 @@ fn is_true(b: &bool) -> bool {
 
 /// How a script closes the connection.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CloseAction {
     /// The close code.
     pub code: u16,
@@ -137,6 +141,7 @@ pub struct CloseAction {
 
 /// A script file: versioned, named, with its settle window.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ScriptFile {
     v: u32,
     #[serde(default = "default_name")]
@@ -450,7 +455,16 @@ impl ScriptedServer {
             origin: origin.to_string(),
             message,
         };
-        let file: ScriptFile = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
+        if let Some(problem) = crate::jsonl::bom(text.as_bytes()) {
+            return Err(invalid(problem));
+        }
+        let file: ScriptFile =
+            serde_json::from_str(text).map_err(|e| invalid(crate::jsonl::explain(text, &e)))?;
+        // A server message may say a key twice, and `Value` would keep
+        // only the last: refused, as a typo is.
+        if let Some(problem) = crate::jsonl::duplicate_key(text) {
+            return Err(invalid(problem));
+        }
         if file.v != SCRIPT_VERSION {
             return Err(invalid(format!(
                 "version {} is not supported (this livesim reads version {SCRIPT_VERSION})",

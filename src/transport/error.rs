@@ -3,7 +3,7 @@
 //! Every message here has already been redacted by whoever built it: URLs
 //! appear without their query, and configured secrets never appear.
 
-use crate::wire::{CloseClass, Closed, codes};
+use crate::wire::{CloseClass, Closed, Redactor, codes};
 
 /// A transport failed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -39,6 +39,16 @@ pub enum TransportError {
         /// What went wrong, redacted.
         problem: String,
     },
+    /// The peer broke the WebSocket protocol (invalid UTF-8 in a text
+    /// message, a message over the size limit, a malformed frame); this
+    /// end closed the connection with `code`.
+    #[error("the peer broke the WebSocket protocol ({problem}); closed with {code}")]
+    Violation {
+        /// The close code sent: 1002, 1007 or 1009.
+        code: u16,
+        /// What was wrong, redacted.
+        problem: String,
+    },
     /// Any other failure while moving frames.
     #[error("transport failure: {problem}")]
     Io {
@@ -71,7 +81,35 @@ impl TransportError {
                 closed
             }
             TransportError::Closed => Closed::new(codes::NORMAL, "the transport is closed"),
+            TransportError::Violation { code, .. } => Closed::new(*code, &self.to_string()),
             other => Closed::abnormal(&other.to_string()),
+        }
+    }
+
+    /// The same error with every string run through `redactor`.
+    pub fn redacted(self, redactor: &Redactor) -> Self {
+        let clean = |text: String| redactor.scrub(&text).into_owned();
+        match self {
+            TransportError::Connect { url, problem } => TransportError::Connect {
+                url: clean(url),
+                problem: clean(problem),
+            },
+            TransportError::Rejected { url, status, body } => TransportError::Rejected {
+                url: clean(url),
+                status,
+                body: clean(body),
+            },
+            TransportError::Closed => TransportError::Closed,
+            TransportError::ConnectionLost { problem } => TransportError::ConnectionLost {
+                problem: clean(problem),
+            },
+            TransportError::Violation { code, problem } => TransportError::Violation {
+                code,
+                problem: clean(problem),
+            },
+            TransportError::Io { problem } => TransportError::Io {
+                problem: clean(problem),
+            },
         }
     }
 

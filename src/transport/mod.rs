@@ -16,6 +16,7 @@
 
 pub mod connector;
 mod error;
+pub(crate) mod handshake;
 pub mod memory;
 pub mod recording;
 mod scrub;

@@ -9,17 +9,23 @@
 //! string, gets the same placeholder. Then every string, key or value,
 //! goes through the redactor.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use aho_corasick::{AhoCorasick, MatchKind};
 use serde_json::{Map, Value};
 
 use crate::wire::Redactor;
+use crate::wire::redact::replace_all;
 
 /// Replaces handles with placeholders and redacts secrets in frames.
 pub(crate) struct FrameScrubber {
     redactor: Redactor,
     /// Handle → placeholder.
     handles: BTreeMap<String, String>,
+    /// Every known handle, in one automaton (rebuilt when a handle is
+    /// learned), and each pattern's placeholder.
+    matcher: Option<(AhoCorasick, Vec<String>)>,
 }
 
 const NEW_HANDLE_KEYS: [&str; 2] = ["newHandle", "new_handle"];
@@ -30,6 +36,7 @@ impl FrameScrubber {
         FrameScrubber {
             redactor,
             handles: BTreeMap::new(),
+            matcher: None,
         }
     }
 
@@ -41,26 +48,29 @@ impl FrameScrubber {
 
     /// Redacts free text (a payload that is not JSON, an error message).
     pub(crate) fn scrub_text(&self, text: &str) -> String {
-        let mut out = text.to_owned();
-        // Longest first, so a handle that contains another goes whole.
-        let mut known: Vec<(&String, &String)> = self.handles.iter().collect();
-        known.sort_by_key(|(handle, _)| std::cmp::Reverse(handle.len()));
-        for (handle, placeholder) in known {
-            if out.contains(handle.as_str()) {
-                out = out.replace(handle.as_str(), placeholder);
-            }
-        }
-        self.redactor.scrub(&out).into_owned()
+        let placed = match self.replace_handles(text.as_bytes()) {
+            Cow::Borrowed(_) => Cow::Borrowed(text),
+            // Handles are whole strings: replacing them keeps UTF-8 valid.
+            Cow::Owned(bytes) => Cow::Owned(String::from_utf8_lossy(&bytes).into_owned()),
+        };
+        self.redactor.scrub(&placed).into_owned()
     }
 
     /// Redacts raw bytes that are not UTF-8: configured secrets and known
     /// handles, byte for byte.
     pub(crate) fn scrub_bytes(&self, bytes: &[u8]) -> Vec<u8> {
-        let mut with_handles = self.redactor.clone();
-        for handle in self.handles.keys() {
-            with_handles.add_secret(&crate::wire::Secret::new(handle.clone()));
+        self.redactor.scrub_bytes(&self.replace_handles(bytes))
+    }
+
+    /// Every known handle replaced by its placeholder, in one pass; a
+    /// handle that contains another goes whole.
+    fn replace_handles<'a>(&self, bytes: &'a [u8]) -> Cow<'a, [u8]> {
+        match &self.matcher {
+            Some((matcher, placeholders)) => {
+                replace_all(matcher, bytes, |i| placeholders[i].as_bytes())
+            }
+            None => Cow::Borrowed(bytes),
         }
-        with_handles.scrub_bytes(bytes)
     }
 
     fn placeholder(&mut self, handle: &str) {
@@ -69,6 +79,16 @@ impl FrameScrubber {
         }
         let placeholder = format!("<handle-{}>", self.handles.len() + 1);
         self.handles.insert(handle.to_owned(), placeholder);
+        let (handles, placeholders): (Vec<&String>, Vec<String>) = self
+            .handles
+            .iter()
+            .map(|(handle, placeholder)| (handle, placeholder.clone()))
+            .unzip();
+        self.matcher = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(handles)
+            .ok()
+            .map(|matcher| (matcher, placeholders));
     }
 
     fn learn_handles(&mut self, value: &Value) {

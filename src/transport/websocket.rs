@@ -3,10 +3,12 @@
 //!
 //! TLS is rustls with the `ring` provider and the webpki root store, so
 //! nothing is read from the OS. The API key travels in the
-//! `x-goog-api-key` header, marked sensitive, and never in the URL: the
-//! URL is a string that errors and logs echo, the header is not. Every
-//! error this module returns has been through a [`Redactor`] that knows
-//! the key, and shows the URL without its query.
+//! `x-goog-api-key` header and never in the URL: the URL is a string that
+//! errors and logs echo. The upgrade request is written by livesim itself
+//! ([`handshake`](super::handshake)), so no dependency ever holds the key
+//! (tungstenite traces the requests it writes). Every error this module
+//! returns has been through a [`Redactor`] that knows the key, and shows
+//! the URL without its query.
 //!
 //! [`WebSocketTransport`] is generic over the byte stream under the
 //! WebSocket, so `livesim serve` wraps the sockets it accepts (plain TCP
@@ -17,15 +19,15 @@ use futures::{FutureExt, SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::error::ProtocolError;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame as WsCloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
+use super::handshake::{self, UpgradeError};
 use super::{ApiKey, CloseFrame, Frame, Transport, TransportError};
-use crate::wire::{Redactor, redact_url};
+use crate::wire::{Redactor, clip, redact_url};
 
 /// The Google AI Live endpoint's host.
 pub const GOOGLE_AI_BASE_URL: &str = "wss://generativelanguage.googleapis.com";
@@ -126,8 +128,12 @@ impl Endpoint {
 /// over a byte stream `S` (see [`from_stream`](WebSocketTransport::from_stream)).
 ///
 /// Text and binary frames go out as given; pings are answered and never
-/// surface; an incoming close reason is redacted. Closing with a code that
-/// only describes a close (1005, 1006, 1015) is an error: it cannot be sent.
+/// surface; an incoming close reason is redacted. A peer that breaks the
+/// WebSocket protocol gets the close code RFC 6455 gives for it (1007 for
+/// invalid UTF-8 in a text message, 1009 for a message over the size
+/// limit, 1002 for a malformed frame) and `recv` yields
+/// [`TransportError::Violation`]. Closing with a code that only describes
+/// a close (1005, 1006, 1015) is an error: it cannot be sent.
 ///
 /// ```no_run
 /// use livesim::transport::websocket::{Endpoint, WebSocketTransport};
@@ -172,40 +178,34 @@ impl WebSocketTransport {
         let url = endpoint.url();
         let shown = endpoint.redacted_url();
         let redactor = endpoint.redactor();
-        let fail = |problem: String| TransportError::Connect {
-            url: shown.clone(),
-            problem: clean(&redactor, &url, &shown, &problem),
-        };
-        tracing::debug!(target: "livesim::transport", url = %shown, "connecting");
-        let mut request = url
-            .as_str()
-            .into_client_request()
-            .map_err(|e| fail(e.to_string()))?;
         if let Some(key) = &endpoint.api_key {
-            let mut value = HeaderValue::from_str(key.expose())
-                .map_err(|_| fail("the API key is not a valid HTTP header value".into()))?;
-            value.set_sensitive(true);
-            request.headers_mut().insert(API_KEY_HEADER, value);
+            // Log lines livesim writes are scrubbed of it from now on.
+            crate::wire::remember(key);
         }
-        let connected = tokio_tungstenite::connect_async_with_config(request, None, true).await;
-        let ws = match connected {
-            Ok((ws, _response)) => ws,
-            Err(WsError::Http(response)) => {
-                let body = response
-                    .body()
-                    .as_deref()
-                    .map(|b| String::from_utf8_lossy(&b[..b.len().min(300)]).into_owned())
-                    .unwrap_or_default();
+        tracing::debug!(target: "livesim::transport", url = %shown, "connecting");
+        let headers: Vec<(&str, &str)> = endpoint
+            .api_key
+            .iter()
+            .map(|key| (API_KEY_HEADER, key.expose()))
+            .collect();
+        let ws = match handshake::connect(&url, &headers).await {
+            Ok(ws) => ws,
+            Err(UpgradeError::Refused { status, body }) => {
+                // Redacted, then cut: a cut first could keep half a key.
+                let body = clean(&redactor, &url, &shown, body.trim());
                 let error = TransportError::Rejected {
                     url: shown.clone(),
-                    status: response.status().as_u16(),
-                    body: clean(&redactor, &url, &shown, body.trim()),
+                    status,
+                    body: clip(&body, MAX_SHOWN_BODY).into_owned(),
                 };
                 tracing::debug!(target: "livesim::transport", %error, "upgrade refused");
                 return Err(error);
             }
-            Err(e) => {
-                let error = fail(e.to_string());
+            Err(UpgradeError::Connect(problem)) => {
+                let error = TransportError::Connect {
+                    url: shown.clone(),
+                    problem: clean(&redactor, &url, &shown, &problem),
+                };
                 tracing::debug!(target: "livesim::transport", %error, "connect failed");
                 return Err(error);
             }
@@ -214,6 +214,9 @@ impl WebSocketTransport {
         Ok(WebSocketTransport::from_stream(ws, redactor))
     }
 }
+
+/// How much of a refused upgrade's body an error quotes.
+const MAX_SHOWN_BODY: usize = 300;
 
 impl<S> WebSocketTransport<S>
 where
@@ -280,13 +283,45 @@ where
     fn failure(&self, error: WsError) -> TransportError {
         let problem = self.redactor.scrub(&error.to_string()).into_owned();
         match error {
-            WsError::Io(_)
-            | WsError::Protocol(
-                tokio_tungstenite::tungstenite::error::ProtocolError::ResetWithoutClosingHandshake,
-            ) => TransportError::ConnectionLost { problem },
+            WsError::Io(_) | WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake) => {
+                TransportError::ConnectionLost { problem }
+            }
             WsError::ConnectionClosed | WsError::AlreadyClosed => TransportError::Closed,
             _ => TransportError::Io { problem },
         }
+    }
+
+    /// The close code RFC 6455 gives for what the peer sent, when it broke
+    /// the protocol: invalid UTF-8 in a text message is 1007, a message
+    /// over the size limit 1009, a malformed frame (reserved bits or
+    /// opcode, masking the wrong way, a bad control frame) 1002.
+    fn violation(error: &WsError) -> Option<(u16, &'static str)> {
+        match error {
+            WsError::Utf8(_) => Some((1007, "Invalid UTF-8 in a text message.")),
+            WsError::Capacity(_) => Some((1009, "Message too big.")),
+            WsError::Protocol(ProtocolError::ResetWithoutClosingHandshake) => None,
+            WsError::Protocol(_) => Some((1002, "Protocol error.")),
+            _ => None,
+        }
+    }
+
+    /// Answers a protocol violation as RFC 6455 says: a close frame with
+    /// its code, then the connection is given up (no waiting for the
+    /// peer, which is not speaking the protocol).
+    async fn fail_connection(&mut self, error: WsError) -> TransportError {
+        let problem = self.redactor.scrub(&error.to_string()).into_owned();
+        let Some((code, reason)) = Self::violation(&error) else {
+            return self.failure(error);
+        };
+        if !self.closing {
+            self.closing = true;
+            let frame = WsCloseFrame {
+                code: code.into(),
+                reason: reason.into(),
+            };
+            let _ = self.ws.close(Some(frame)).await;
+        }
+        TransportError::Violation { code, problem }
     }
 
     async fn recv_next(&mut self) -> Option<Result<Frame, TransportError>> {
@@ -322,7 +357,7 @@ where
                 Some(Ok(message)) => message,
                 Some(Err(error)) => {
                     self.finished = true;
-                    let error = self.failure(error);
+                    let error = self.fail_connection(error).await;
                     tracing::debug!(target: "livesim::transport", %error, "receive failed");
                     return Some(Err(error));
                 }

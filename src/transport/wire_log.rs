@@ -28,7 +28,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-use crate::jsonl::{JsonlDecoder, JsonlError, TornLine};
+use crate::jsonl::{JsonlDecoder, JsonlError, TornLine, drain_with};
 use crate::wire::{CloseFrame, Frame};
 
 /// The format version written in the header's `v`.
@@ -39,6 +39,7 @@ pub const WIRE_LOG_KIND: &str = "wire_log";
 
 /// The first line of a wire log.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Header {
     /// Format version; [`WIRE_LOG_VERSION`].
     pub v: u32,
@@ -81,6 +82,7 @@ pub enum LineType {
 
 /// One frame (or transport error) in a wire log.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FrameLine {
     /// In or out.
     pub dir: Direction,
@@ -108,6 +110,7 @@ pub struct FrameLine {
 
 /// A close frame as logged.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CloseLine {
     /// The close code.
     pub code: u16,
@@ -163,6 +166,14 @@ impl<'de> Deserialize<'de> for Record {
         // Dispatch on `v` so each kind of line gets serde's own message for
         // what is wrong with it, not untagged's "matched no variant".
         let value = Value::deserialize(d)?;
+        if let Some(kind) = value.get("kind").and_then(Value::as_str)
+            && value.get("v").is_some()
+            && kind != WIRE_LOG_KIND
+        {
+            return Err(D::Error::custom(format_args!(
+                "this is a {kind} file, not a wire log (its header says \"kind\": {kind:?})"
+            )));
+        }
         if value.get("v").is_some() {
             Header::deserialize(value)
                 .map(Record::Header)
@@ -257,9 +268,8 @@ impl WireLog {
         decoder.end();
         let mut header = None;
         let mut frames = Vec::new();
-        while let Some(record) = decoder.next_record() {
-            let line = decoder.line();
-            match (record?, &header) {
+        let torn = drain_with(decoder, |line, record| {
+            match (record, &header) {
                 (Record::Header(h), None) => {
                     if h.v != WIRE_LOG_VERSION {
                         return Err(WireLogError::Version {
@@ -284,12 +294,13 @@ impl WireLog {
                 }
                 (Record::Frame(f), Some(_)) => frames.push(f),
             }
-        }
+            Ok(())
+        })?;
         let header = header.ok_or_else(|| WireLogError::Empty { file: file.into() })?;
         Ok(WireLog {
             header,
             frames,
-            torn: decoder.torn().cloned(),
+            torn,
         })
     }
 }

@@ -69,7 +69,8 @@ pub fn decode_bytes<M: DeserializeOwned>(
             kind,
             len: bytes.len(),
             expected: short_type_name::<M>(),
-            problem: scrub_builtin(truncate_at_char(&problem, MAX_PROBLEM)).into_owned(),
+            // Redacted first: a cut first could keep half a key.
+            problem: truncate_at_char(&scrub_builtin(&problem), MAX_PROBLEM).to_string(),
         }
     })
 }

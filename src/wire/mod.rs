@@ -28,7 +28,8 @@ mod duration;
 mod frame;
 mod numbers;
 mod open_enum;
-mod redact;
+pub(crate) mod redact;
+mod secret;
 mod server;
 mod server_content;
 mod setup;
@@ -59,7 +60,9 @@ pub use open_enum::{
     Scheduling, StartSensitivity, TurnCompleteReason, TurnCoverage, UrlRetrievalStatus,
     VadSignalType, VoiceActivityType,
 };
-pub use redact::{REDACTED, REDACTED_TOKEN, Redactor, Secret, redact_url, scrub_builtin};
+pub use redact::{REDACTED, REDACTED_TOKEN, Redactor, clip, redact_url, scrub_builtin};
+pub(crate) use secret::scrub_known;
+pub use secret::{Secret, known_secrets, remember};
 pub use server::{
     GoAway, InBandError, ServerMessage, SessionResumptionUpdate, SetupComplete, VoiceActivity,
     VoiceActivityDetectionSignal,

@@ -1,58 +1,31 @@
-//! Secrets, and the redaction that keeps them out of files, errors and logs.
+//! Redaction: keeping credentials out of files, errors and logs.
 //!
 //! What counts as secret on the Live wire: the API key and any token
 //! (query parameters `key=` / `access_token=`, headers `x-goog-api-key` and
 //! `Authorization`), ephemeral token names (`auth_tokens/…`) anywhere, and
 //! session resumption handles. This module owns the string-level part:
 //!
-//! * [`Secret`] holds a credential and prints as `<redacted>`;
 //! * [`scrub_builtin`] removes secret-*shaped* text that needs no
 //!   configuration (token names, key parameters, bearer tokens);
-//! * a [`Redactor`] also removes the exact secrets it was given.
+//! * a [`Redactor`] also removes the exact secrets it was given;
+//! * [`clip`] shortens text for a message, after redaction, so a cut can
+//!   never leave half a key behind.
+//!
+//! Every scrub is linear in the text: secrets are found by one
+//! multi-pattern (Aho-Corasick) scan, secret-shaped text by another, and
+//! after a cut the scan resumes behind it, so no byte is looked at more
+//! than a bounded number of times whatever the input (`?key=` repeated a
+//! million times included; see `benches/redact.rs`).
 //!
 //! Resumption handles are replaced by the wire log's recorder, which is the
 //! only place that sees them in structure (`newHandle`).
 
 use std::borrow::Cow;
-use std::fmt;
+use std::sync::OnceLock;
 
-/// A credential: an API key or a token. Its `Debug` and `Display` print
-/// `<redacted>`; only [`Secret::expose`] gives the value, for the one
-/// place that must send it.
-///
-/// ```
-/// use livesim::wire::Secret;
-///
-/// let key = Secret::new("FAKE-KEY-1234567890");
-/// assert_eq!(format!("{key} {key:?}"), "<redacted> <redacted>");
-/// assert_eq!(key.expose(), "FAKE-KEY-1234567890");
-/// ```
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
+use aho_corasick::{AhoCorasick, Input, MatchKind};
 
-impl Secret {
-    /// Wraps a credential.
-    pub fn new(value: impl Into<String>) -> Self {
-        Secret(value.into())
-    }
-
-    /// The credential itself. Call only where it is sent.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
-
-impl fmt::Display for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
+pub use super::secret::Secret;
 
 /// What replaces a configured secret.
 pub const REDACTED: &str = "<redacted>";
@@ -73,8 +46,10 @@ pub const REDACTED_TOKEN: &str = "<redacted:auth_token>";
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct Redactor {
-    /// Longest first, so a secret that contains another is removed whole.
     secrets: Vec<Secret>,
+    /// One automaton over every secret, rebuilt when one is added (rare);
+    /// `None` while there are none.
+    matcher: Option<AhoCorasick>,
 }
 
 impl Redactor {
@@ -95,64 +70,129 @@ impl Redactor {
             return;
         }
         self.secrets.push(secret.clone());
-        self.secrets
-            .sort_by_key(|s| std::cmp::Reverse(s.expose().len()));
+        // Leftmost-longest: where two secrets start at the same byte (one
+        // a prefix of the other), the longer goes whole.
+        self.matcher = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(self.secrets.iter().map(|s| s.expose().as_bytes()))
+            .ok();
+    }
+
+    /// Also removes every secret `other` knows.
+    pub fn absorb(&mut self, other: &Redactor) {
+        for secret in &other.secrets {
+            self.add_secret(secret);
+        }
+    }
+
+    /// Whether this redactor knows any secret.
+    pub fn knows_secrets(&self) -> bool {
+        !self.secrets.is_empty()
     }
 
     /// Whether `text` holds a configured secret.
     pub fn finds_secret_in(&self, text: &str) -> bool {
-        self.secrets.iter().any(|s| text.contains(s.expose()))
+        self.finds_secret_in_bytes(text.as_bytes())
     }
 
     /// Whether `bytes` hold a configured secret.
     pub fn finds_secret_in_bytes(&self, bytes: &[u8]) -> bool {
-        self.secrets
-            .iter()
-            .any(|s| find_bytes(bytes, s.expose().as_bytes(), 0).is_some())
+        self.matcher.as_ref().is_some_and(|m| m.is_match(bytes))
     }
 
     /// `text` with configured secrets and secret-shaped text replaced.
     pub fn scrub<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let mut out = Cow::Borrowed(text);
-        for secret in &self.secrets {
-            if out.contains(secret.expose()) {
-                out = Cow::Owned(out.replace(secret.expose(), REDACTED));
-            }
+        match self.scrub_secrets(text) {
+            Cow::Borrowed(text) => scrub_builtin(text),
+            Cow::Owned(text) => Cow::Owned(scrub_builtin(&text).into_owned()),
         }
-        match scrub_builtin(&out) {
-            Cow::Borrowed(_) => out,
-            Cow::Owned(scrubbed) => Cow::Owned(scrubbed),
+    }
+
+    /// `text` with configured secrets replaced, and nothing else: for
+    /// content that is not ours to judge (a model's text, a server
+    /// message), where secret-*shaped* words such as "bearer" are fine.
+    pub fn scrub_secrets<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        match self.scrub_secret_bytes(text.as_bytes()) {
+            Cow::Borrowed(_) => Cow::Borrowed(text),
+            // Secrets are whole strings and their matches start and end on
+            // character boundaries, so replacing them keeps UTF-8 valid.
+            Cow::Owned(bytes) => Cow::Owned(
+                String::from_utf8(bytes)
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            ),
         }
     }
 
     /// `bytes` with every configured secret's bytes replaced by `<redacted>`.
     pub fn scrub_bytes(&self, bytes: &[u8]) -> Vec<u8> {
-        let mut out = bytes.to_vec();
-        for secret in &self.secrets {
-            let needle = secret.expose().as_bytes();
-            let mut from = 0;
-            let mut next = Vec::with_capacity(out.len());
-            while let Some(at) = find_bytes(&out, needle, from) {
-                next.extend_from_slice(&out[from..at]);
-                next.extend_from_slice(REDACTED.as_bytes());
-                from = at + needle.len();
-            }
-            next.extend_from_slice(&out[from..]);
-            out = next;
+        self.scrub_secret_bytes(bytes).into_owned()
+    }
+
+    fn scrub_secret_bytes<'a>(&self, bytes: &'a [u8]) -> Cow<'a, [u8]> {
+        match &self.matcher {
+            Some(matcher) => replace_all(matcher, bytes, |_| REDACTED.as_bytes()),
+            None => Cow::Borrowed(bytes),
         }
-        out
     }
 }
 
-fn find_bytes(haystack: &[u8], needle: &[u8], from: usize) -> Option<usize> {
-    if needle.is_empty() || haystack.len() < needle.len() {
-        return None;
+/// Every match of `matcher` in `bytes` replaced by `replacement(pattern)`,
+/// in one left-to-right pass.
+pub(crate) fn replace_all<'a, 'r>(
+    matcher: &AhoCorasick,
+    bytes: &'a [u8],
+    replacement: impl Fn(usize) -> &'r [u8],
+) -> Cow<'a, [u8]> {
+    let mut out: Option<Vec<u8>> = None;
+    let mut copied = 0;
+    for found in matcher.find_iter(bytes) {
+        let out = out.get_or_insert_with(|| Vec::with_capacity(bytes.len()));
+        out.extend_from_slice(&bytes[copied..found.start()]);
+        out.extend_from_slice(replacement(found.pattern().as_usize()));
+        copied = found.end();
     }
-    (from..=haystack.len() - needle.len()).find(|&i| haystack[i..].starts_with(needle))
+    match out {
+        Some(mut out) => {
+            out.extend_from_slice(&bytes[copied..]);
+            Cow::Owned(out)
+        }
+        None => Cow::Borrowed(bytes),
+    }
 }
 
-/// Query parameters whose values are credentials.
-const SECRET_PARAMS: [&str; 4] = ["key", "api_key", "access_token", "token"];
+/// What a built-in pattern marks, and how far its secret reaches.
+#[derive(Clone, Copy)]
+enum Marker {
+    /// `auth_tokens/` and the token name after it, replaced whole.
+    TokenName,
+    /// A query parameter name and `=`; only after `?`, `&` or `;`.
+    Param,
+    /// An auth scheme or the key header's name; the credential follows
+    /// after optional spaces.
+    Credential,
+}
+
+/// The built-in patterns, matched ignoring ASCII case.
+const MARKERS: [(&str, Marker); 7] = [
+    ("auth_tokens/", Marker::TokenName),
+    ("key=", Marker::Param),
+    ("api_key=", Marker::Param),
+    ("access_token=", Marker::Param),
+    ("token=", Marker::Param),
+    ("bearer ", Marker::Credential),
+    ("x-goog-api-key:", Marker::Credential),
+];
+
+fn markers() -> &'static AhoCorasick {
+    static MATCHER: OnceLock<AhoCorasick> = OnceLock::new();
+    MATCHER.get_or_init(|| {
+        AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(MARKERS.map(|(pattern, _)| pattern))
+            .expect("the built-in patterns are a valid automaton")
+    })
+}
 
 /// Removes secret-shaped text that needs no configuration: ephemeral
 /// token names (`auth_tokens/…`), credential query parameters (`?key=…`,
@@ -167,75 +207,118 @@ const SECRET_PARAMS: [&str; 4] = ["key", "api_key", "access_token", "token"];
 /// assert_eq!(scrub_builtin("no secrets here"), "no secrets here");
 /// ```
 pub fn scrub_builtin(text: &str) -> Cow<'_, str> {
-    let lower = text.to_ascii_lowercase();
-    let mut cuts: Vec<(usize, usize, &'static str)> = Vec::new();
+    let bytes = text.as_bytes();
+    let matcher = markers();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut from = 0;
+    while from < bytes.len() {
+        let Some(found) = matcher.find(Input::new(bytes).range(from..)) else {
+            break;
+        };
+        let (start, end) = (found.start(), found.end());
+        let (cut, replacement) = match MARKERS[found.pattern().as_usize()].1 {
+            Marker::TokenName => ((start, token_end(bytes, end)), REDACTED_TOKEN),
+            Marker::Param if start > 0 && matches!(bytes[start - 1], b'?' | b'&' | b';') => {
+                ((end, param_end(bytes, end)), REDACTED)
+            }
+            Marker::Param => {
+                // Not a parameter (`monkey=`): look again one byte on, so
+                // a marker inside this one is still found.
+                from = start + 1;
+                continue;
+            }
+            Marker::Credential => {
+                let value = end + bytes[end..].iter().take_while(|&&b| b == b' ').count();
+                ((value, token_end(bytes, value)), REDACTED)
+            }
+        };
+        if cut.1 > cut.0 {
+            let out = out.get_or_insert_with(|| String::with_capacity(text.len()));
+            out.push_str(&text[copied..cut.0]);
+            out.push_str(replacement);
+            copied = cut.1;
+            from = cut.1;
+        } else {
+            from = end;
+        }
+    }
+    match out {
+        Some(mut out) => {
+            out.push_str(&text[copied..]);
+            Cow::Owned(out)
+        }
+        None => Cow::Borrowed(text),
+    }
+}
 
-    // Ephemeral token names, anywhere.
-    for (at, _) in lower.match_indices("auth_tokens/") {
-        let end = token_end(text, at + "auth_tokens/".len());
-        cuts.push((at, end, REDACTED_TOKEN));
+/// A 256-entry membership table, so a scan costs one load per byte.
+const fn table(members: &[u8], alphanumeric: bool) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < members.len() {
+        table[members[i] as usize] = true;
+        i += 1;
     }
-    // Credential query parameters: `?key=` or `&key=`.
-    for param in SECRET_PARAMS {
-        let pattern = format!("{param}=");
-        for (at, _) in lower.match_indices(&pattern) {
-            if at > 0 && matches!(text.as_bytes()[at - 1], b'?' | b'&' | b';') {
-                let start = at + pattern.len();
-                let end = param_end(text, start);
-                if end > start {
-                    cuts.push((start, end, REDACTED));
-                }
+    if alphanumeric {
+        let mut b = 0;
+        while b < 256 {
+            if (b as u8).is_ascii_alphanumeric() {
+                table[b] = true;
             }
+            b += 1;
         }
     }
-    // Credentials after an auth scheme or the key header's name.
-    for marker in ["bearer ", "x-goog-api-key: ", "x-goog-api-key:"] {
-        for (at, _) in lower.match_indices(marker) {
-            let start = at + marker.len();
-            let end = token_end(text, start);
-            if end > start {
-                cuts.push((start, end, REDACTED));
-            }
-        }
-    }
-    if cuts.is_empty() {
+    table
+}
+
+/// Bytes of a credential token: letters, digits and the URL-safe and
+/// base64 punctuation.
+const TOKEN: [bool; 256] = table(b"-._~+/=%", true);
+/// Bytes that end a query parameter's value.
+const PARAM_END: [bool; 256] = table(b"&#\"' <>\n\r\t,;)", false);
+
+/// End of a credential token starting at `start`. Stops at an ASCII byte
+/// or the end, so it is a character boundary.
+fn token_end(bytes: &[u8], start: usize) -> usize {
+    let rest = &bytes[start..];
+    start
+        + rest
+            .iter()
+            .position(|&b| !TOKEN[b as usize])
+            .unwrap_or(rest.len())
+}
+
+/// End of a query parameter's value (an ASCII byte or the end).
+fn param_end(bytes: &[u8], start: usize) -> usize {
+    let rest = &bytes[start..];
+    start
+        + rest
+            .iter()
+            .position(|&b| PARAM_END[b as usize])
+            .unwrap_or(rest.len())
+}
+
+/// `text` cut to at most `max` bytes on a character boundary, with `…` and
+/// the full length when it was cut. Cut only text that was already
+/// redacted: a cut before redaction can leave the start of a secret that
+/// no longer matches.
+///
+/// ```
+/// use livesim::wire::clip;
+///
+/// assert_eq!(clip("short", 10), "short");
+/// assert_eq!(clip("ééééé", 5), "éé…(10 bytes)");
+/// ```
+pub fn clip(text: &str, max: usize) -> Cow<'_, str> {
+    if text.len() <= max {
         return Cow::Borrowed(text);
     }
-    cuts.sort();
-    let mut out = String::with_capacity(text.len());
-    let mut copied = 0;
-    for (start, end, replacement) in cuts {
-        if start < copied {
-            // Overlaps a cut already made (e.g. `Token auth_tokens/x`).
-            continue;
-        }
-        out.push_str(&text[copied..start]);
-        out.push_str(replacement);
-        copied = end;
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
     }
-    out.push_str(&text[copied..]);
-    Cow::Owned(out)
-}
-
-/// End of a credential token starting at `start`: letters, digits and the
-/// URL-safe and base64 punctuation.
-fn token_end(text: &str, start: usize) -> usize {
-    let rest = &text.as_bytes()[start..];
-    let len = rest
-        .iter()
-        .position(|b| !(b.is_ascii_alphanumeric() || b"-._~+/=%".contains(b)))
-        .unwrap_or(rest.len());
-    start + len
-}
-
-/// End of a query parameter's value.
-fn param_end(text: &str, start: usize) -> usize {
-    let rest = &text.as_bytes()[start..];
-    let len = rest
-        .iter()
-        .position(|b| b"&#\"' <>\n\r\t,;)".contains(b))
-        .unwrap_or(rest.len());
-    start + len
+    Cow::Owned(format!("{}…({} bytes)", &text[..end], text.len()))
 }
 
 /// A URL safe to show: no user info, no query, no fragment; a query that
@@ -273,5 +356,46 @@ pub fn redact_url(url: &str) -> String {
         format!("{base}?{REDACTED}")
     } else {
         base
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_inside_rejected_markers_are_found() {
+        // `api_key=` not after `?`: its `key=` is not a parameter either.
+        assert_eq!(scrub_builtin("x_api_key=1"), "x_api_key=1");
+        assert_eq!(scrub_builtin("a?x=1&api_key=S"), "a?x=1&api_key=<redacted>");
+        assert_eq!(
+            scrub_builtin("?KEY=S;Access_Token=T"),
+            "?KEY=<redacted>;Access_Token=<redacted>"
+        );
+        assert_eq!(
+            scrub_builtin("x-goog-api-key:   S x"),
+            "x-goog-api-key:   <redacted> x"
+        );
+        assert_eq!(
+            scrub_builtin("Token auth_tokens/x y"),
+            "Token <redacted:auth_token> y"
+        );
+    }
+
+    #[test]
+    fn repeated_markers_are_one_cut() {
+        let text = "?key=".repeat(1000);
+        assert_eq!(scrub_builtin(&text), "?key=<redacted>");
+    }
+
+    #[test]
+    fn longer_secrets_win_and_bytes_are_scrubbed() {
+        let r = Redactor::new()
+            .with_secret(&Secret::new("abc"))
+            .with_secret(&Secret::new("abcdef"));
+        assert_eq!(r.scrub("xabcdefx abc"), "x<redacted>x <redacted>");
+        assert_eq!(r.scrub_bytes(b"\xffabc\xfe"), b"\xff<redacted>\xfe");
+        assert!(r.finds_secret_in("zzabczz"));
+        assert!(!Redactor::new().finds_secret_in("abc"));
     }
 }

@@ -336,4 +336,9 @@ fn script_files_with_connections_round_trip_and_are_checked() {
         { "reconnect": {} }, { "reject_setup": { "code": 1008 } }
     ]});
     assert!(ScriptedServer::from_json_str(&after_reconnect.to_string(), "x").is_ok());
+    let typo = json!({ "v": 1, "actions": [{ "reconnect": { "handel": "h1" } }] });
+    let error = ScriptedServer::from_json_str(&typo.to_string(), "typo.json")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("handel"), "{error}");
 }

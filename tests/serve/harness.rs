@@ -131,6 +131,13 @@ pub async fn serve(script: &Value, args: &[&str]) -> Served {
 }
 
 impl Served {
+    /// The server's process id (tests/hostile reads its memory; it shares
+    /// this harness).
+    #[allow(dead_code)]
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("the server is running")
+    }
+
     /// The next stdout line.
     pub async fn line(&mut self) -> String {
         let line = tokio::time::timeout(LIMIT, self.stdout.next_line())

@@ -63,7 +63,8 @@ fn a_torn_last_journal_line_is_reported_and_the_entries_before_it_kept() {
     let read = FileJournalSink::read(file.path()).unwrap();
     assert_eq!(read.records, expected);
     let torn = read.torn.expect("the torn line is reported");
-    assert_eq!((torn.line, torn.bytes), (6, 19));
+    // Line 1 is the header, lines 2–6 the entries.
+    assert_eq!((torn.line, torn.bytes), (7, 19));
     assert_eq!(torn.file, file.path().display().to_string());
 }
 

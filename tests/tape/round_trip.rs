@@ -98,7 +98,12 @@ async fn a_file_tape_replays_after_reopening_and_keeps_calls_recorded_later() {
     let recorded = recorder.entries();
     drop(recorder);
     let text = String::from_utf8(file.read()).unwrap();
-    assert_eq!(text.lines().count(), 3, "one entry per line:\n{text}");
+    assert_eq!(
+        text.lines().count(),
+        4,
+        "a header, then one entry per line:\n{text}"
+    );
+    assert_eq!(text.lines().next(), Some(r#"{"v":1,"kind":"tape"}"#));
     assert!(text.ends_with('\n'));
 
     // Reopen: everything replays, and a new call is appended to the file.
@@ -130,6 +135,10 @@ fn create_empties_an_existing_tape_file() {
     file.write(b"{\"kind\":\"llm\",\"input\":1,\"output\":2}\n");
     let tape = FileTape::create(file.path()).unwrap();
     assert!(tape.entries().is_empty());
-    assert!(file.read().is_empty());
+    assert_eq!(
+        file.read(),
+        b"{\"v\":1,\"kind\":\"tape\"}\n",
+        "only the header is left"
+    );
     assert!(FileTape::open(file.path()).unwrap().entries().is_empty());
 }

@@ -10,8 +10,9 @@ use serde_json::json;
 
 use super::TempFile;
 
-/// A small tape file's bytes: entries of both kinds, a failure, non-ASCII
-/// text and escapes, then half of one more entry.
+/// A small tape file's entry lines (its header line left out): entries of
+/// both kinds, a failure, non-ASCII text and escapes, then half of one
+/// more entry.
 fn tape_bytes() -> Vec<u8> {
     let file = TempFile::new("splits");
     let tape = FileTape::create(file.path()).unwrap();
@@ -36,6 +37,10 @@ fn tape_bytes() -> Vec<u8> {
         tape.record(entry).unwrap();
     }
     let mut bytes = file.read();
+    // The entries as the decoder sees them: after the file's header line.
+    let header_end = bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
+    assert_eq!(&bytes[..header_end], b"{\"v\":1,\"kind\":\"tape\"}\n");
+    bytes.drain(..header_end);
     let one_more = serde_json::to_vec(&TapeEntry::ok(
         "resolver:balance",
         json!({"account_id": "é"}),

@@ -4,9 +4,10 @@ use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Args;
-use livesim::serve::{Connections, ServeOptions, Server};
+use livesim::serve::{Connections, Limits, ServeOptions, Server};
 use livesim::testing::ScriptedServer;
 
 #[derive(Args, Debug)]
@@ -30,6 +31,66 @@ pub struct ServeArgs {
     /// Default: livesim-serve-<port>.pem in the system temp directory.
     #[arg(long, value_name = "PATH", requires = "tls")]
     pub cert_out: Option<PathBuf>,
+    /// The largest message a client may send (bytes; KiB and MiB
+    /// suffixes accepted); a larger one is closed with 1009.
+    #[arg(long, value_name = "SIZE", default_value = "4MiB", value_parser = parse_size)]
+    pub max_message_size: usize,
+    /// How long a client has after the upgrade to send setup (`10s`,
+    /// `500ms`, `2m`); then the connection is closed with 1011.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub setup_timeout: Duration,
+    /// How long a connection may go without a frame either way (script
+    /// pauses included); then it is closed with 1011.
+    #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = parse_duration)]
+    pub idle_timeout: Duration,
+}
+
+/// `4194304`, `512KiB`, `4MiB`.
+fn parse_size(text: &str) -> Result<usize, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text, ""),
+    };
+    let scale = match unit.trim() {
+        "" | "B" => 1,
+        "KiB" | "K" | "KB" => 1024,
+        "MiB" | "M" | "MB" => 1024 * 1024,
+        other => {
+            return Err(format!(
+                "unknown unit {other:?}: write bytes, KiB or MiB (4MiB)"
+            ));
+        }
+    };
+    let number: usize = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size: write bytes, KiB or MiB (4MiB)"))?;
+    match number.checked_mul(scale) {
+        Some(0) => Err("the size must be at least one byte".to_string()),
+        Some(bytes) => Ok(bytes),
+        None => Err(format!("{text:?} is too large")),
+    }
+}
+
+/// `10s`, `500ms`, `2m`, or a number of seconds.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let bad = || format!("{text:?} is not a duration: write 500ms, 10s or 2m");
+    let (number, scale_ms) = if let Some(n) = text.strip_suffix("ms") {
+        (n, 1)
+    } else if let Some(n) = text.strip_suffix('s') {
+        (n, 1000)
+    } else if let Some(n) = text.strip_suffix('m') {
+        (n, 60_000)
+    } else {
+        (text, 1000)
+    };
+    let number: u64 = number.trim().parse().map_err(|_| bad())?;
+    let ms = number.checked_mul(scale_ms).ok_or_else(bad)?;
+    if ms == 0 {
+        return Err("the timeout must be longer than zero".to_string());
+    }
+    Ok(Duration::from_millis(ms))
 }
 
 pub fn run(args: ServeArgs) -> ExitCode {
@@ -49,6 +110,11 @@ pub fn run(args: ServeArgs) -> ExitCode {
         },
         tls: args.tls,
         certificate_out: args.cert_out,
+        limits: Limits {
+            max_message_size: args.max_message_size,
+            setup_timeout: args.setup_timeout,
+            idle_timeout: args.idle_timeout,
+        },
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -11,7 +11,7 @@ impl<T: Transport> Player<'_, T> {
     /// Checks one client frame that arrived on connection `on`.
     pub(super) async fn client_frame(&mut self, frame: Frame, on: u32) -> Result<(), ()> {
         let bytes = frame.payload().unwrap_or_default().to_vec();
-        self.progress.update(|s| s.inbound.push(bytes.clone()));
+        self.keep_inbound(&bytes);
         let Some(message) = serde_json::from_slice::<Value>(&bytes)
             .ok()
             .filter(Value::is_object)
@@ -200,13 +200,5 @@ pub(super) fn summary(message: Option<&Value>, bytes: &[u8]) -> String {
         Some(m) => m.to_string(),
         None => String::from_utf8_lossy(bytes).into_owned(),
     };
-    if text.len() > MAX {
-        let cut = (0..=MAX)
-            .rev()
-            .find(|&i| text.is_char_boundary(i))
-            .unwrap_or(0);
-        format!("{}… ({} bytes)", &text[..cut], bytes.len())
-    } else {
-        text
-    }
+    crate::wire::clip(&text, MAX).into_owned()
 }

@@ -82,7 +82,7 @@ impl<T: Transport> Player<'_, T> {
             Some(Ok(frame)) => frame,
         };
         let bytes = frame.payload().unwrap_or_default().to_vec();
-        self.progress.update(|s| s.inbound.push(bytes.clone()));
+        self.keep_inbound(&bytes);
         let message: Option<Value> = serde_json::from_slice(&bytes).ok();
         let setup = message
             .as_ref()

@@ -61,6 +61,21 @@ pub(crate) struct Progress {
     pub changed: Notify,
 }
 
+impl Progress {
+    /// The progress of a play for a real server (`livesim serve`):
+    /// released from the start, keeping no copy of what the client sends
+    /// (a client may send a lot; the report needs none of it), and leaving
+    /// what it says about the client to the server's own redacted log.
+    pub fn for_server() -> Self {
+        let progress = Progress::default();
+        progress.update(|s| {
+            s.released = true;
+            s.serving = true;
+        });
+        progress
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct Recorded {
     pub released: bool,
@@ -75,7 +90,12 @@ pub(crate) struct Recorded {
     pub finished: bool,
     pub frames_sent: u64,
     pub frames_delivered: u64,
+    /// Every frame the client sent (unless `serving`).
     pub inbound: Vec<Vec<u8>>,
+    /// Set for a real server: `inbound` stays empty, and errors are not
+    /// logged here (they may quote a client's credential; the server's log
+    /// redacts them).
+    pub serving: bool,
     pub issued: Vec<String>,
     pub answered: BTreeSet<String>,
     pub cancelled: BTreeSet<String>,
@@ -699,8 +719,12 @@ impl<'a, T: Transport> Player<'a, T> {
             at: self.at.clone(),
             problem,
         };
-        tracing::warn!(target: "livesim::testing", "{error}");
-        self.progress.update(|s| s.errors.push(error));
+        self.progress.update(|s| {
+            if !s.serving {
+                tracing::warn!(target: "livesim::testing", "{error}");
+            }
+            s.errors.push(error);
+        });
     }
 
     async fn fail(&mut self, problem: String, code: u16, reason: &str) -> Result<(), ()> {
@@ -984,6 +1008,17 @@ async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
+    }
+}
+
+impl<T: Transport> Player<'_, T> {
+    /// Keeps a copy of a client frame for the test, unless told not to.
+    fn keep_inbound(&self, bytes: &[u8]) {
+        self.progress.update(|s| {
+            if !s.serving {
+                s.inbound.push(bytes.to_vec());
+            }
+        });
     }
 }
 

@@ -1,0 +1,112 @@
+//! Versioned JSONL files: tapes and journals start with a header line,
+//! `{"v":1,"kind":"tape"}`, as scripts and spec files carry `"v"`.
+//!
+//! A file written before headers existed (its first line is a record)
+//! still loads, as version 0 of its kind. A header of another kind (a
+//! wire log handed to the journal reader) or of a newer version is an
+//! error naming the file and what it is.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::decoder::JsonlDecoder;
+use super::file::{JsonlError, Parsed, drain};
+use super::strict;
+
+/// The first line of a versioned JSONL file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileHeader {
+    /// The format version.
+    pub v: u32,
+    /// What the file holds: `tape`, `journal`.
+    pub kind: String,
+}
+
+impl FileHeader {
+    /// The header line for `kind` at `version`, with its newline.
+    pub fn line(kind: &str, version: u32) -> Vec<u8> {
+        let header = FileHeader {
+            v: version,
+            kind: kind.to_string(),
+        };
+        let mut line = serde_json::to_vec(&header).unwrap_or_default();
+        line.push(b'\n');
+        line
+    }
+}
+
+/// Decodes a versioned JSONL file of `kind`, reading versions up to
+/// `version`: the header (if the file has one) is checked and left out,
+/// then every record, with [`drain`]'s handling of a damaged end.
+pub fn parse_versioned<T: DeserializeOwned>(
+    file: &str,
+    bytes: &[u8],
+    kind: &str,
+    version: u32,
+) -> Result<Parsed<T>, JsonlError> {
+    let bad = |line: u64, problem: String| JsonlError::BadLine {
+        file: file.to_string(),
+        line,
+        problem,
+    };
+    if let Some(problem) = strict::bom(bytes) {
+        return Err(bad(1, problem));
+    }
+    // The first non-blank line, and where it ends.
+    let mut start = 0;
+    let mut lines = 0;
+    let mut header_end = None;
+    while start < bytes.len() {
+        let end = bytes[start..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |at| start + at + 1);
+        lines += 1;
+        let line = &bytes[start..end];
+        if !line.iter().all(u8::is_ascii_whitespace) {
+            let value: Option<serde_json::Value> = serde_json::from_slice(line).ok();
+            if value.as_ref().and_then(|v| v.get("v")).is_some() {
+                header_end = Some((end, lines, line));
+            }
+            break;
+        }
+        start = end;
+    }
+    let Some((end, lines, line)) = header_end else {
+        // No header: a file from before headers, version 0.
+        let mut decoder = JsonlDecoder::new(file);
+        decoder.feed(bytes);
+        decoder.end();
+        return drain(decoder);
+    };
+    let text = String::from_utf8_lossy(line);
+    let header: FileHeader = serde_json::from_str(&text).map_err(|e| {
+        bad(
+            lines,
+            format!("not a {kind} header: {}", strict::explain(&text, &e)),
+        )
+    })?;
+    if header.kind != kind {
+        return Err(bad(
+            lines,
+            format!(
+                "this is a {} file, not a {kind} (its header says \"kind\": {:?})",
+                header.kind, header.kind
+            ),
+        ));
+    }
+    if header.v > version {
+        return Err(bad(
+            lines,
+            format!(
+                "{kind} version {} is not supported (this livesim reads versions up to {version})",
+                header.v
+            ),
+        ));
+    }
+    let mut decoder = JsonlDecoder::new(file).after_lines(lines, end as u64);
+    decoder.feed(&bytes[end..]);
+    decoder.end();
+    drain(decoder)
+}

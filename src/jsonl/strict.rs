@@ -1,0 +1,301 @@
+//! Strict reading of the files people edit by hand (scripts, specs) and
+//! the ones livesim writes (tapes, journals, wire logs): a typo is an
+//! error that says where it is and what was meant, never a silently
+//! ignored key.
+//!
+//! * [`explain`] turns serde's account of a bad document into one that
+//!   names the key, its line and column and the nearest valid key
+//!   ("unknown key `setle_ms` at line 3, column 5; did you mean
+//!   `settle_ms`?");
+//! * [`bom`] names a UTF-8 byte-order mark, which JSON does not allow;
+//! * [`duplicate_key`] finds a key given twice in one object, which
+//!   `serde_json::Value` would otherwise settle silently (the last wins).
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+
+/// The bytes of a UTF-8 byte-order mark.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The error for text that starts with a UTF-8 byte-order mark, if it
+/// does.
+pub fn bom(bytes: &[u8]) -> Option<String> {
+    bytes.starts_with(BOM).then(|| {
+        "the file starts with a UTF-8 byte-order mark (bytes EF BB BF), which JSON does not \
+         allow; save it as UTF-8 without a BOM"
+            .to_string()
+    })
+}
+
+/// The valid word nearest to `word`, if one is near enough to be the
+/// intended one (an edit or two, a swapped pair of letters).
+///
+/// ```
+/// use livesim::jsonl::nearest;
+///
+/// assert_eq!(nearest("setle_ms", &["v", "name", "settle_ms", "actions"]), Some("settle_ms"));
+/// assert_eq!(nearest("outptu", &["kind", "input", "output", "error"]), Some("output"));
+/// assert_eq!(nearest("zebra", &["kind", "input"]), None);
+/// ```
+pub fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let limit = (word.chars().count() / 3).max(1);
+    candidates
+        .iter()
+        .map(|c| (distance(word, c), *c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// Edit distance with adjacent swaps (optimal string alignment), ignoring
+/// ASCII case.
+fn distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().map(|c| c.to_ascii_lowercase()).collect();
+    let b: Vec<char> = b.chars().map(|c| c.to_ascii_lowercase()).collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// serde's message for `error` on `text`, rewritten for a person: an
+/// unknown key or name is named with its line and column (where the key
+/// starts, not where serde stopped) and the nearest valid one; other
+/// errors keep serde's words, with their position as `line L, column C`.
+///
+/// ```
+/// use livesim::jsonl::explain;
+///
+/// #[derive(Debug, serde::Deserialize)]
+/// #[serde(deny_unknown_fields)]
+/// #[allow(dead_code)]
+/// struct Script { v: u32, settle_ms: u64 }
+///
+/// let text = "{\"v\": 1,\n  \"setle_ms\": 5}";
+/// let error = serde_json::from_str::<Script>(text).unwrap_err();
+/// assert_eq!(
+///     explain(text, &error),
+///     "unknown key `setle_ms` at line 2, column 3; did you mean `settle_ms`? \
+///      (expected `v` or `settle_ms`)"
+/// );
+/// ```
+pub fn explain(text: &str, error: &serde_json::Error) -> String {
+    let full = error.to_string();
+    let message = match full.rfind(" at line ") {
+        Some(at) if error.line() > 0 => &full[..at],
+        _ => full.as_str(),
+    };
+    let position = (error.line() > 0).then(|| (error.line(), error.column()));
+    explain_message(text, message, position, false)
+}
+
+/// [`explain`] for one line of a JSONL file, whose line number the caller
+/// gives: positions are columns only.
+pub(crate) fn explain_in_line(text: &str, error: &serde_json::Error) -> String {
+    let full = error.to_string();
+    let message = match full.rfind(" at line ") {
+        Some(at) if error.line() > 0 => &full[..at],
+        _ => full.as_str(),
+    };
+    let position = (error.line() > 0).then(|| (error.line(), error.column()));
+    explain_message(text, message, position, true)
+}
+
+/// The rewriting behind [`explain`]: `position` is where serde stopped,
+/// when known (a value decoded from a `Value` has none).
+/// `in_line`: the text is one line of a JSONL file, so positions are
+/// given as columns only.
+fn explain_message(
+    text: &str,
+    message: &str,
+    position: Option<(usize, usize)>,
+    in_line: bool,
+) -> String {
+    let at = |(line, column): (usize, usize)| {
+        if in_line {
+            format!(" at column {column}")
+        } else {
+            format!(" at line {line}, column {column}")
+        }
+    };
+    for (prefix, what) in [("unknown field `", "key"), ("unknown variant `", "name")] {
+        let Some(rest) = message.strip_prefix(prefix) else {
+            continue;
+        };
+        let Some((word, expected)) = rest.split_once('`') else {
+            continue;
+        };
+        let valid: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+        let expected = expected.trim_start_matches(", ").trim();
+        let mut out = format!("unknown {what} `{word}`");
+        if let Some(place) = where_is(text, word, position) {
+            out.push_str(&at(place));
+        }
+        if let Some(meant) = nearest(word, &valid) {
+            out.push_str(&format!("; did you mean `{meant}`?"));
+        }
+        if !expected.is_empty() {
+            out.push_str(&format!(" ({expected})"));
+        }
+        return out;
+    }
+    match position {
+        Some(place) => format!("{message}{}", at(place)),
+        None => message.to_string(),
+    }
+}
+
+/// Where `"word"` starts in `text`: the last occurrence before the
+/// position serde stopped at, or the first one when there is no position.
+fn where_is(text: &str, word: &str, stopped: Option<(usize, usize)>) -> Option<(usize, usize)> {
+    let quoted = format!("\"{word}\"");
+    let at = match stopped {
+        Some((line, column)) => {
+            let end = offset_of(text, line, column)?;
+            text[..end.min(text.len())].rfind(&quoted)
+        }
+        None => text.find(&quoted),
+    }?;
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    Some((line, before[line_start..].chars().count() + 1))
+}
+
+/// The byte offset just past 1-based `line`, `column` (columns counted in
+/// bytes, as serde_json counts them).
+fn offset_of(text: &str, line: usize, column: usize) -> Option<usize> {
+    let line_start = if line <= 1 {
+        0
+    } else {
+        text.match_indices('\n').nth(line - 2)?.0 + 1
+    };
+    let mut end = (line_start + column).min(text.len());
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    Some(end)
+}
+
+/// The first key given twice in one object of `text` (JSON that parses),
+/// as an error naming the key, its line and column.
+///
+/// ```
+/// use livesim::jsonl::duplicate_key;
+///
+/// assert_eq!(
+///     duplicate_key("{\"a\": {\"b\": 1,\n \"b\": 2}}").unwrap(),
+///     "duplicate key `b` at line 2, column 2"
+/// );
+/// assert!(duplicate_key("{\"a\": 1, \"b\": {\"a\": 2}}").is_none());
+/// ```
+pub fn duplicate_key(text: &str) -> Option<String> {
+    let error = serde_json::from_str::<NoDuplicates>(text).err()?;
+    let message = error.to_string();
+    let rest = message.strip_prefix("duplicate key `")?;
+    let (word, _) = rest.split_once('`')?;
+    let position = (error.line() > 0).then(|| (error.line(), error.column()));
+    let mut out = format!("duplicate key `{word}`");
+    if let Some((line, column)) = where_is(text, word, position) {
+        out.push_str(&format!(" at line {line}, column {column}"));
+    }
+    Some(out)
+}
+
+/// Any JSON, walked only to refuse a key given twice in one object.
+struct NoDuplicates;
+
+impl<'de> serde::Deserialize<'de> for NoDuplicates {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(NoDuplicates)
+    }
+}
+
+impl<'de> Visitor<'de> for NoDuplicates {
+    type Value = NoDuplicates;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(NoDuplicates)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<NoDuplicates>()?.is_some() {}
+        Ok(NoDuplicates)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut seen = BTreeSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !seen.insert(key.clone()) {
+                return Err(de::Error::custom(format_args!("duplicate key `{key}`")));
+            }
+            map.next_value::<NoDuplicates>()?;
+        }
+        Ok(NoDuplicates)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distances() {
+        assert_eq!(distance("arg", "args"), 1);
+        assert_eq!(distance("removd", "removed"), 1);
+        assert_eq!(distance("outptu", "output"), 1);
+        assert_eq!(distance("SEND", "send"), 0);
+    }
+
+    #[test]
+    fn unknown_names_and_plain_errors() {
+        let message = "unknown variant `sned`, expected one of `send`, `send_text`";
+        assert_eq!(
+            explain_message("[{\"sned\": 1}]", message, None, false),
+            "unknown name `sned` at line 1, column 3; did you mean `send`? \
+             (expected one of `send`, `send_text`)"
+        );
+        assert_eq!(
+            explain_message("", "missing field `v`", Some((1, 2)), false),
+            "missing field `v` at line 1, column 2"
+        );
+        assert!(bom(b"\xEF\xBB\xBF{}").unwrap().contains("byte-order mark"));
+        assert!(bom(b"{}").is_none());
+    }
+}

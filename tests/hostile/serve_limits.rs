@@ -1,0 +1,202 @@
+//! `livesim serve` against clients that would hold it or grow it: a
+//! client that stops talking is closed at the idle timeout (the setup
+//! timeout is in `serve_protocol`), and a flood of large frames leaves
+//! the server's peak memory bounded (read from /proc, so Linux only).
+
+use livesim::testing::ScriptedServer;
+use serde_json::json;
+
+use super::harness::{LIMIT, next, send, serve, until};
+
+/// A client that answers setup, then goes quiet while the script waits for
+/// its tool answer, is closed with 1011 at the idle timeout; the server
+/// logs it and exits 1.
+#[tokio::test]
+async fn a_client_gone_quiet_is_closed_at_the_idle_timeout() {
+    let script = ScriptedServer::new()
+        .named("quiet")
+        .calls("get_weather", json!({ "city": "Paris" }))
+        .says("Sunny.");
+    let served = serve(&script.to_json(), &["--idle-timeout", "300ms"]).await;
+    let (mut ws, _) = tokio_tungstenite::connect_async(served.url.as_str())
+        .await
+        .unwrap();
+    send(&mut ws, json!({ "setup": { "model": "models/test" } })).await;
+    until(&mut ws, "setupComplete").await;
+    until(&mut ws, "toolCall").await;
+    // Say nothing: the next thing from the server is its close.
+    let close = until(&mut ws, "close").await;
+    assert_eq!(
+        close,
+        json!({ "close": 1011, "reason": "Deadline expired before operation could complete." })
+    );
+    while next(&mut ws).await.is_some() {}
+    let ended = served.finish().await;
+    assert_eq!(ended.code, Some(1), "{}", ended.output());
+    for line in [
+        "no frame either way for 300ms: closing with 1011",
+        "connection 1: no frame either way for 300ms, at action #1 (call get_weather as call-1) of script \"quiet\": closed with 1011",
+    ] {
+        assert!(
+            ended.stderr.contains(line),
+            "no {line:?} in:\n{}",
+            ended.stderr
+        );
+    }
+}
+
+/// A client that stops reading while the script sends cannot hold the
+/// server: once nothing can be written for the idle timeout, the
+/// connection is dropped and the server exits 1.
+#[tokio::test]
+async fn a_client_that_reads_nothing_is_dropped_at_the_idle_timeout() {
+    // 32 MB of model text: more than the sockets' buffers hold.
+    let chunk = "x".repeat(256 * 1024);
+    let mut script = ScriptedServer::new().named("unread");
+    for _ in 0..128 {
+        script = script.text(chunk.clone());
+    }
+    let served = serve(&script.to_json(), &["--idle-timeout", "500ms"]).await;
+    let (mut ws, _) = tokio_tungstenite::connect_async(served.url.as_str())
+        .await
+        .unwrap();
+    send(&mut ws, json!({ "setup": { "model": "models/test" } })).await;
+    // Read nothing more: the server exits on its own.
+    let ended = served.finish().await;
+    drop(ws);
+    assert_eq!(ended.code, Some(1), "{:.3000}", ended.output());
+    assert!(
+        ended
+            .stderr
+            .contains("the client read nothing for 500ms: dropping the connection"),
+        "{:.3000}",
+        ended.stderr
+    );
+    assert!(
+        ended.stderr.contains("of script \"unread\": dropped"),
+        "{:.3000}",
+        ended.stderr
+    );
+}
+
+/// Peak resident memory of a process, in bytes (`VmHWM`).
+fn peak_rss(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// `frames` messages of 1 MiB each (audio the script accepts), one
+/// connection: the server keeps none of them, so its peak memory stays
+/// far below what they add up to. 300 frames in `cargo test`, 600 in the
+/// nightly run.
+#[tokio::test]
+async fn a_flood_of_large_frames_leaves_memory_bounded() {
+    if std::fs::metadata("/proc/self/status").is_err() {
+        eprintln!("no /proc: peak memory cannot be read here");
+        return;
+    }
+    let frames = if super::large() { 600 } else { 300 };
+    let mut script = ScriptedServer::new().named("flood");
+    for _ in 0..frames {
+        script = script.expects("realtimeInput");
+    }
+    let script = script.says("Got it.");
+    let served = serve(&script.to_json(), &[]).await;
+    let pid = served.pid();
+    let (mut ws, _) = tokio_tungstenite::connect_async(served.url.as_str())
+        .await
+        .unwrap();
+    send(&mut ws, json!({ "setup": { "model": "models/test" } })).await;
+    until(&mut ws, "setupComplete").await;
+    // 1 MiB of junk audio per message (base64 of nothing in particular).
+    let junk = "QUJD".repeat(256 * 1024);
+    let message = json!({ "realtimeInput": { "audio": { "mimeType": "audio/pcm;rate=16000", "data": junk } } });
+    for _ in 0..frames {
+        send(&mut ws, message.clone()).await;
+    }
+    let reply = tokio::time::timeout(LIMIT * 4, until(&mut ws, "serverContent"))
+        .await
+        .expect("the script answered after the flood");
+    assert!(reply.to_string().contains("Got it."), "{reply}");
+    let peak = peak_rss(pid).expect("the server's peak memory");
+    super::harness::hang_up(&mut ws).await;
+    let ended = served.finish().await;
+    assert_eq!(ended.code, Some(0), "{}", ended.output());
+    println!(
+        "livesim serve peak RSS after {frames} x 1 MiB frames: {:.1} MB",
+        peak as f64 / 1e6
+    );
+    assert!(
+        peak <= 150_000_000,
+        "peak RSS {:.1} MB after {frames} x 1 MiB frames (limit 150 MB)",
+        peak as f64 / 1e6
+    );
+}
+
+/// One 60 MiB message (sent whole, in the nightly run) is refused with
+/// 1009 without the server ever holding it.
+#[tokio::test]
+async fn a_60_mib_message_is_refused_without_being_held() {
+    if !super::large() || std::fs::metadata("/proc/self/status").is_err() {
+        return;
+    }
+    let script = ScriptedServer::new().named("big").expects("realtimeInput");
+    // Serving on after this connection, so its memory can be read once
+    // the connection is over; killed when `served` drops.
+    let served = serve(&script.to_json(), &["--keep-serving"]).await;
+    let pid = served.pid();
+    let (mut ws, _) = tokio_tungstenite::connect_async(served.url.as_str())
+        .await
+        .unwrap();
+    send(&mut ws, json!({ "setup": { "model": "models/test" } })).await;
+    until(&mut ws, "setupComplete").await;
+    let junk = "QUJD".repeat(15 * 1024 * 1024);
+    // The server may close before the whole message is written.
+    let _ = futures::SinkExt::send(
+        &mut ws,
+        tokio_tungstenite::tungstenite::Message::Text(
+            json!({ "realtimeInput": { "text": junk } })
+                .to_string()
+                .into(),
+        ),
+    )
+    .await;
+    let mut code = None;
+    while let Some(message) = next(&mut ws).await {
+        if let Some(c) = message.get("close") {
+            code = c.as_u64();
+        }
+    }
+    let peak = peak_rss(pid).expect("the server's peak memory");
+    drop(served);
+    assert_eq!(code, Some(1009));
+    println!(
+        "livesim serve peak RSS after a 60 MiB message: {:.1} MB",
+        peak as f64 / 1e6
+    );
+    assert!(peak <= 100_000_000, "peak RSS {:.1} MB", peak as f64 / 1e6);
+}
+
+/// The limits' flags refuse values that make no sense, with exit 2.
+#[test]
+fn limit_flags_refuse_nonsense() {
+    let script = super::Scratch::new("script.json");
+    script.write(ScriptedServer::new().to_json().to_string().as_bytes());
+    let path = script.path().to_str().unwrap();
+    for (flag, value, said) in [
+        ("--max-message-size", "0", "at least one byte"),
+        ("--max-message-size", "4GB", "unknown unit"),
+        ("--setup-timeout", "0s", "longer than zero"),
+        ("--idle-timeout", "soon", "not a duration"),
+    ] {
+        let ended = super::harness::livesim(&["serve", path, flag, value]);
+        assert_eq!(ended.code, Some(2), "{flag} {value}: {}", ended.output());
+        assert!(
+            ended.stderr.contains(said),
+            "{flag} {value}: {}",
+            ended.stderr
+        );
+    }
+}

@@ -34,6 +34,9 @@
 //!    transports, failure fixtures.
 //! 9. [`simulation`]: scenarios run against a flow spec, and scenarios
 //!    derived from recorded journals.
+//! 10. [`soak`]: seeded sessions generated against an agent (from a
+//!     `sim/` folder or your own builder), faults drawn per seed,
+//!     invariants checked after every run, a summary with replay lines.
 //!
 //! [`prelude`] gathers the names most sessions and tests use.
 //!
@@ -62,6 +65,7 @@ pub mod prelude;
 pub mod serve;
 pub mod session;
 pub mod simulation;
+pub mod soak;
 pub mod state;
 pub mod tape;
 pub mod testing;

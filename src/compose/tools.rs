@@ -6,7 +6,8 @@
 //! `Ok(json)` or an error; the session turns an error (or a panic, or a
 //! timeout) into `{"error": "…"}` for the model, and wraps a result that
 //! is not a JSON object as `{"result": …}`, because the protocol only
-//! accepts objects.
+//! accepts objects. While a session runs a tool, [`call_id`] names the
+//! call it is answering.
 
 use std::fmt;
 use std::future::Future;
@@ -77,6 +78,53 @@ impl Tool {
     pub fn call(&self, args: Value) -> BoxFuture<'static, ToolResult> {
         (self.run)(args)
     }
+
+    /// The same tool (name, description, parameters, timeout) with every
+    /// run passed through `around`, which gets the call's arguments and
+    /// the tool's own run: how the soak records each execution of a
+    /// user's tools without changing what they do.
+    pub(crate) fn around<F>(&self, around: F) -> Tool
+    where
+        F: Fn(Value, BoxFuture<'static, ToolResult>) -> BoxFuture<'static, ToolResult>
+            + Send
+            + Sync
+            + 'static,
+    {
+        let inner = self.run.clone();
+        Tool {
+            run: Arc::new(move |args: Value| around(args.clone(), inner(args))),
+            ..self.clone()
+        }
+    }
+}
+
+tokio::task_local! {
+    static CALL_ID: String;
+}
+
+/// The id of the tool call being answered, while a session runs a tool's
+/// future; `None` anywhere else (a task the tool spawns included).
+///
+/// A tool can use it as an idempotency key, or to tell two calls with the
+/// same arguments apart in its own records.
+///
+/// ```
+/// use livesim::compose::tools::{T, call_id};
+/// use serde_json::json;
+///
+/// let charge = T::simple("charge", "Charges a card once per call", |_args| async move {
+///     Ok(json!({ "receipt": call_id().unwrap_or_default() }))
+/// });
+/// assert_eq!(call_id(), None); // not inside a session's tool run
+/// # let _ = charge;
+/// ```
+pub fn call_id() -> Option<String> {
+    CALL_ID.try_with(Clone::clone).ok()
+}
+
+/// Runs `run` as the answer to call `id`: [`call_id`] returns it inside.
+pub(crate) async fn answering<F: std::future::Future>(id: String, run: F) -> F::Output {
+    CALL_ID.scope(id, run).await
 }
 
 /// One or more tools, as the session builder takes them.
@@ -136,6 +184,14 @@ impl ToolComposite {
     /// Whether there is no tool.
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
+    }
+}
+
+impl FromIterator<Tool> for ToolComposite {
+    fn from_iter<I: IntoIterator<Item = Tool>>(tools: I) -> Self {
+        ToolComposite {
+            tools: tools.into_iter().collect(),
+        }
     }
 }
 

@@ -10,7 +10,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::decoder::JsonlDecoder;
-use super::file::{JsonlError, Parsed, drain};
+use super::decoder::TornLine;
+use super::file::{JsonlError, Parsed, drain_with};
 use super::strict;
 
 /// The first line of a versioned JSONL file.
@@ -45,13 +46,34 @@ pub fn parse_versioned<T: DeserializeOwned>(
     kind: &str,
     version: u32,
 ) -> Result<Parsed<T>, JsonlError> {
+    let mut records = Vec::new();
+    let torn = parse_versioned_with(file, bytes, kind, version, |_, record| {
+        records.push(record);
+        Ok::<(), JsonlError>(())
+    })?;
+    Ok(Parsed { records, torn })
+}
+
+/// [`parse_versioned`], handing each good record to `keep` with its line
+/// number (for readers whose own errors name the line of a record).
+pub fn parse_versioned_with<T, E>(
+    file: &str,
+    bytes: &[u8],
+    kind: &str,
+    version: u32,
+    keep: impl FnMut(u64, T) -> Result<(), E>,
+) -> Result<Option<TornLine>, E>
+where
+    T: DeserializeOwned,
+    E: From<JsonlError>,
+{
     let bad = |line: u64, problem: String| JsonlError::BadLine {
         file: file.to_string(),
         line,
         problem,
     };
     if let Some(problem) = strict::bom(bytes) {
-        return Err(bad(1, problem));
+        return Err(bad(1, problem).into());
     }
     // The first non-blank line, and where it ends.
     let mut start = 0;
@@ -78,7 +100,7 @@ pub fn parse_versioned<T: DeserializeOwned>(
         let mut decoder = JsonlDecoder::new(file);
         decoder.feed(bytes);
         decoder.end();
-        return drain(decoder);
+        return drain_with(decoder, keep);
     };
     let text = String::from_utf8_lossy(line);
     let header: FileHeader = serde_json::from_str(&text).map_err(|e| {
@@ -94,7 +116,8 @@ pub fn parse_versioned<T: DeserializeOwned>(
                 "this is a {} file, not a {kind} (its header says \"kind\": {:?})",
                 header.kind, header.kind
             ),
-        ));
+        )
+        .into());
     }
     if header.v > version {
         return Err(bad(
@@ -103,10 +126,11 @@ pub fn parse_versioned<T: DeserializeOwned>(
                 "{kind} version {} is not supported (this livesim reads versions up to {version})",
                 header.v
             ),
-        ));
+        )
+        .into());
     }
     let mut decoder = JsonlDecoder::new(file).after_lines(lines, end as u64);
     decoder.feed(&bytes[end..]);
     decoder.end();
-    drain(decoder)
+    drain_with(decoder, keep)
 }

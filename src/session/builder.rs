@@ -198,6 +198,22 @@ impl LiveSessionBuilder {
         self.config.setup_message()
     }
 
+    /// The state given with [`state`](Self::state), if any.
+    pub(crate) fn state_ref(&self) -> Option<&State> {
+        self.state.as_ref()
+    }
+
+    /// Turns on the planted bug: a governance gate that admits a refused
+    /// call under one interleaving. Exists only in builds with the
+    /// `planted-bug` feature, which only livesim's own test of the soak
+    /// uses.
+    #[cfg(feature = "planted-bug")]
+    #[doc(hidden)]
+    pub fn planted_bug(mut self) -> Self {
+        self.config.planted_bug = true;
+        self
+    }
+
     fn session_state(&self) -> State {
         let state = self.state.clone().unwrap_or_default();
         if let Some(clock) = &self.clock {

@@ -49,6 +49,9 @@ pub(crate) struct SessionConfig {
     /// Knows the session's own secrets (its API key), to scrub from
     /// whatever the server sends.
     pub redactor: Redactor,
+    /// Turns on the planted bug (see the control lane); test builds only.
+    #[cfg(feature = "planted-bug")]
+    pub planted_bug: bool,
 }
 
 /// The flow a session is governed by.
@@ -79,6 +82,8 @@ impl SessionConfig {
             extractors: Vec::new(),
             resumption: Resumption::off(),
             redactor: Redactor::new(),
+            #[cfg(feature = "planted-bug")]
+            planted_bug: false,
         }
     }
 

@@ -55,6 +55,10 @@ struct Lane {
     watched: BTreeMap<String, Option<Value>>,
     extracting: Vec<ExtractorRuns>,
     extracted: mpsc::UnboundedSender<Extraction>,
+    /// The planted bug's trigger (test builds only): a call from an earlier
+    /// message was still running when this message's calls arrived.
+    #[cfg(feature = "planted-bug")]
+    planted_overlap: bool,
 }
 
 /// One extractor's runs: whether one is going, and the turns waiting for
@@ -124,6 +128,8 @@ impl Control {
             watched,
             extracting,
             extracted,
+            #[cfg(feature = "planted-bug")]
+            planted_overlap: false,
         };
         let session_id = lane.control.session_id.clone();
         lane.control
@@ -170,6 +176,11 @@ impl Lane {
     async fn event(&mut self, event: LiveEvent, at: Position) {
         match event {
             LiveEvent::ToolCall { calls } => {
+                #[cfg(feature = "planted-bug")]
+                {
+                    self.planted_overlap =
+                        self.control.config.planted_bug && self.dispatcher.is_running();
+                }
                 self.control.bus.emit(
                     LiveEvent::ToolCall {
                         calls: calls.clone(),
@@ -241,7 +252,9 @@ impl Lane {
                 Ok(decision) => {
                     let entries = decision.entries();
                     self.journal(entries);
-                    if let Some(refusal) = decision.refusal() {
+                    if let Some(refusal) = decision.refusal()
+                        && !self.planted_admits()
+                    {
                         let reason = decision.reason().unwrap_or_default().to_string();
                         self.control.bus.emit(
                             LiveEvent::ToolDenied {
@@ -271,6 +284,20 @@ impl Lane {
                     .await;
             }
         }
+    }
+
+    /// The planted bug (a test-only build, an agent that asks for it): a
+    /// refused call runs anyway when it arrives while an earlier message's
+    /// call is still running. Only some interleavings of tool completions
+    /// and frames hit it; the soak must find one.
+    #[cfg(feature = "planted-bug")]
+    fn planted_admits(&self) -> bool {
+        self.planted_overlap
+    }
+
+    #[cfg(not(feature = "planted-bug"))]
+    fn planted_admits(&self) -> bool {
+        false
     }
 
     fn cancel(&mut self, id: &str) {

@@ -33,7 +33,7 @@ use tokio::task::JoinHandle;
 
 use super::events::ToolCall;
 use super::position::Position;
-use crate::compose::tools::{Tool, ToolComposite};
+use crate::compose::tools::{Tool, ToolComposite, answering};
 use crate::executor;
 use crate::state::brief;
 
@@ -116,7 +116,10 @@ impl Dispatcher {
         };
         let (id, name) = (call.id.clone(), call.name.clone());
         let args = call.args.clone();
-        let run = Traced::new(run_tool(tool.clone(), call.args.clone()));
+        let run = Traced::new(answering(
+            id.clone(),
+            run_tool(tool.clone(), call.args.clone()),
+        ));
         let done = self.done.clone();
         let task_id = id.clone();
         let task = executor::spawn(format!("tool:{name}({id})"), async move {
@@ -136,6 +139,12 @@ impl Dispatcher {
         });
         self.running.insert(id, (call.name.clone(), task));
         Dispatched::Started
+    }
+
+    /// Whether any call is running (the planted bug's trigger).
+    #[cfg(feature = "planted-bug")]
+    pub fn is_running(&self) -> bool {
+        !self.running.is_empty()
     }
 
     /// Accepts a completion: `Some` if it must be answered, `None` if its

@@ -78,6 +78,7 @@ pub use events::{Lane, LiveEvent, ToolCall};
 pub use extract::{Extract, RecordBuilder, RecordExtractor};
 pub use extractors::{Extracted, Extractor, Speaker, Transcript, TranscriptLine, TurnContext};
 pub use handle::LiveHandle;
+pub(crate) use inbound::{FrameEvents, FrameFacts};
 pub use live::{Live, LiveBuilder};
 pub use phases::{PhaseMachine, PhaseTransition, Phases};
 pub use resumption::Resumption;

@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use super::from_journal::JournalRecord;
 use super::scenario::Scenario;
-use crate::jsonl::{JsonlDecoder, JsonlError, TornLine};
-use crate::state::StateMutation;
+use crate::jsonl::{JsonlError, TornLine, parse_versioned_with};
+use crate::state::{JOURNAL_KIND, JOURNAL_VERSION, StateMutation};
 
 /// A journal read from a file or a stream.
 ///
@@ -82,44 +82,46 @@ impl JournalFile {
 
     /// Decodes journal bytes; `origin` names them in errors.
     pub fn parse(origin: &str, bytes: &[u8]) -> Result<JournalFile, JournalFileError> {
-        let mut decoder = JsonlDecoder::<StateMutation>::new(origin);
-        decoder.feed(bytes);
-        decoder.end();
         let mut entries = Vec::new();
-        while let Some(record) = decoder.next_record() {
-            match record {
-                Ok(mutation) => entries.push(JournalLine {
-                    line: decoder.line(),
-                    mutation,
-                }),
-                Err(JsonlError::BadLine {
-                    file,
-                    line,
-                    problem,
-                }) => {
-                    return Err(JournalFileError {
-                        file,
-                        line: Some(line),
-                        problem: format!(
-                            "not a journal entry (one state mutation per line: \
-                             {{\"seq\", \"key\", \"value\", \"timestamp\"}}): {}",
-                            within_line(&problem)
-                        ),
-                    });
-                }
-                Err(JsonlError::Io { file, problem }) => {
-                    return Err(JournalFileError {
-                        file,
-                        line: None,
-                        problem,
-                    });
-                }
-            }
+        let torn = parse_versioned_with(
+            origin,
+            bytes,
+            JOURNAL_KIND,
+            JOURNAL_VERSION,
+            |line, mutation: StateMutation| {
+                entries.push(JournalLine { line, mutation });
+                Ok::<(), JsonlError>(())
+            },
+        )
+        .map_err(|error| match error {
+            JsonlError::BadLine {
+                file,
+                line,
+                problem,
+            } => JournalFileError {
+                file,
+                line: Some(line),
+                problem: format!("{NOT_AN_ENTRY}: {problem}"),
+            },
+            JsonlError::Io { file, problem } => JournalFileError {
+                file,
+                line: None,
+                problem,
+            },
+        })?;
+        // Damage with no good entry before it is not a crash's torn end
+        // but a file that holds no journal at all.
+        if let (true, Some(damage)) = (entries.is_empty(), &torn) {
+            return Err(JournalFileError {
+                file: damage.file.clone(),
+                line: Some(damage.line),
+                problem: format!("{NOT_AN_ENTRY}: {}", damage.problem),
+            });
         }
         Ok(JournalFile {
             origin: origin.to_string(),
             entries,
-            torn: decoder.torn().cloned(),
+            torn,
         })
     }
 
@@ -162,14 +164,9 @@ impl JournalFile {
 
 /// serde's position inside a one-line document ("at line 1 column 7")
 /// says "column 7": the file's line is named already.
-fn within_line(problem: &str) -> String {
-    match problem.rsplit_once(" at line 1 column ") {
-        Some((what, column)) if column.chars().all(|c| c.is_ascii_digit()) => {
-            format!("{what} (column {column})")
-        }
-        _ => problem.to_string(),
-    }
-}
+/// How an error names a line that is not a journal entry.
+const NOT_AN_ENTRY: &str = "not a journal entry (one state mutation per line: \
+                            {\"seq\", \"key\", \"value\", \"timestamp\"})";
 
 impl JournalRecord for JournalLine {
     fn seq(&self) -> u64 {

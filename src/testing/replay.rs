@@ -3,6 +3,7 @@
 //! in-memory connection per reconnect), and the control a test holds over
 //! it.
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use futures::FutureExt;
@@ -193,18 +194,11 @@ impl ReplayControl {
     /// Waits until every action was performed and every frame handed to
     /// the session, or the script ended (closed, aborted, failed).
     pub async fn drained(&self) {
-        loop {
-            let changed = self.progress.changed.notified();
-            tokio::pin!(changed);
-            changed.as_mut().enable();
-            {
-                let state = self.progress.lock();
-                if state.drained() || state.finished {
-                    return;
-                }
-            }
-            changed.await;
-        }
+        self.wait_until(|control| {
+            let state = control.progress.lock();
+            state.drained() || state.finished
+        })
+        .await;
     }
 
     /// Every frame the session sent, as raw bytes: setup, tool responses…
@@ -241,6 +235,70 @@ impl ReplayControl {
     /// one can answer any more.
     pub fn abandoned_calls(&self) -> Vec<String> {
         self.progress.lock().abandoned.iter().cloned().collect()
+    }
+
+    /// Every call id the script issued, in order (a repeated id appears
+    /// each time it was issued).
+    pub fn issued_calls(&self) -> Vec<String> {
+        self.progress.lock().issued.clone()
+    }
+
+    /// The call ids the session answered.
+    pub fn answered_calls(&self) -> BTreeSet<String> {
+        self.progress.lock().answered.clone()
+    }
+
+    /// The call ids the script cancelled.
+    pub fn cancelled_calls(&self) -> BTreeSet<String> {
+        self.progress.lock().cancelled.clone()
+    }
+
+    /// Answers to calls the script had already cancelled, when the script
+    /// [allows answers to cross cancellations](ScriptedServer::answers_may_cross_cancellations).
+    pub fn late_answers(&self) -> Vec<String> {
+        self.progress.lock().late_answers.clone()
+    }
+
+    /// How many `expect` actions the script has reached: a test that
+    /// plays the user sends its message once the script waits for it.
+    pub fn expects_reached(&self) -> usize {
+        self.progress.lock().expects_reached
+    }
+
+    /// Waits until `ready` holds, checking it again after every change in
+    /// the script's progress.
+    pub async fn wait_until(&self, ready: impl Fn(&ReplayControl) -> bool) {
+        loop {
+            // Registered before the check, so a change in between still
+            // wakes us.
+            let changed = self.progress.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if ready(self) {
+                return;
+            }
+            changed.await;
+        }
+    }
+
+    /// Every frame the script sent (`setupComplete` first) that was handed
+    /// to the session, in order.
+    pub fn delivered_frames(&self) -> Vec<Frame> {
+        let state = self.progress.lock();
+        let delivered = usize::try_from(state.frames_delivered).unwrap_or(usize::MAX);
+        state.sent.iter().take(delivered).cloned().collect()
+    }
+
+    /// Whether the script ended the connection itself (a close, an abort
+    /// or a setup rejection).
+    pub fn ended_by_script(&self) -> bool {
+        self.progress.lock().ended_by_script
+    }
+
+    /// Whether the player has stopped: the script ended the connection,
+    /// the client hung up, or the client broke the script.
+    pub fn is_finished(&self) -> bool {
+        self.progress.lock().finished
     }
 
     /// Whether every action was performed and every frame delivered.

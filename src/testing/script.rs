@@ -191,6 +191,7 @@ pub struct ScriptedServer {
     pub(crate) settle: Duration,
     pub(crate) cap: Duration,
     pub(crate) lenient: bool,
+    pub(crate) crossing: bool,
     next_call: u32,
 }
 
@@ -209,6 +210,7 @@ impl ScriptedServer {
             settle: Duration::from_millis(default_settle_ms()),
             cap: Duration::from_secs(30),
             lenient: false,
+            crossing: false,
             next_call: 0,
         }
     }
@@ -429,6 +431,18 @@ impl ScriptedServer {
     /// stream audio the script does not model.
     pub fn lenient(mut self) -> Self {
         self.lenient = true;
+        self
+    }
+
+    /// Tolerates an answer to a call the script has cancelled: over a real
+    /// connection the session's answer and the cancellation can cross in
+    /// flight, so the answer proves nothing. Such answers are recorded
+    /// ([`ReplayControl::late_answers`](super::ReplayControl::late_answers))
+    /// instead of failing the run; the soak checks the session's own order
+    /// (no answer after it handled the cancellation) instead. A second
+    /// answer, or one to a call never issued, is still an error.
+    pub fn answers_may_cross_cancellations(mut self) -> Self {
+        self.crossing = true;
         self
     }
 

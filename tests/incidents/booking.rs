@@ -238,7 +238,7 @@ fn the_readme_walkthrough_prints_what_the_readme_shows() {
     let head: String = std::fs::read_to_string(&journal)
         .unwrap()
         .lines()
-        .take(2)
+        .take(3)
         .map(|line| format!("{line}\n"))
         .collect();
     assert_eq!(shown[0], head);

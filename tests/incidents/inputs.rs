@@ -188,7 +188,7 @@ fn a_line_that_is_not_a_journal_entry_is_named_with_its_line() {
         err.trim_end(),
         format!(
             "livesim session scenario: {}:4: not a journal entry (one state mutation per line: \
-             {{\"seq\", \"key\", \"value\", \"timestamp\"}}): missing field `value` (column 22)",
+             {{\"seq\", \"key\", \"value\", \"timestamp\"}}): missing field `value` at column 22",
             journal.display()
         )
     );

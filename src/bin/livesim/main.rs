@@ -1,10 +1,9 @@
 //! The `livesim` command line.
 //!
 //! A thin layer over library calls: each command lives in its own module
-//! (`serve.rs`, `session.rs`, `flow.rs`), parses its arguments with clap
-//! and maps the library's outcome to an exit status (`files.rs` holds the
-//! statuses and the reading of `-` as stdin). `livesim sim` is the skeleton
-//! the soak engine will fill.
+//! (`serve.rs`, `session.rs`, `flow.rs`, `sim.rs`), parses its arguments
+//! with clap and maps the library's outcome to an exit status (`files.rs`
+//! holds the statuses and the reading of `-` as stdin).
 
 use std::process::ExitCode;
 
@@ -14,6 +13,7 @@ mod files;
 mod flow;
 mod serve;
 mod session;
+mod sim;
 
 /// Build Gemini Live agent sessions and test them deterministically.
 #[derive(Parser, Debug)]
@@ -33,10 +33,11 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Seeded simulation runs of the agents in `sim/` (soak, replay).
+    /// Seeded sessions against the agents in `sim/`: soak them, run one
+    /// seed, check that seeds replay.
     Sim {
         #[command(subcommand)]
-        command: Option<SimCommand>,
+        command: sim::SimCommand,
     },
     /// Serve a script to any WebSocket client on 127.0.0.1, at the Live
     /// API's path.
@@ -59,21 +60,10 @@ enum Command {
     },
 }
 
-#[derive(Subcommand, Debug)]
-enum SimCommand {}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Sim { command: None } => {
-            eprintln!(
-                "livesim sim: no simulation subcommand is built yet; `sim soak` lands with the soak engine (see README)."
-            );
-            ExitCode::from(2)
-        }
-        Command::Sim {
-            command: Some(never),
-        } => match never {},
+        Command::Sim { command } => sim::run(command),
         Command::Serve(args) => serve::run(args),
         Command::Session { command } => session::run(command),
         Command::Flow { command } => flow::run(command),

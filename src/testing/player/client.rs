@@ -142,6 +142,7 @@ impl<T: Transport> Player<'_, T> {
                     .fail(problem, 1007, "Request contains an invalid argument.")
                     .await;
             }
+            let mut crossed = false;
             let problem = {
                 let s = self.progress.lock();
                 let issued_on = s.issued_on.get(&id).copied();
@@ -152,6 +153,10 @@ impl<T: Transport> Player<'_, T> {
                     ))
                 } else if s.answered.contains(&id) {
                     Some(format!("the client answered {id} a second time"))
+                } else if s.cancelled.contains(&id) && self.crossing {
+                    // The answer may have left before the cancellation came.
+                    crossed = true;
+                    None
                 } else if s.cancelled.contains(&id) {
                     Some(format!(
                         "the client answered {id} after the script cancelled it"
@@ -166,6 +171,10 @@ impl<T: Transport> Player<'_, T> {
                 return self
                     .fail(problem, 1008, "Requested entity was not found.")
                     .await;
+            }
+            if crossed {
+                self.progress.update(|s| s.late_answers.push(id));
+                continue;
             }
             self.progress.update(|s| {
                 s.abandoned.remove(&id);

@@ -99,6 +99,13 @@ pub(crate) struct Recorded {
     pub issued: Vec<String>,
     pub answered: BTreeSet<String>,
     pub cancelled: BTreeSet<String>,
+    /// Answers to calls the script had already cancelled, tolerated
+    /// because the script allows answers to cross cancellations.
+    pub late_answers: Vec<String>,
+    /// How many `expect` actions the script has reached.
+    pub expects_reached: usize,
+    /// Every frame the script sent, in order (`setupComplete` first).
+    pub sent: Vec<Frame>,
     /// Calls issued on a connection that has since been left: nobody can
     /// answer them any more.
     pub abandoned: BTreeSet<String>,
@@ -123,9 +130,9 @@ impl Progress {
     /// nor left behind on an earlier connection.
     pub fn unanswered(&self) -> Vec<String> {
         let state = self.lock();
-        state
-            .issued
-            .iter()
+        let issued: BTreeSet<&String> = state.issued.iter().collect();
+        issued
+            .into_iter()
             .filter(|id| {
                 !state.answered.contains(*id)
                     && !state.cancelled.contains(*id)
@@ -288,6 +295,9 @@ struct Player<'a, T: Transport> {
     progress: Arc<Progress>,
     at: String,
     lenient: bool,
+    /// Answers may cross the script's cancellations (see
+    /// `ScriptedServer::answers_may_cross_cancellations`).
+    crossing: bool,
     resilient: bool,
     uses_resumption: bool,
     /// The script resumes transparently: consumed messages are kept, to
@@ -364,6 +374,7 @@ impl<'a, T: Transport> Player<'a, T> {
             progress,
             at: String::new(),
             lenient: script.lenient,
+            crossing: script.crossing,
             resilient,
             expected_seen: 0,
             expects_reached: 0,
@@ -739,7 +750,10 @@ impl<'a, T: Transport> Player<'a, T> {
         let Some(conn) = self.current.as_mut() else {
             return Err(());
         };
-        self.progress.update(|s| s.frames_sent += 1);
+        self.progress.update(|s| {
+            s.frames_sent += 1;
+            s.sent.push(frame.clone());
+        });
         conn.io().send(frame).await.map_err(|_| ())
     }
 
@@ -769,6 +783,7 @@ impl<'a, T: Transport> Player<'a, T> {
             Action::Expect(_) => {
                 let n = self.expects_reached;
                 self.expects_reached += 1;
+                self.progress.update(|s| s.expects_reached = n + 1);
                 return Ok(Wait::Expected(n));
             }
             // Handled by the handshake of its connection.
@@ -948,9 +963,7 @@ impl<'a, T: Transport> Player<'a, T> {
                     s.cancelled.remove(&id);
                     s.abandoned.remove(&id);
                     s.issued_on.insert(id.clone(), on);
-                    if !s.issued.contains(&id) {
-                        s.issued.push(id);
-                    }
+                    s.issued.push(id);
                 }
             });
         }

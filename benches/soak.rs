@@ -1,0 +1,138 @@
+//! The soak's costs, one core (criterion runs one thread).
+//!
+//! * `twenty_turns/<agent>`: one whole soak run of a twenty-turn
+//!   conversation for each `sim/` agent (faults drawn per seed, the
+//!   session, the liveness phase, every invariant and goal), a new seed
+//!   each iteration. Sessions per second per core is one over the time.
+//! * `checks/<agent>`: only the invariant checks, over runs recorded
+//!   beforehand: their share of a run is `checks / twenty_turns`.
+//! * `idle_heavy/weather`: twenty turns with 30 to 120 s of silence
+//!   between them; the simulated time per run is printed once, so the
+//!   simulated seconds per wall second can be worked out.
+//! * `baseline/one_turn`: the seed 000 weather test (one scripted turn,
+//!   one tool call) under the seeded runtime, measured in the same run.
+
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use livesim::Seed;
+use livesim::executor::Simulation;
+use livesim::prelude::*;
+use livesim::soak::{Agent, RunRecord, Soak, invariants};
+use livesim::testing::ScriptedServer;
+use serde_json::json;
+
+const AGENTS: [&str; 4] = ["weather", "payment", "booking", "support"];
+
+fn twenty_turns(name: &str) -> Agent {
+    let mut agent = Agent::load(format!("sim/{name}")).expect("a sim/ agent");
+    agent.repertoire.turns = 20..=20;
+    agent
+}
+
+fn soak(agent: &Agent) -> Soak {
+    Soak::agent(agent).check_determinism_every(0)
+}
+
+fn runs(c: &mut Criterion) {
+    let mut group = c.benchmark_group("twenty_turns");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(8));
+    for name in AGENTS {
+        let soak = soak(&twenty_turns(name));
+        let mut seed = 0;
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                seed += 1;
+                let run = soak.run_seed(Seed::new(seed));
+                assert!(run.failures.is_empty(), "{name} seed {seed} failed");
+                run
+            })
+        });
+    }
+    group.finish();
+}
+
+fn checks(c: &mut Criterion) {
+    let mut group = c.benchmark_group("checks");
+    group.sample_size(10);
+    for name in AGENTS {
+        let agent = twenty_turns(name);
+        let soak = soak(&agent);
+        let records: Vec<RunRecord> = (0..50)
+            .filter_map(|s| soak.run_seed(Seed::new(s)).record)
+            .collect();
+        let all = invariants::builtin(false);
+        let mut next = 0;
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                next = (next + 1) % records.len();
+                let record = &records[next];
+                let mut held = all.iter().filter(|i| i.check(record).is_ok()).count();
+                held += agent
+                    .invariants
+                    .iter()
+                    .filter(|i| i.check(record).is_ok())
+                    .count();
+                held
+            })
+        });
+    }
+    group.finish();
+}
+
+fn idle_heavy(c: &mut Criterion) {
+    let mut agent = twenty_turns("weather");
+    agent.repertoire.pauses = Duration::from_secs(30)..=Duration::from_secs(120);
+    let soak = soak(&agent);
+    let simulated: Duration = (0..20)
+        .filter_map(|s| soak.run_seed(Seed::new(s)).record)
+        .map(|r| r.virtual_time)
+        .sum::<Duration>()
+        / 20;
+    eprintln!(
+        "idle_heavy/weather: {:.1} simulated seconds per run (mean of seeds 0..20)",
+        simulated.as_secs_f64()
+    );
+    let mut group = c.benchmark_group("idle_heavy");
+    group.sample_size(10);
+    let mut seed = 0;
+    group.bench_function("weather", |b| {
+        b.iter(|| {
+            seed = (seed + 1) % 20;
+            soak.run_seed(Seed::new(seed))
+        })
+    });
+    group.finish();
+}
+
+async fn weather() {
+    let run = ScriptedServer::new()
+        .hears("What's the weather in Paris?")
+        .calls("get_weather", json!({ "city": "Paris" }))
+        .says("It is sunny in Paris.")
+        .play(Live::builder().tools(T::simple(
+            "get_weather",
+            "Weather for a city",
+            |args| async move { Ok(json!({ "city": args["city"], "sky": "sunny" })) },
+        )))
+        .await
+        .unwrap();
+    run.disconnect().await;
+}
+
+fn baseline(c: &mut Criterion) {
+    let mut group = c.benchmark_group("baseline");
+    group.sample_size(10);
+    let mut seed = 0;
+    group.bench_function("one_turn", |b| {
+        b.iter(|| {
+            seed += 1;
+            Simulation::new(Seed::new(seed)).run(weather).unwrap()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, baseline, runs, checks, idle_heavy);
+criterion_main!(benches);

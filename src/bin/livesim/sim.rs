@@ -1,0 +1,421 @@
+//! `livesim sim`: the soak over agents described as data (`sim/`).
+//!
+//! `soak` runs every agent for many seeds and prints the summary; `run`
+//! plays one seed of one agent and shows it; `check` runs seeds twice here
+//! and once in a child process and reports the first divergence. Exit
+//! status: 0 when everything held, 1 when something broke, 2 for bad
+//! usage or an agent that cannot be read.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use livesim::Seed;
+use livesim::executor::SeedPlan;
+use livesim::soak::{Agent, Checks, Shard, Soak, Summary, all_cores, soak_all};
+
+/// Prints a line to stdout; a closed pipe (`| head`) just ends the output.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+/// Prints to stdout without a newline; a closed pipe just ends the output.
+macro_rules! say_raw {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+mod check;
+mod progress;
+
+use progress::Display;
+
+/// The seeds a soak runs when not told: about half a minute for the four
+/// agents of `sim/` on a two-core machine, in a release build.
+const DEFAULT_SEEDS: u64 = 2000;
+
+#[derive(Subcommand, Debug)]
+pub enum SimCommand {
+    /// Soak every agent in DIR (default: the nearest `sim/`): seeded
+    /// sessions with generated conversations and faults, every invariant
+    /// checked after each, then a summary. Exit status 1 if any failed.
+    Soak(SoakArgs),
+    /// Play one seed of one agent: the swarm, a lane timeline (one line per
+    /// event), every invariant's verdict, the trace hash.
+    Run(RunArgs),
+    /// Run each seed twice here and once in a child process, and report
+    /// the first place two runs of a seed differ.
+    Check(CheckArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SoakArgs {
+    /// A folder of agents (each a folder holding agent.json), or one
+    /// agent's folder. Default: the nearest `sim/`, here or above.
+    pub dir: Option<PathBuf>,
+    /// The seeds: N (0..N), A..B or A..=B, hex or decimal. Default 0..2000.
+    #[arg(long)]
+    pub seeds: Option<String>,
+    /// Start no new session after this long (`90s`, `5m`, `1h`); without
+    /// --seeds, run seeds from 0 until the time is up.
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Sessions run at once. Default: every core.
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Run shard K of N: the seeds whose offset from the start, modulo N,
+    /// is K-1 (shards are disjoint and cover the range).
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<Shard>,
+    /// Also write the results as JUnit XML.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Also check that the stored log is in wire order.
+    #[arg(long)]
+    pub wire_order: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The agent: a name under the nearest `sim/`, or a folder holding
+    /// agent.json.
+    pub agent: String,
+    /// The seed (hex like 0x1f, or decimal).
+    #[arg(long)]
+    pub seed: Seed,
+    /// Print the executor's whole trace too.
+    #[arg(long)]
+    pub trace: bool,
+    /// Write the seed's script to FILE (replay it with the test kit or
+    /// `livesim serve`).
+    #[arg(long, value_name = "FILE")]
+    pub save_script: Option<PathBuf>,
+    /// Also check that the stored log is in wire order.
+    #[arg(long)]
+    pub wire_order: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// A folder of agents, or one agent's folder. Default: the nearest
+    /// `sim/`.
+    pub dir: Option<PathBuf>,
+    /// The seeds: N (0..N), A..B or A..=B.
+    #[arg(long, default_value = "0..100")]
+    pub seeds: String,
+    /// Sessions run at once. Default: every core.
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Print `agent seed hash` for each seed (one run each) and nothing
+    /// else: what the child process does.
+    #[arg(long, hide = true)]
+    pub hashes: bool,
+}
+
+pub fn run(command: SimCommand) -> ExitCode {
+    match command {
+        SimCommand::Soak(args) => soak(args),
+        SimCommand::Run(args) => run_one(args),
+        SimCommand::Check(args) => check::run(args),
+    }
+}
+
+/// Where the agents came from, for replay lines.
+struct Agents {
+    agents: Vec<Agent>,
+    /// How a replay line names agent `name`.
+    named_by_path: bool,
+}
+
+/// The nearest `sim/` folder holding an agent: here, or above.
+fn nearest_sim() -> Result<PathBuf, String> {
+    let here =
+        std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?;
+    for dir in here.ancestors() {
+        let sim = dir.join("sim");
+        if sim.is_dir() && !agent_dirs(&sim).is_empty() {
+            return Ok(sim);
+        }
+    }
+    Err(format!(
+        "no agents found: looked for sim/*/agent.json in {} and every folder above it.\n\
+         Point it at a folder of agents (livesim sim soak path/to/agents) or at one agent's \
+         folder (livesim sim soak path/to/agent, holding agent.json); the README's \"Soak\" \
+         section shows an agent file.",
+        here.display()
+    ))
+}
+
+fn agent_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.join("agent.json").is_file())
+                .collect()
+        })
+        .unwrap_or_default();
+    dirs.sort();
+    dirs
+}
+
+fn load_agents(dir: Option<&Path>) -> Result<Agents, String> {
+    let (dirs, named_by_path) = match dir {
+        None => (agent_dirs(&nearest_sim()?), false),
+        Some(dir) if dir.join("agent.json").is_file() => (vec![dir.to_path_buf()], true),
+        Some(dir) if !dir.is_dir() => return Err(format!("{}: no such folder", dir.display())),
+        Some(dir) => {
+            let dirs = agent_dirs(dir);
+            if dirs.is_empty() {
+                return Err(format!(
+                    "no agents in {}: looked for {}/agent.json and {}/*/agent.json",
+                    dir.display(),
+                    dir.display(),
+                    dir.display()
+                ));
+            }
+            (dirs, true)
+        }
+    };
+    let agents = dirs
+        .iter()
+        .map(|d| Agent::load(d).map_err(|e| e.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Agents {
+        agents,
+        named_by_path,
+    })
+}
+
+/// How the replay line starts: `livesim`, or the cargo command when this
+/// runs through `cargo run` (a fresh clone has no `livesim` on its path).
+fn command_prefix() -> &'static str {
+    if std::env::var_os("CARGO").is_some() {
+        "cargo run --release --"
+    } else {
+        "livesim"
+    }
+}
+
+fn soaks(agents: &Agents, checks: Checks) -> Vec<Soak> {
+    let prefix = command_prefix();
+    agents
+        .agents
+        .iter()
+        .map(|agent| {
+            let name = if agents.named_by_path {
+                agent.dir.display().to_string()
+            } else {
+                agent.name.clone()
+            };
+            Soak::agent(agent)
+                .check_wire_order(checks.wire_order)
+                .check_determinism_every(checks.determinism_every)
+                .replay_line(move |seed| format!("{prefix} sim run {name} --seed {seed}"))
+        })
+        .collect()
+}
+
+fn parse_seeds(spec: &str) -> Result<std::ops::Range<u64>, String> {
+    match SeedPlan::parse(spec)? {
+        SeedPlan::Range(range) => Ok(range),
+        SeedPlan::One(seed) => Ok(seed.value()..seed.value().saturating_add(1)),
+    }
+}
+
+/// `90s`, `5m`, `1h`, `500ms`, or a number of seconds.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration: write 90s, 5m or 1h"))?;
+    let seconds = match unit {
+        "" | "s" => value,
+        "ms" => value / 1000.0,
+        "m" | "min" => value * 60.0,
+        "h" => value * 3600.0,
+        _ => return Err(format!("`{text}` is not a duration: write 90s, 5m or 1h")),
+    };
+    if !seconds.is_finite() || seconds <= 0.0 {
+        return Err(format!("`{text}`: the duration must be more than zero"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+fn usage(command: &str, message: &str) -> ExitCode {
+    eprintln!("livesim sim {command}: {message}");
+    ExitCode::from(2)
+}
+
+fn soak(args: SoakArgs) -> ExitCode {
+    let agents = match load_agents(args.dir.as_deref()) {
+        Ok(agents) => agents,
+        Err(message) => return usage("soak", &message),
+    };
+    let duration = match args.duration.as_deref().map(parse_duration).transpose() {
+        Ok(duration) => duration,
+        Err(message) => return usage("soak", &message),
+    };
+    let seeds = match (&args.seeds, duration) {
+        (Some(spec), _) => match parse_seeds(spec) {
+            Ok(seeds) => seeds,
+            Err(message) => return usage("soak", &format!("--seeds {message}")),
+        },
+        (None, Some(_)) => 0..u64::MAX,
+        (None, None) => 0..DEFAULT_SEEDS,
+    };
+    let shard = args.shard.unwrap_or(Shard::WHOLE);
+    let jobs = args.jobs.unwrap_or_else(all_cores).max(1);
+    let checks = Checks {
+        wire_order: args.wire_order || Checks::default().wire_order,
+        ..Checks::default()
+    };
+    let soaks = soaks(&agents, checks);
+    let names: Vec<&str> = agents.agents.iter().map(|a| a.name.as_str()).collect();
+    eprintln!(
+        "livesim sim soak: {} ({}), seeds {}, {jobs} jobs{}",
+        names.join(", "),
+        if names.len() == 1 {
+            "1 agent".to_string()
+        } else {
+            format!("{} agents", names.len())
+        },
+        if seeds.end == u64::MAX {
+            format!("from {} until the time is up", seeds.start)
+        } else {
+            format!("{}..{}", seeds.start, seeds.end)
+        },
+        if shard == Shard::WHOLE {
+            String::new()
+        } else {
+            format!(", shard {shard}")
+        }
+    );
+    let total = shard
+        .count(&seeds)
+        .checked_mul(soaks.len() as u64)
+        .filter(|t| *t < 1 << 40);
+    let display = Display::new("soak", total);
+    let summary = soak_all(&soaks, seeds, shard, jobs, duration, checks, &|p| {
+        display.update(p)
+    });
+    display.finish();
+    report(&summary, args.junit.as_deref())
+}
+
+fn report(summary: &Summary, junit: Option<&Path>) -> ExitCode {
+    say!("{summary}");
+    if let Some(path) = junit {
+        if let Err(e) = summary.write_junit(path) {
+            eprintln!("livesim sim soak: cannot write the JUnit file: {e}");
+            return ExitCode::from(2);
+        }
+        eprintln!("livesim sim soak: JUnit written to {}", path.display());
+    }
+    if summary.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn find_agent(reference: &str) -> Result<Agents, String> {
+    let as_path = Path::new(reference);
+    if as_path.join("agent.json").is_file() {
+        return load_agents(Some(as_path));
+    }
+    let sim = nearest_sim()?;
+    let dir = sim.join(reference);
+    if !dir.join("agent.json").is_file() {
+        let known: Vec<String> = agent_dirs(&sim)
+            .iter()
+            .filter_map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect();
+        return Err(format!(
+            "no agent {reference:?}: not a folder holding agent.json, and not an agent in {} \
+             (agents: {})",
+            sim.display(),
+            known.join(", ")
+        ));
+    }
+    Ok(Agents {
+        agents: vec![Agent::load(&dir).map_err(|e| e.to_string())?],
+        named_by_path: false,
+    })
+}
+
+fn run_one(args: RunArgs) -> ExitCode {
+    let agents = match find_agent(&args.agent) {
+        Ok(agents) => agents,
+        Err(message) => return usage("run", &message),
+    };
+    let checks = Checks {
+        wire_order: args.wire_order || Checks::default().wire_order,
+        determinism_every: 0,
+    };
+    let soak = soaks(&agents, checks).remove(0);
+    let run = soak.run_seed(args.seed);
+    let (script, faults) = soak.script_for(args.seed);
+    if let Some(path) = &args.save_script
+        && let Err(e) = script.save(path)
+    {
+        return usage("run", &e.to_string());
+    }
+    match &run.record {
+        Some(record) => {
+            say!("{}", record.header());
+            say!(
+                "script: {} actions{}",
+                record.script.actions().len(),
+                match &args.save_script {
+                    Some(path) => format!(", saved to {}", path.display()),
+                    None => " (--save-script FILE writes it)".to_string(),
+                }
+            );
+            say_raw!("{}", record.timeline());
+            if args.trace {
+                say!("trace ({} entries):", record.trace.len());
+                say_raw!("{}", record.trace.tail(record.trace.len()));
+            }
+        }
+        None => say!("{} seed {} | faults: {faults}", soak.name(), args.seed),
+    }
+    say!("invariants:");
+    let width = run.verdicts.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    for (name, verdict) in &run.verdicts {
+        match verdict {
+            Ok(()) => say!("  {name:<width$}  ok"),
+            Err(why) => say!("  {name:<width$}  FAILED: {}", why.replace('\n', "\n    ")),
+        }
+    }
+    if !run.reached.is_empty() {
+        say!("sometimes: {}", run.reached.join(", "));
+    }
+    if let Some(record) = &run.record {
+        say!(
+            "trace hash: {:#018x} ({} entries, {} simulated)",
+            record.trace_hash,
+            record.trace.len(),
+            livesim::executor::format_time(record.virtual_time)
+        );
+    }
+    if run.failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        for failure in &run.failures {
+            eprintln!("{failure}");
+        }
+        ExitCode::from(1)
+    }
+}

@@ -1,0 +1,397 @@
+//! Agents as data: `sim/<name>/agent.json` read into an [`Agent`], and
+//! the session builder it makes for each seed.
+//!
+//! An agent folder holds the agent file, the spec that governs it
+//! (`<name>.spec.json`, when it is governed), its scenario corpus
+//! (`<name>.<label>.scenario.json`, for `livesim flow ci`) and the tapes
+//! its extractor answers from. The format, version 1 (every key but `v`,
+//! `user` and `model` optional):
+//!
+//! ```json
+//! {
+//!   "v": 1,
+//!   "instruction": "You take card payments for the water company.",
+//!   "spec": "payment.spec.json",
+//!   "enforcement": "enforce",
+//!   "turns": [1, 20],
+//!   "pauses_ms": [200, 3000],
+//!   "call_chance": 0.6,
+//!   "user": ["I'd like to pay my bill."],
+//!   "model": ["Let me check that for you."],
+//!   "tools": [{
+//!     "name": "verify_identity",
+//!     "description": "Checks the caller's name and date of birth",
+//!     "parameters": {"type": "OBJECT", "properties": {"dob": {"type": "STRING"}}, "required": ["dob"]},
+//!     "examples": [{"dob": "1990-05-04"}],
+//!     "latency_ms": [20, 300],
+//!     "failure_rate": 0.1,
+//!     "result": {"verified": true, "dob": "{args.dob}"},
+//!     "writes": {"verified": true},
+//!     "timeout_ms": 5000
+//!   }],
+//!   "extractor": {"name": "topic", "tape": "support.tape.jsonl", "prompt": "…", "window": 1},
+//!   "invariants": [{"at_most_once": "take_payment"}, {"before": ["verify_identity", "take_payment"]}],
+//!   "sometimes": [{"name": "paid", "tool_ok": "take_payment"}, {"name": "booked", "state": "booked"}],
+//!   "faults": {"parallel-calls": 0.5}
+//! }
+//! ```
+//!
+//! See the README's *Soak* section for what each key means.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::agent_file::{Decoded2, decode};
+use super::faults::FaultKind;
+use super::file_reader::{self, AgentFileError};
+use super::record::{ExecutionOutcome, RunRecord};
+use super::repertoire::Repertoire;
+use super::tools::SimTool;
+use crate::executor::Seed;
+use crate::flow::{Enforcement, Spec};
+use crate::llm::LlmExtractor;
+use crate::session::{Live, LiveBuilder};
+use crate::soak::Faults;
+use crate::state::State;
+use crate::tape::{FileTape, LLM_CALL, Tape, TapeEntry, TapeError, TapedLlm, canonical_json};
+
+/// The agent file format version this livesim reads.
+pub const AGENT_VERSION: u64 = 1;
+
+/// What a seed gives an agent's builder: the seed, its faults, and the
+/// session's state (with the soak's journal attached).
+#[derive(Clone, Debug)]
+pub struct RunContext {
+    /// The seed.
+    pub seed: Seed,
+    /// The seed's conversation faults (simulated tools read them).
+    pub faults: Faults,
+    /// A fresh state for the session; give it to the builder.
+    pub state: State,
+}
+
+/// An invariant an agent file declares.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AgentInvariant {
+    /// `{"at_most_once": "take_payment"}`: at most one run of the tool
+    /// succeeds per session.
+    AtMostOnce(String),
+    /// `{"before": ["verify_identity", "take_payment"]}`: the second tool
+    /// never starts before a run of the first has succeeded.
+    Before(String, String),
+}
+
+impl AgentInvariant {
+    /// The invariant's name in reports: `at-most-once(take_payment)`.
+    pub fn name(&self) -> String {
+        match self {
+            AgentInvariant::AtMostOnce(tool) => format!("at-most-once({tool})"),
+            AgentInvariant::Before(first, then) => format!("before({first}, {then})"),
+        }
+    }
+
+    /// Checks it against a run.
+    pub fn check(&self, run: &RunRecord) -> Result<(), String> {
+        match self {
+            AgentInvariant::AtMostOnce(tool) => {
+                let ok: Vec<String> = run
+                    .executions_of(tool)
+                    .filter(|e| matches!(e.outcome, ExecutionOutcome::Ok(_)))
+                    .map(|e| e.call_id.clone().unwrap_or_else(|| "?".into()))
+                    .collect();
+                if ok.len() > 1 {
+                    return Err(format!(
+                        "{tool} succeeded {} times in one session (calls {})",
+                        ok.len(),
+                        ok.join(", ")
+                    ));
+                }
+                Ok(())
+            }
+            AgentInvariant::Before(first, then) => {
+                let first_ok = run
+                    .executions_of(first)
+                    .filter(|e| matches!(e.outcome, ExecutionOutcome::Ok(_)))
+                    .filter_map(|e| e.finished)
+                    .min();
+                for e in run.executions_of(then) {
+                    if first_ok.is_none_or(|done| done > e.started) {
+                        return Err(format!(
+                            "{then} ({}) started at t={} before any {first} had succeeded{}",
+                            e.call_id.as_deref().unwrap_or("?"),
+                            crate::executor::format_time(e.started),
+                            first_ok
+                                .map(|t| format!(
+                                    " (the first did at t={})",
+                                    crate::executor::format_time(t)
+                                ))
+                                .unwrap_or_default()
+                        ));
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A "sometimes" goal an agent file declares.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AgentGoal {
+    /// `{"name": "paid", "tool_ok": "take_payment"}`: a run of the tool
+    /// succeeded.
+    ToolOk {
+        /// The goal's name.
+        name: String,
+        /// The tool.
+        tool: String,
+    },
+    /// `{"name": "booked", "state": "booked"}`: the state key was written
+    /// with a value that is not `false` or `null`.
+    State {
+        /// The goal's name.
+        name: String,
+        /// The key.
+        key: String,
+    },
+}
+
+impl AgentGoal {
+    /// The goal's name.
+    pub fn name(&self) -> &str {
+        match self {
+            AgentGoal::ToolOk { name, .. } | AgentGoal::State { name, .. } => name,
+        }
+    }
+
+    /// Whether a run reached it.
+    pub fn reached(&self, run: &RunRecord) -> bool {
+        match self {
+            AgentGoal::ToolOk { tool, .. } => run
+                .executions_of(tool)
+                .any(|e| matches!(e.outcome, ExecutionOutcome::Ok(_))),
+            AgentGoal::State { key, .. } => run
+                .journal
+                .iter()
+                .any(|m| &m.key == key && !m.value.is_null() && m.value != Value::Bool(false)),
+        }
+    }
+}
+
+/// An LLM extractor answering from a tape in the agent's folder.
+#[derive(Clone, Debug)]
+pub struct ExtractorSpec {
+    /// Its name: the state key it writes.
+    pub name: String,
+    /// The system instruction it gives the model.
+    pub prompt: String,
+    /// How many transcript lines it reads (0: all).
+    pub window: usize,
+    /// The model id on the tape.
+    pub model: String,
+    /// The tape file.
+    pub tape_file: PathBuf,
+    pub(crate) tape: Arc<StandingTape>,
+}
+
+/// An agent read from its folder.
+#[derive(Clone, Debug)]
+pub struct Agent {
+    /// The agent's name: its folder's name.
+    pub name: String,
+    /// The folder.
+    pub dir: PathBuf,
+    /// The system instruction.
+    pub instruction: String,
+    /// The spec that governs it, and its file.
+    pub spec: Option<(Arc<Spec>, PathBuf)>,
+    /// How strictly the spec is enforced.
+    pub enforcement: Enforcement,
+    /// Its simulated tools.
+    pub tools: Vec<SimTool>,
+    /// What its conversations are made of.
+    pub repertoire: Repertoire,
+    /// Its extractor, if it has one.
+    pub extractor: Option<ExtractorSpec>,
+    /// Its own invariants.
+    pub invariants: Vec<AgentInvariant>,
+    /// Its own "sometimes" goals.
+    pub sometimes: Vec<AgentGoal>,
+    /// Its fault tuning: kinds on in every seed that is not calm.
+    pub faults: Vec<(FaultKind, f64)>,
+    pub(crate) planted_bug: bool,
+}
+
+impl Agent {
+    /// Reads the agent in folder `dir` (its `agent.json` and the files it
+    /// names). Every mistake is an error naming the file, the line and
+    /// column, and the key.
+    pub fn load(dir: impl AsRef<Path>) -> Result<Agent, AgentFileError> {
+        let dir = dir.as_ref();
+        let file = dir.join("agent.json");
+        let origin = file.display().to_string();
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| AgentFileError::plain(&origin, format!("cannot read it: {e}")))?;
+        let name = dir
+            .canonicalize()
+            .unwrap_or_else(|_| dir.to_path_buf())
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "agent".to_string());
+        Agent::from_json(&name, dir, &text, &origin)
+    }
+
+    /// Reads agent file text; `dir` is where the files it names are, and
+    /// `origin` names it in errors.
+    pub fn from_json(
+        name: &str,
+        dir: &Path,
+        text: &str,
+        origin: &str,
+    ) -> Result<Agent, AgentFileError> {
+        let value = file_reader::parse(origin, text)?;
+        let decoded = decode(name, dir, &value).map_err(|m| m.locate(origin, text))?;
+        let Decoded2 {
+            mut agent,
+            spec_file,
+            tape_file,
+        } = decoded;
+        if let Some(file) = spec_file {
+            let spec = Spec::read(&file).map_err(|e| AgentFileError {
+                file: e.file,
+                position: e.position,
+                path: e.path,
+                problem: e.problem,
+            })?;
+            agent.spec = Some((Arc::new(spec), file));
+        }
+        if let Some((file, extractor)) = tape_file {
+            let tape = StandingTape::open(&file)?;
+            agent.extractor = Some(ExtractorSpec {
+                tape_file: file,
+                tape: Arc::new(tape),
+                ..extractor
+            });
+        }
+        Ok(agent)
+    }
+
+    /// The session builder for one seed: the instruction, the simulated
+    /// tools (writing to `ctx.state`, under `ctx.faults`), the governing
+    /// spec and the extractor over its tape.
+    pub fn builder(&self, ctx: &RunContext) -> LiveBuilder {
+        let mut builder = Live::builder()
+            .instruction(self.instruction.clone())
+            .state(ctx.state.clone());
+        for tool in &self.tools {
+            builder = builder.tools(tool.build(&ctx.state, &ctx.faults));
+        }
+        if let Some((spec, _)) = &self.spec {
+            builder = match spec.as_ref() {
+                Spec::Flow(flow) => builder.govern_with(flow.clone(), self.enforcement),
+                Spec::Conversation(convo) => builder.converse_with(convo, self.enforcement),
+            };
+        }
+        if let Some(extractor) = &self.extractor {
+            let model = TapedLlm::replaying(extractor.model.clone(), extractor.tape.clone());
+            builder = builder.extract(LlmExtractor::new(
+                extractor.name.clone(),
+                Arc::new(model),
+                extractor.prompt.clone(),
+                extractor.window,
+            ));
+        }
+        if self.planted_bug {
+            builder = with_planted_bug(builder);
+        }
+        builder
+    }
+
+    /// Whether the agent file turned the planted bug on.
+    pub fn planted_bug(&self) -> bool {
+        self.planted_bug
+    }
+
+    /// The same agent with the planted bug on or off (builds with the
+    /// `planted-bug` feature only).
+    #[cfg(feature = "planted-bug")]
+    #[doc(hidden)]
+    pub fn with_planted_bug(mut self, on: bool) -> Agent {
+        self.planted_bug = on;
+        self
+    }
+}
+
+#[cfg(feature = "planted-bug")]
+fn with_planted_bug(mut builder: LiveBuilder) -> LiveBuilder {
+    builder.inner = builder.inner.planted_bug();
+    builder
+}
+
+#[cfg(not(feature = "planted-bug"))]
+fn with_planted_bug(builder: LiveBuilder) -> LiveBuilder {
+    builder
+}
+
+/// A tape that answers each recorded model call as often as it is asked:
+/// one recording, replayed by thousands of seeded sessions, each of which
+/// may ask the same question more than once.
+#[derive(Debug, Default)]
+pub(crate) struct StandingTape {
+    answers: Vec<(String, TapeEntry)>,
+}
+
+impl StandingTape {
+    pub(crate) fn open(file: &Path) -> Result<StandingTape, AgentFileError> {
+        let tape = FileTape::open(file).map_err(|e| match e {
+            TapeError::BadLine {
+                path,
+                line,
+                message,
+            } => AgentFileError {
+                file: path,
+                position: Some((usize::try_from(line).unwrap_or(usize::MAX), 1)),
+                path: None,
+                problem: message,
+            },
+            TapeError::Io { path, source } => {
+                AgentFileError::plain(path, format!("cannot read the tape: {source}"))
+            }
+        })?;
+        if let Some(torn) = tape.torn_line() {
+            return Err(AgentFileError::plain(
+                file.display(),
+                format!(
+                    "line {} is torn ({}): record the tape again",
+                    torn.line, torn.problem
+                ),
+            ));
+        }
+        Ok(StandingTape {
+            answers: tape
+                .entries()
+                .into_iter()
+                .filter(|e| e.kind == LLM_CALL)
+                .map(|e| (canonical_json(&e.input), e))
+                .collect(),
+        })
+    }
+}
+
+impl Tape for StandingTape {
+    fn record(&self, _entry: TapeEntry) -> Result<(), TapeError> {
+        Err(TapeError::Io {
+            path: "a soak's tape".to_string(),
+            source: std::io::Error::other("it only replays"),
+        })
+    }
+
+    fn next(&self, kind: &str, canonical_input: &str) -> Option<TapeEntry> {
+        self.answers
+            .iter()
+            .find(|(input, entry)| entry.kind == kind && input == canonical_input)
+            .map(|(_, entry)| entry.clone())
+    }
+}

@@ -1,0 +1,360 @@
+//! The agent file format, version 1: `agent.json` decoded into an
+//! [`Agent`]'s parts, every mistake located (see [`super::agent`] for the
+//! format and the README's *Soak* section for what each key means).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::agent::{AGENT_VERSION, Agent, AgentGoal, AgentInvariant, ExtractorSpec, StandingTape};
+use super::args;
+use super::faults::FaultKind;
+use super::file_reader::{self, Decoded, Node};
+use super::repertoire::Repertoire;
+use super::tools::SimTool;
+use crate::flow::Enforcement;
+
+const TOP_KEYS: [&str; 15] = [
+    "v",
+    "instruction",
+    "spec",
+    "enforcement",
+    "turns",
+    "pauses_ms",
+    "call_chance",
+    "user",
+    "model",
+    "tools",
+    "extractor",
+    "invariants",
+    "sometimes",
+    "faults",
+    "planted_bug",
+];
+
+const TOOL_KEYS: [&str; 9] = [
+    "name",
+    "description",
+    "parameters",
+    "examples",
+    "latency_ms",
+    "failure_rate",
+    "result",
+    "writes",
+    "timeout_ms",
+];
+
+/// A decoded agent, before the files it names are read.
+pub(crate) struct Decoded2 {
+    pub agent: Agent,
+    pub spec_file: Option<PathBuf>,
+    pub tape_file: Option<(PathBuf, ExtractorSpec)>,
+}
+
+pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2> {
+    let root = Node::root(value);
+    let top = root.object("an agent file", &TOP_KEYS)?;
+    let version = top
+        .require("v", "the format version, 1")?
+        .whole("the format version", 0..=u64::MAX)?;
+    if version != AGENT_VERSION {
+        return top.require("v", "")?.fail(format!(
+            "version {version} is not supported (this livesim reads version {AGENT_VERSION})"
+        ));
+    }
+    let instruction = match top.get("instruction") {
+        Some(node) => node.string("the system instruction")?,
+        None => String::new(),
+    };
+    let spec_file = match top.get("spec") {
+        Some(node) => {
+            let file = dir.join(node.string("a spec file name, beside agent.json")?);
+            if !file.is_file() {
+                return node.fail(format!("no spec file at {}", file.display()));
+            }
+            Some(file)
+        }
+        None => None,
+    };
+    let enforcement = match top.get("enforcement") {
+        None => Enforcement::Enforce,
+        Some(node) => match node.string("\"enforce\" or \"observe\"")?.as_str() {
+            "enforce" => Enforcement::Enforce,
+            "observe" => Enforcement::Observe,
+            other => {
+                return node.fail(format!(
+                    "expected \"enforce\" or \"observe\", found {other:?}"
+                ));
+            }
+        },
+    };
+    let defaults = Repertoire::default();
+    let turns = match top.get("turns") {
+        Some(node) => {
+            let (lo, hi) = node.span("turns", 1..=200)?;
+            lo as u32..=hi as u32
+        }
+        None => defaults.turns.clone(),
+    };
+    let pauses = match top.get("pauses_ms") {
+        Some(node) => {
+            let (lo, hi) = node.span("pauses_ms", 0..=3_600_000)?;
+            Duration::from_millis(lo)..=Duration::from_millis(hi)
+        }
+        None => defaults.pauses.clone(),
+    };
+    let call_chance = match top.get("call_chance") {
+        Some(node) => node.rate("call_chance")?,
+        None => defaults.call_chance,
+    };
+    let user_lines = top
+        .require("user", "what the user says")?
+        .lines("user lines")?;
+    let model_lines = top
+        .require("model", "what the model says")?
+        .lines("model lines")?;
+    let mut tools: Vec<SimTool> = Vec::new();
+    if let Some(list) = top.get("tools") {
+        for node in list.list("a list of tools")? {
+            let tool = decode_tool(&node)?;
+            if tools.iter().any(|t| t.name == tool.name) {
+                return node.fail(format!("a second tool named {:?}", tool.name));
+            }
+            tools.push(tool);
+        }
+    }
+    let known = |node: &Node<'_>, tool: &str| -> Decoded<()> {
+        if tools.iter().any(|t| t.name == tool) {
+            return Ok(());
+        }
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        let hint = file_reader::nearest(tool, &names)
+            .map(|n| format!("; did you mean `{n}`?"))
+            .unwrap_or_default();
+        node.fail(format!(
+            "no tool named {tool:?} is declared{hint} (tools: {})",
+            names.join(", ")
+        ))
+    };
+    let mut invariants = Vec::new();
+    if let Some(list) = top.get("invariants") {
+        for node in list.list("a list of invariants")? {
+            let fields = node.object("an invariant", &["at_most_once", "before"])?;
+            if fields.len() != 1 {
+                return node.fail(
+                    "expected an invariant: {\"at_most_once\": \"tool\"} or {\"before\": [\"tool\", \"tool\"]}",
+                );
+            }
+            if let Some(tool) = fields.get("at_most_once") {
+                let name = tool.string("a tool name")?;
+                known(&tool, &name)?;
+                invariants.push(AgentInvariant::AtMostOnce(name));
+            }
+            if let Some(pair) = fields.get("before") {
+                let items = pair.list("[\"first tool\", \"then tool\"]")?;
+                let [first, then] = items.as_slice() else {
+                    return pair.fail("expected [\"first tool\", \"then tool\"]: two tool names");
+                };
+                let (a, b) = (first.string("a tool name")?, then.string("a tool name")?);
+                known(first, &a)?;
+                known(then, &b)?;
+                invariants.push(AgentInvariant::Before(a, b));
+            }
+        }
+    }
+    let mut sometimes = Vec::new();
+    if let Some(list) = top.get("sometimes") {
+        for node in list.list("a list of goals")? {
+            let fields = node.object("a goal", &["name", "tool_ok", "state"])?;
+            let goal_name = fields
+                .require("name", "the goal's name")?
+                .string("a name")?;
+            match (fields.get("tool_ok"), fields.get("state")) {
+                (Some(tool), None) => {
+                    let tool_name = tool.string("a tool name")?;
+                    known(&tool, &tool_name)?;
+                    sometimes.push(AgentGoal::ToolOk {
+                        name: goal_name,
+                        tool: tool_name,
+                    });
+                }
+                (None, Some(key)) => sometimes.push(AgentGoal::State {
+                    name: goal_name,
+                    key: key.string("a state key")?,
+                }),
+                _ => {
+                    return node.fail(
+                        "expected a goal with a name and one of `tool_ok` (a tool) or `state` (a key)",
+                    );
+                }
+            }
+        }
+    }
+    let mut faults = Vec::new();
+    if let Some(node) = top.get("faults") {
+        let names: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
+        let fields = node.object("fault tuning (fault kind → rate)", &names)?;
+        for (key, rate) in fields.members() {
+            let kind = match key.parse::<FaultKind>() {
+                Ok(kind) => kind,
+                Err(problem) => return rate.fail(problem),
+            };
+            faults.push((kind, rate.rate("a fault rate")?));
+        }
+    }
+    let tape_file = match top.get("extractor") {
+        Some(node) => Some(decode_extractor(dir, &node)?),
+        None => None,
+    };
+    let planted_bug = match top.get("planted_bug") {
+        Some(node) => {
+            let on = node.boolean("true or false")?;
+            if on && !cfg!(feature = "planted-bug") {
+                return node.fail(
+                    "`planted_bug` turns on a deliberately broken governance gate, which exists \
+                     only in a livesim built with `--features planted-bug` (livesim's own test of \
+                     the soak); remove the key",
+                );
+            }
+            on
+        }
+        None => false,
+    };
+    let repertoire = Repertoire {
+        tools: tools.iter().map(SimTool::model).collect(),
+        user_lines,
+        model_lines,
+        turns,
+        pauses,
+        call_chance,
+    };
+    Ok(Decoded2 {
+        agent: Agent {
+            name: name.to_string(),
+            dir: dir.to_path_buf(),
+            instruction,
+            spec: None,
+            enforcement,
+            tools,
+            repertoire,
+            extractor: None,
+            invariants,
+            sometimes,
+            faults,
+            planted_bug,
+        },
+        spec_file,
+        tape_file,
+    })
+}
+
+fn decode_tool(node: &Node<'_>) -> Decoded<SimTool> {
+    let fields = node.object("a tool", &TOOL_KEYS)?;
+    let name = fields
+        .require("name", "the tool's name")?
+        .string("a tool name")?;
+    let description = match fields.get("description") {
+        Some(n) => n.string("a description")?,
+        None => String::new(),
+    };
+    let parameters = match fields.get("parameters") {
+        Some(n) if n.value.is_object() => Some(n.value.clone()),
+        Some(n) => return n.fail("expected a parameter schema: an object such as {\"type\": \"OBJECT\", \"properties\": {…}}"),
+        None => None,
+    };
+    let mut examples = Vec::new();
+    if let Some(list) = fields.get("examples") {
+        for example in list.list("a list of argument objects")? {
+            if !example.value.is_object() {
+                return example.fail("expected an argument object");
+            }
+            if let Some(problem) = args::misfit(parameters.as_ref(), example.value) {
+                return example.fail(format!(
+                    "this example does not fit the parameters: {problem}"
+                ));
+            }
+            examples.push(example.value.clone());
+        }
+    }
+    let latency = match fields.get("latency_ms") {
+        Some(n) => {
+            let (lo, hi) = n.span("latency_ms", 0..=600_000)?;
+            Duration::from_millis(lo)..=Duration::from_millis(hi)
+        }
+        None => Duration::from_millis(10)..=Duration::from_millis(100),
+    };
+    let failure_rate = match fields.get("failure_rate") {
+        Some(n) => n.rate("failure_rate")?,
+        None => 0.0,
+    };
+    let result = fields
+        .get("result")
+        .map(|n| n.value.clone())
+        .unwrap_or_else(|| serde_json::json!({ "ok": true }));
+    let mut writes = Vec::new();
+    if let Some(n) = fields.get("writes") {
+        let Some(object) = n.value.as_object() else {
+            return n.fail("expected state writes: an object of key → value template");
+        };
+        for (key, template) in object {
+            if key.trim().is_empty() {
+                return n.fail("a state key cannot be empty");
+            }
+            writes.push((key.clone(), template.clone()));
+        }
+    }
+    let timeout = match fields.get("timeout_ms") {
+        Some(n) => Some(Duration::from_millis(n.whole("timeout_ms", 1..=3_600_000)?)),
+        None => None,
+    };
+    Ok(SimTool {
+        name,
+        description,
+        parameters,
+        examples,
+        latency,
+        failure_rate,
+        result,
+        writes,
+        timeout,
+    })
+}
+
+fn decode_extractor(dir: &Path, node: &Node<'_>) -> Decoded<(PathBuf, ExtractorSpec)> {
+    let fields = node.object(
+        "an extractor",
+        &["name", "tape", "prompt", "window", "model"],
+    )?;
+    let name = fields
+        .require("name", "the state key it writes")?
+        .string("a name")?;
+    let tape = fields.require("tape", "the tape file it answers from")?;
+    let file = dir.join(tape.string("a tape file name, beside agent.json")?);
+    if !file.is_file() {
+        return tape.fail(format!("no tape file at {}", file.display()));
+    }
+    let prompt = fields
+        .require("prompt", "the extractor's instruction")?
+        .string("a prompt")?;
+    let window = match fields.get("window") {
+        Some(n) => n.whole("window", 0..=1000)? as usize,
+        None => 1,
+    };
+    let model = match fields.get("model") {
+        Some(n) => n.string("a model id")?,
+        None => "gemini-2.5-flash".to_string(),
+    };
+    Ok((
+        file.clone(),
+        ExtractorSpec {
+            name,
+            prompt,
+            window,
+            model,
+            tape_file: file,
+            tape: Arc::new(StandingTape::default()),
+        },
+    ))
+}

@@ -1,0 +1,487 @@
+//! The soak engine: one seed of one agent, and a plan of many.
+//!
+//! A soak runs seeds against one agent or several. Each (agent, seed) is
+//! one session in its own [`Simulation`](crate::executor::Simulation):
+//! the seed's faults, the generated script, the session, the liveness
+//! phase, then every invariant and every "sometimes" goal over the run's
+//! record. Runs go to a pool of OS threads (the sessions themselves stay
+//! single-threaded, each inside its simulation), and results are merged in
+//! (agent, seed) order, so a summary is the same for the same seeds
+//! whatever the number of jobs, apart from wall time.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::agent::RunContext;
+use super::faults::{FaultKind, Faults};
+use super::generate::generate;
+use super::invariants::{self, Invariant, WIRE_ORDER_CHECKED_BY_DEFAULT};
+use super::record::RunRecord;
+use super::repertoire::Repertoire;
+use super::report::{AgentSummary, Failure, Summary};
+use super::run;
+use super::sometimes::{self, Reach, Sometimes};
+use crate::executor::{FailureKind, Seed, Simulation, Trace, format_time};
+use crate::flow::FlowSpec;
+use crate::session::LiveBuilder;
+use crate::state::State;
+use crate::testing::ScriptedServer;
+
+type BuilderFn = dyn Fn(&RunContext) -> LiveBuilder + Send + Sync;
+type ScriptFn = dyn Fn(Seed, &Faults) -> ScriptedServer + Send + Sync;
+type ReplayFn = dyn Fn(Seed) -> String + Send + Sync;
+
+/// One agent as the engine runs it.
+#[derive(Clone)]
+pub(crate) struct Target {
+    pub name: String,
+    pub builder: Arc<BuilderFn>,
+    pub repertoire: Repertoire,
+    pub script: Option<Arc<ScriptFn>>,
+    pub tuning: Vec<(FaultKind, f64)>,
+    /// Replaces the governing spec in `journal-replays-clean`.
+    pub spec: Option<Arc<FlowSpec>>,
+    pub invariants: Vec<Invariant>,
+    pub sometimes: Vec<Sometimes>,
+    pub replay: Arc<ReplayFn>,
+    /// How long the session may take to settle after the fault phase.
+    pub liveness_bound: Duration,
+}
+
+impl Target {
+    pub(crate) fn faults(&self, seed: Seed) -> Faults {
+        Faults::draw(seed).tuned(&self.tuning)
+    }
+
+    pub(crate) fn script(&self, seed: Seed, faults: &Faults) -> ScriptedServer {
+        match &self.script {
+            Some(script) => script(seed, faults),
+            None => generate(&self.name, &self.repertoire, seed, faults),
+        }
+    }
+
+    /// What the agent can reach, from one builder it makes.
+    fn reach(&self) -> Reach {
+        let ctx = RunContext {
+            seed: Seed::new(0),
+            faults: Faults::calm(),
+            state: State::new(),
+        };
+        let builder = (self.builder)(&ctx);
+        let config = &builder.inner.config;
+        Reach {
+            tools: !config.tools.is_empty(),
+            governed: config.governance.is_some(),
+            escalates: config
+                .governance
+                .as_ref()
+                .is_some_and(|g| g.spec.steps().iter().any(|s| !s.escalate().is_never())),
+            extractors: config
+                .extractors
+                .iter()
+                .map(|e| e.name().to_string())
+                .collect(),
+        }
+    }
+}
+
+/// Which of the engine's own checks run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Checks {
+    /// Whether `wire-order` is checked.
+    pub wire_order: bool,
+    /// Every seed divisible by this runs twice and must leave the same
+    /// trace (`determinism`); 0 turns the sample off.
+    pub determinism_every: u64,
+}
+
+impl Default for Checks {
+    fn default() -> Self {
+        Checks {
+            wire_order: WIRE_ORDER_CHECKED_BY_DEFAULT,
+            determinism_every: 64,
+        }
+    }
+}
+
+/// Which of N shards to run: the seeds whose offset from the start of the
+/// range, modulo `of`, is `index - 1`. Shards 1..=N of a range are
+/// disjoint and together cover it.
+///
+/// ```
+/// use livesim::soak::Shard;
+///
+/// let shard: Shard = "2/3".parse().unwrap();
+/// assert_eq!(shard.seeds(10..20).collect::<Vec<_>>(), [11, 14, 17]);
+/// assert!("4/3".parse::<Shard>().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// This shard, from 1.
+    pub index: u64,
+    /// How many shards.
+    pub of: u64,
+}
+
+impl Shard {
+    /// All the seeds, as one shard.
+    pub const WHOLE: Shard = Shard { index: 1, of: 1 };
+
+    /// The seeds of `range` this shard takes, in order.
+    pub fn seeds(self, range: Range<u64>) -> impl Iterator<Item = u64> {
+        let first = range.start.saturating_add(self.index - 1);
+        (first..range.end).step_by(self.of as usize)
+    }
+
+    /// How many seeds of `range` this shard takes.
+    pub fn count(self, range: &Range<u64>) -> u64 {
+        let len = range.end.saturating_sub(range.start);
+        let skip = self.index - 1;
+        if len <= skip {
+            0
+        } else {
+            (len - skip).div_ceil(self.of)
+        }
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || format!("`{s}` is not a shard: write K/N with 1 ≤ K ≤ N, such as 2/8");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, of) = (
+            k.trim().parse::<u64>().map_err(|_| bad())?,
+            n.trim().parse::<u64>().map_err(|_| bad())?,
+        );
+        if index == 0 || of == 0 || index > of || of > u64::from(u32::MAX) {
+            return Err(bad());
+        }
+        Ok(Shard { index, of })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.of)
+    }
+}
+
+/// The result of one (agent, seed): its record, what the checks said.
+#[derive(Debug)]
+pub struct SeedRun {
+    /// The record; `None` when the session's simulation itself failed
+    /// (a panic, a deadlock).
+    pub record: Option<RunRecord>,
+    /// Each invariant checked, and its verdict.
+    pub verdicts: Vec<(String, Result<(), String>)>,
+    /// The goals the run reached.
+    pub reached: Vec<String>,
+    /// The failures, one per broken invariant.
+    pub failures: Vec<Failure>,
+}
+
+/// Runs one session of `target` for `seed` and returns its trace, however
+/// the run ended (a failed run's trace stops where it failed).
+pub(crate) fn trace_of(target: &Target, seed: Seed) -> Trace {
+    let faults = target.faults(seed);
+    let script = target.script(seed, &faults);
+    let simulation = Simulation::new(seed);
+    let swarm = simulation.swarm_options().clone();
+    let target = target.clone();
+    match simulation
+        .run(move || async move { run::play(&target, seed, faults, swarm, script).await })
+    {
+        Ok(outcome) => outcome.trace,
+        Err(failure) => failure.trace,
+    }
+}
+
+/// Runs one seed of `target`.
+pub(crate) fn run_seed(target: &Target, seed: Seed, checks: Checks) -> SeedRun {
+    let faults = target.faults(seed);
+    let script = target.script(seed, &faults);
+    let simulate = || {
+        let simulation = Simulation::new(seed);
+        let swarm = simulation.swarm_options().clone();
+        let (target, faults, script) = (target.clone(), faults.clone(), script.clone());
+        let outcome = simulation
+            .run(move || async move { run::play(&target, seed, faults, swarm, script).await });
+        (simulation, outcome)
+    };
+    let (simulation, outcome) = simulate();
+    let failure = |invariant: &str, message: String, script: &ScriptedServer| Failure {
+        agent: target.name.clone(),
+        seed,
+        swarm: simulation.swarm_options().clone(),
+        faults: faults.clone(),
+        invariant: invariant.to_string(),
+        message,
+        script: script.clone(),
+        replay: (target.replay)(seed),
+    };
+    let mut record = match outcome {
+        Ok(outcome) => {
+            let mut record = outcome.value;
+            record.trace_hash = outcome.trace.hash();
+            record.trace = outcome.trace;
+            record.virtual_time = outcome.elapsed;
+            record
+        }
+        Err(broken) => {
+            let invariant = match broken.kind {
+                FailureKind::Panic { .. } => invariants::PANIC,
+                _ => invariants::LIVENESS,
+            };
+            let message = format!(
+                "{}\n  last trace entries:\n{}",
+                broken.summary(),
+                broken.trace.tail(12).trim_end()
+            );
+            return SeedRun {
+                record: None,
+                verdicts: vec![(invariant.to_string(), Err(message.clone()))],
+                reached: Vec::new(),
+                failures: vec![failure(invariant, message, &script)],
+            };
+        }
+    };
+    // Run again before the record is checked; reported after the others.
+    let determinism =
+        if checks.determinism_every > 0 && seed.value().is_multiple_of(checks.determinism_every) {
+            let verdict = match simulate().1 {
+                Ok(again) => match record.trace.first_divergence(&again.trace) {
+                    None => Ok(()),
+                    Some(divergence) => Err(format!("two runs of the seed differ: {divergence}")),
+                },
+                Err(broken) => Err(format!(
+                    "the first run finished, the second did not: {}",
+                    broken.summary()
+                )),
+            };
+            Some((invariants::DETERMINISM.to_string(), verdict))
+        } else {
+            None
+        };
+    let mut verdicts = Vec::new();
+    record.script = script;
+    if let Some(error) = record.connect_error.clone() {
+        verdicts.push((invariants::SETUP.to_string(), Err(error)));
+    } else {
+        for invariant in invariants::builtin(checks.wire_order)
+            .iter()
+            .chain(&target.invariants)
+        {
+            verdicts.push((invariant.name().to_string(), invariant.check(&record)));
+        }
+    }
+    verdicts.extend(determinism);
+    let failures = verdicts
+        .iter()
+        .filter_map(|(name, verdict)| {
+            let message = verdict.as_ref().err()?;
+            Some(failure(name, message.clone(), &record.script))
+        })
+        .collect();
+    let reached = target
+        .sometimes
+        .iter()
+        .filter(|goal| goal.reached(&record))
+        .map(|goal| goal.name().to_string())
+        .collect();
+    SeedRun {
+        record: Some(record),
+        verdicts,
+        reached,
+        failures,
+    }
+}
+
+/// How many runs have finished, for a progress display.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Runs finished.
+    pub done: u64,
+    /// Runs planned (`None` when only a time budget ends the soak).
+    pub total: Option<u64>,
+    /// Failures found so far.
+    pub failures: u64,
+}
+
+/// A soak over several agents: the seeds, the shard, the jobs, the budget.
+pub(crate) struct Plan<'a> {
+    pub targets: &'a [Target],
+    pub seeds: Range<u64>,
+    pub shard: Shard,
+    pub jobs: usize,
+    pub duration: Option<Duration>,
+    pub checks: Checks,
+}
+
+/// Runs `work(i)` for `i` in `0..total` on `jobs` threads, taking no new
+/// `i` once `stop()` says so. Results go wherever `work` puts them: a soak
+/// may run millions of sessions, and keeps counts, not runs.
+pub(crate) fn pool(
+    total: u64,
+    jobs: usize,
+    stop: &(dyn Fn() -> bool + Sync),
+    work: &(dyn Fn(u64) + Sync),
+) {
+    let next = AtomicU64::new(0);
+    let worker = || {
+        while !stop() {
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            if index >= total {
+                return;
+            }
+            work(index);
+        }
+    };
+    if jobs <= 1 {
+        worker();
+    } else {
+        // OS threads outside the sessions: each run is a whole simulation
+        // on one thread, and nothing is shared between runs but the queue
+        // of indexes and the results.
+        std::thread::scope(|scope| {
+            for _ in 0..jobs {
+                scope.spawn(worker);
+            }
+        });
+    }
+}
+
+/// The (agent, seed) of run `index` of a plan over `agents` agents: seed
+/// by seed, every agent in turn, so a time budget covers them alike.
+pub(crate) fn item(seeds: &Range<u64>, shard: Shard, agents: u64, index: u64) -> (usize, Seed) {
+    let offset = index / agents.max(1);
+    let seed = seeds.start + (shard.index - 1) + offset * shard.of;
+    ((index % agents.max(1)) as usize, Seed::new(seed))
+}
+
+/// Runs the plan; `progress` hears of every finished run.
+pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) -> Summary {
+    // The budget is wall-clock time by definition; it only decides which
+    // seeds start, never what happens inside a run.
+    #[allow(clippy::disallowed_methods)]
+    let started = std::time::Instant::now();
+    let agents = plan.targets.len() as u64;
+    let total = plan.shard.count(&plan.seeds).saturating_mul(agents);
+    let finished = AtomicU64::new(0);
+    let failed = AtomicU64::new(0);
+    let out_of_time = AtomicBool::new(false);
+    let reaches: Vec<Vec<Sometimes>> = plan
+        .targets
+        .iter()
+        .map(|t| {
+            // A builder that panics fails every run as `panic`; here it
+            // only means no built-in goal applies.
+            let reach = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| t.reach()))
+                .unwrap_or_default();
+            let mut goals = sometimes::builtin(&reach);
+            goals.extend(t.sometimes.iter().cloned());
+            goals
+        })
+        .collect();
+    let targets: Vec<Target> = plan
+        .targets
+        .iter()
+        .zip(&reaches)
+        .map(|(t, goals)| Target {
+            sometimes: goals.clone(),
+            ..t.clone()
+        })
+        .collect();
+    let stop = || {
+        let over = plan
+            .duration
+            .is_some_and(|budget| started.elapsed() >= budget);
+        if over {
+            out_of_time.store(true, Ordering::Relaxed);
+        }
+        over
+    };
+    let summaries: Vec<Mutex<AgentSummary>> = targets
+        .iter()
+        .zip(&reaches)
+        .map(|(t, goals)| Mutex::new(AgentSummary::new(&t.name, goals.iter().map(|g| g.name()))))
+        .collect();
+    let work = |index: u64| {
+        let (agent, seed) = item(&plan.seeds, plan.shard, agents, index);
+        let run = run_seed(&targets[agent], seed, plan.checks);
+        let found = run.failures.len() as u64;
+        let verdicts: Vec<(String, bool)> = run
+            .verdicts
+            .iter()
+            .map(|(n, v)| (n.clone(), v.is_ok()))
+            .collect();
+        summaries[agent]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .add(
+                run.record
+                    .as_ref()
+                    .map_or(Duration::ZERO, |r| r.virtual_time),
+                &verdicts,
+                &run.reached,
+                run.failures,
+            );
+        progress(Progress {
+            done: finished.fetch_add(1, Ordering::Relaxed) + 1,
+            // A range that only a time budget ends has no useful total.
+            total: (total < 1 << 40).then_some(total),
+            failures: failed.fetch_add(found, Ordering::Relaxed) + found,
+        });
+    };
+    let jobs = plan.jobs.max(1);
+    if agents > 0 {
+        pool(total, jobs, &stop, &work);
+    }
+    let order: Vec<Vec<String>> = targets
+        .iter()
+        .map(|t| {
+            invariants::builtin(plan.checks.wire_order)
+                .iter()
+                .chain(&t.invariants)
+                .map(|i| i.name().to_string())
+                .collect()
+        })
+        .collect();
+    let summaries: Vec<AgentSummary> = summaries
+        .into_iter()
+        .zip(&order)
+        .map(|(summary, order)| {
+            let mut summary = summary.into_inner().unwrap_or_else(|p| p.into_inner());
+            summary.finish(order);
+            summary
+        })
+        .collect();
+    Summary {
+        agents: summaries,
+        wall_time: started.elapsed(),
+        seeds: plan.seeds.clone(),
+        shard: plan.shard,
+        jobs,
+        stopped_by_budget: out_of_time.load(Ordering::Relaxed),
+    }
+}
+
+/// How many jobs "all cores" means here.
+pub fn all_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// A duration as the summary prints it (`1h02m`, `12.500s`).
+pub(crate) fn human(d: Duration) -> String {
+    let secs = d.as_secs();
+    if secs >= 3600 {
+        format!("{}h{:02}m", secs / 3600, (secs % 3600) / 60)
+    } else if secs >= 60 {
+        format!("{}m{:02}s", secs / 60, secs % 60)
+    } else {
+        format_time(d)
+    }
+}

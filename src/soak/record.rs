@@ -1,0 +1,197 @@
+//! What one seeded session left behind: the [`RunRecord`] every invariant
+//! and every "sometimes" counter reads, and that a failure keeps.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::faults::Faults;
+use crate::executor::{Seed, Swarm, Trace, format_time};
+use crate::flow::{Enforcement, FlowSpec};
+use crate::session::LiveEvent;
+use crate::state::StateMutation;
+use crate::testing::{ReplayError, ScriptedServer};
+use crate::transport::Frame;
+
+/// An event as the soak received it, with the virtual time it came.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimedEvent {
+    /// Virtual time since the run started.
+    pub at: Duration,
+    /// The event.
+    pub event: LiveEvent,
+}
+
+/// One run of a tool: which call it answered, when it started and ended,
+/// and how.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolExecution {
+    /// The call it answered (`None` if it ran outside a session's call).
+    pub call_id: Option<String>,
+    /// The tool.
+    pub tool: String,
+    /// The arguments it got.
+    pub args: Value,
+    /// Virtual time it started.
+    pub started: Duration,
+    /// Virtual time it finished; `None` if it never did (cancelled, timed
+    /// out, or the connection ended).
+    pub finished: Option<Duration>,
+    /// How it ended.
+    pub outcome: ExecutionOutcome,
+}
+
+/// How a tool run ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExecutionOutcome {
+    /// It returned this result.
+    Ok(Value),
+    /// It returned this error (or panicked).
+    Failed(String),
+    /// It was dropped before it finished: aborted by a cancellation, a
+    /// timeout or the end of the connection.
+    Unfinished,
+}
+
+/// The script's view of the calls it made.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Calls {
+    /// Every id the script issued, in order (a repeated id each time).
+    pub issued: Vec<String>,
+    /// The ids the session answered.
+    pub answered: BTreeSet<String>,
+    /// The ids the script cancelled.
+    pub cancelled: BTreeSet<String>,
+    /// Answers that reached the script after it had cancelled their call
+    /// (they crossed the cancellation in flight).
+    pub late_answers: Vec<String>,
+}
+
+/// The flow that governed the run.
+#[derive(Clone, Debug)]
+pub struct Governance {
+    /// The spec.
+    pub spec: Arc<FlowSpec>,
+    /// How strictly.
+    pub enforcement: Enforcement,
+}
+
+/// How the run ended: the liveness phase's facts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Settling {
+    /// When the script had performed its last action (or ended): the end
+    /// of the fault phase.
+    pub script_done_at: Option<Duration>,
+    /// When the session had settled: every call the script issued and did
+    /// not cancel answered (or the connection over), then quiet for the
+    /// settle window. `None`: it never did within the soak's cap.
+    pub settled_at: Option<Duration>,
+    /// Whether the connection had ended before the soak hung up.
+    pub ended: bool,
+    /// Whether the script itself ended it (a close or an abort).
+    pub ended_by_script: bool,
+    /// How long after the fault phase the session may take to settle.
+    pub bound: Duration,
+}
+
+/// Everything one seeded session did, as the invariants read it.
+#[derive(Clone, Debug)]
+pub struct RunRecord {
+    /// The agent.
+    pub agent: String,
+    /// The seed.
+    pub seed: Seed,
+    /// The executor's swarm (lane order, yields, delivery jitter).
+    pub swarm: Swarm,
+    /// The conversation's faults.
+    pub faults: Faults,
+    /// The script that played (save it with `ScriptedServer::save`).
+    pub script: ScriptedServer,
+    /// Why the session did not connect, if it did not.
+    pub connect_error: Option<String>,
+    /// Every event, as delivered (each lane in its order, the lanes
+    /// interleaved by the seed), with its virtual time.
+    pub events: Vec<TimedEvent>,
+    /// The session's stored log at the end.
+    pub session_log: Vec<LiveEvent>,
+    /// The state journal.
+    pub journal: Vec<StateMutation>,
+    /// Every message the session sent, in order.
+    pub sent: Vec<Value>,
+    /// Every frame the script sent that reached the session, in order
+    /// (`setupComplete` first).
+    pub server_frames: Vec<Frame>,
+    /// Every tool run, in the order they started.
+    pub executions: Vec<ToolExecution>,
+    /// The script's view of its calls.
+    pub calls: Calls,
+    /// What the session did that the script (strict, like the service)
+    /// did not allow.
+    pub replay_errors: Vec<ReplayError>,
+    /// The flow that governed the session, if one did.
+    pub governance: Option<Governance>,
+    /// How the run ended.
+    pub settling: Settling,
+    /// The executor's trace of the run.
+    pub trace: Trace,
+    /// The trace's hash: the run's fingerprint.
+    pub trace_hash: u64,
+    /// Virtual time the run took.
+    pub virtual_time: Duration,
+}
+
+impl RunRecord {
+    /// The run's first report line: the seed, the swarm and the faults.
+    pub fn header(&self) -> String {
+        format!(
+            "{} seed {} | swarm: {} | faults: {}",
+            self.agent, self.seed, self.swarm, self.faults
+        )
+    }
+
+    /// Every function response the session sent (`{"id", "name",
+    /// "response"}`), in order.
+    pub fn responses(&self) -> Vec<&Value> {
+        self.sent
+            .iter()
+            .filter_map(|m| m.pointer("/toolResponse/functionResponses"))
+            .filter_map(Value::as_array)
+            .flatten()
+            .collect()
+    }
+
+    /// The events, without their times.
+    pub fn delivered(&self) -> impl Iterator<Item = &LiveEvent> {
+        self.events.iter().map(|e| &e.event)
+    }
+
+    /// The executions of calls to `tool`.
+    pub fn executions_of<'a>(&'a self, tool: &'a str) -> impl Iterator<Item = &'a ToolExecution> {
+        self.executions.iter().filter(move |e| e.tool == tool)
+    }
+
+    /// The compact lane timeline: one line per delivered event, with its
+    /// virtual time and lane.
+    pub fn timeline(&self) -> String {
+        let mut out = String::new();
+        for TimedEvent { at, event } in &self.events {
+            let mut text = event.to_string();
+            if text.len() > 160 {
+                let cut = (0..=157)
+                    .rev()
+                    .find(|&i| text.is_char_boundary(i))
+                    .unwrap_or(0);
+                text.truncate(cut);
+                text.push('…');
+            }
+            out.push_str(&format!(
+                "[{:>10}] {:<9} | {text}\n",
+                format_time(*at),
+                event.lane().name()
+            ));
+        }
+        out
+    }
+}

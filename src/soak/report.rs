@@ -1,0 +1,415 @@
+//! What a soak reports: each failure with everything needed to replay it,
+//! and the summary (agents, sessions, simulated and wall time, invariant
+//! checks, "sometimes" counts, failures), as text and as JUnit XML.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::Path;
+use std::time::Duration;
+
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+
+use super::engine::{Shard, human};
+use super::faults::Faults;
+use crate::executor::{Seed, Swarm};
+use crate::testing::ScriptedServer;
+
+/// Failures printed per agent; the rest are counted.
+const SHOWN_PER_AGENT: usize = 10;
+
+/// Failures kept per agent, scripts and all; later ones are counted only
+/// (a soak where every seed fails would otherwise keep every script).
+/// Any seed's script can be made again with `Soak::script_for`.
+pub const KEPT_PER_AGENT: usize = 200;
+
+/// One broken invariant in one run: everything needed to see it again.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// The agent.
+    pub agent: String,
+    /// The seed.
+    pub seed: Seed,
+    /// The executor's swarm for the seed.
+    pub swarm: Swarm,
+    /// The seed's conversation faults.
+    pub faults: Faults,
+    /// The invariant's name.
+    pub invariant: String,
+    /// What broke it.
+    pub message: String,
+    /// The script the run played (save it to replay it elsewhere).
+    pub script: ScriptedServer,
+    /// The one line that replays the run.
+    pub replay: String,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "FAILED {} seed {}: {}",
+            self.agent, self.seed, self.invariant
+        )?;
+        writeln!(f, "  swarm: {}", self.swarm)?;
+        writeln!(f, "  faults: {}", self.faults)?;
+        for line in self.message.lines() {
+            writeln!(f, "  {line}")?;
+        }
+        write!(f, "  replay: {}", self.replay)
+    }
+}
+
+/// One agent's share of a soak.
+#[derive(Clone, Debug)]
+pub struct AgentSummary {
+    /// The agent.
+    pub name: String,
+    /// Sessions run.
+    pub sessions: u64,
+    /// Virtual time, summed over the sessions.
+    pub virtual_time: Duration,
+    /// Each invariant checked: (name, runs it held in, runs it broke in),
+    /// in the order first checked.
+    pub checks: Vec<(String, u64, u64)>,
+    /// Each "sometimes" goal and how many runs reached it.
+    pub goals: Vec<(String, u64)>,
+    /// The first [`KEPT_PER_AGENT`] failures, in seed order.
+    pub failures: Vec<Failure>,
+    /// Failures found beyond those kept.
+    pub failures_not_kept: u64,
+}
+
+impl AgentSummary {
+    pub(crate) fn new<'a>(name: &str, goals: impl Iterator<Item = &'a str>) -> Self {
+        AgentSummary {
+            name: name.to_string(),
+            sessions: 0,
+            virtual_time: Duration::ZERO,
+            checks: Vec::new(),
+            goals: goals.map(|g| (g.to_string(), 0)).collect(),
+            failures: Vec::new(),
+            failures_not_kept: 0,
+        }
+    }
+
+    pub(crate) fn add(
+        &mut self,
+        virtual_time: Duration,
+        verdicts: &[(String, bool)],
+        reached: &[String],
+        failures: Vec<Failure>,
+    ) {
+        self.sessions += 1;
+        self.virtual_time += virtual_time;
+        for (name, held) in verdicts {
+            let at = match self.checks.iter().position(|(n, _, _)| n == name) {
+                Some(at) => at,
+                None => {
+                    self.checks.push((name.clone(), 0, 0));
+                    self.checks.len() - 1
+                }
+            };
+            if *held {
+                self.checks[at].1 += 1;
+            } else {
+                self.checks[at].2 += 1;
+            }
+        }
+        for goal in reached {
+            if let Some(entry) = self.goals.iter_mut().find(|(g, _)| g == goal) {
+                entry.1 += 1;
+            }
+        }
+        self.failures.extend(failures);
+        // Runs finish in any order; keep the lowest seeds.
+        if self.failures.len() >= 2 * KEPT_PER_AGENT {
+            self.keep_lowest_seeds();
+        }
+    }
+
+    fn keep_lowest_seeds(&mut self) {
+        // Stable: one run's failures stay in the order it checked them.
+        self.failures.sort_by_key(|f| f.seed);
+        if self.failures.len() > KEPT_PER_AGENT {
+            self.failures_not_kept += (self.failures.len() - KEPT_PER_AGENT) as u64;
+            self.failures.truncate(KEPT_PER_AGENT);
+        }
+    }
+
+    /// Puts what runs finishing in any order added in a fixed order: the
+    /// failures by seed, the checks as `order` lists them (then the
+    /// engine's own: `determinism`, and any failure of a whole run).
+    pub(crate) fn finish(&mut self, order: &[String]) {
+        self.keep_lowest_seeds();
+        let rank = |name: &str| match order.iter().position(|n| n == name) {
+            Some(at) => (0, at, String::new()),
+            None => (1, 0, name.to_string()),
+        };
+        self.checks.sort_by_cached_key(|(name, ..)| rank(name));
+    }
+
+    /// Failures found, kept or not.
+    pub fn failures_found(&self) -> u64 {
+        self.failures.len() as u64 + self.failures_not_kept
+    }
+
+    /// Invariant checks made.
+    pub fn checks_made(&self) -> u64 {
+        self.checks
+            .iter()
+            .map(|(_, held, broke)| held + broke)
+            .sum()
+    }
+}
+
+/// What a soak found.
+#[derive(Clone, Debug)]
+pub struct Summary {
+    /// Each agent's share, in the order given.
+    pub agents: Vec<AgentSummary>,
+    /// Wall time the soak took.
+    pub wall_time: Duration,
+    /// The seed range.
+    pub seeds: Range<u64>,
+    /// The shard of it that ran.
+    pub shard: Shard,
+    /// How many runs went at once.
+    pub jobs: usize,
+    /// Whether the time budget ran out before the seeds did.
+    pub stopped_by_budget: bool,
+}
+
+impl Summary {
+    /// Sessions run, over all agents.
+    pub fn sessions(&self) -> u64 {
+        self.agents.iter().map(|a| a.sessions).sum()
+    }
+
+    /// Virtual time, over all sessions.
+    pub fn virtual_time(&self) -> Duration {
+        self.agents.iter().map(|a| a.virtual_time).sum()
+    }
+
+    /// Every failure kept, agent by agent, in seed order.
+    pub fn failures(&self) -> impl Iterator<Item = &Failure> {
+        self.agents.iter().flat_map(|a| a.failures.iter())
+    }
+
+    /// Whether every invariant held in every run.
+    pub fn passed(&self) -> bool {
+        self.failures().next().is_none()
+    }
+
+    /// The (agent, goal) pairs no run reached.
+    pub fn never_reached(&self) -> Vec<(&str, &str)> {
+        self.agents
+            .iter()
+            .flat_map(|a| {
+                a.goals
+                    .iter()
+                    .filter(|(_, hits)| *hits == 0)
+                    .map(move |(goal, _)| (a.name.as_str(), goal.as_str()))
+            })
+            .collect()
+    }
+
+    /// The summary as JUnit XML: a suite per agent, a test case per
+    /// invariant (failed with its first failures and their replay lines),
+    /// the "sometimes" counts as properties.
+    pub fn junit(&self) -> Report {
+        let mut report = Report::new("livesim-soak");
+        report.set_time(self.wall_time);
+        for agent in &self.agents {
+            let mut suite = TestSuite::new(agent.name.as_str());
+            suite.add_property(("sessions", agent.sessions.to_string().as_str()));
+            for (goal, hits) in &agent.goals {
+                suite.add_property((
+                    format!("sometimes.{goal}").as_str(),
+                    hits.to_string().as_str(),
+                ));
+            }
+            for (name, held, broke) in &agent.checks {
+                let status = if *broke == 0 {
+                    TestCaseStatus::success()
+                } else {
+                    let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    let failures: Vec<&Failure> = agent
+                        .failures
+                        .iter()
+                        .filter(|f| &f.invariant == name)
+                        .collect();
+                    if let Some(first) = failures.first() {
+                        status.set_message(format!(
+                            "broken in {broke} of {} runs; first: seed {}: {}",
+                            held + broke,
+                            first.seed,
+                            first.message.lines().next().unwrap_or_default()
+                        ));
+                    }
+                    let text: Vec<String> = failures
+                        .iter()
+                        .take(SHOWN_PER_AGENT)
+                        .map(|f| f.to_string())
+                        .collect();
+                    status.set_description(text.join("\n\n"));
+                    status.set_type(name.as_str());
+                    status
+                };
+                let mut case = TestCase::new(name.as_str(), status);
+                case.set_classname(agent.name.as_str());
+                suite.add_test_case(case);
+            }
+            report.add_test_suite(suite);
+        }
+        report
+    }
+
+    /// Writes [`junit`](Self::junit) to `path`.
+    pub fn write_junit(&self, path: impl AsRef<Path>) -> std::io::Result<()> {
+        let path = path.as_ref();
+        let xml = self
+            .junit()
+            .to_string()
+            .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))?;
+        std::fs::write(path, xml)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.agents.iter().map(|a| a.name.as_str()).collect();
+        writeln!(
+            f,
+            "soak: {} agent{} ({}), seeds {}..{}{}, {} job{}",
+            names.len(),
+            if names.len() == 1 { "" } else { "s" },
+            names.join(", "),
+            self.seeds.start,
+            self.seeds.end,
+            if self.shard == Shard::WHOLE {
+                String::new()
+            } else {
+                format!(" shard {}", self.shard)
+            },
+            self.jobs,
+            if self.jobs == 1 { "" } else { "s" },
+        )?;
+        let width = names.iter().map(|n| n.len()).max().unwrap_or(5).max(5);
+        writeln!(
+            f,
+            "  {:<width$}  {:>9}  {:>10}  {:>9}  {:>8}",
+            "agent", "sessions", "simulated", "checks", "failures"
+        )?;
+        for agent in &self.agents {
+            writeln!(
+                f,
+                "  {:<width$}  {:>9}  {:>10}  {:>9}  {:>8}",
+                agent.name,
+                thousands(agent.sessions),
+                human(agent.virtual_time),
+                thousands(agent.checks_made()),
+                thousands(agent.failures_found())
+            )?;
+        }
+        let wall = self.wall_time.as_secs_f64().max(1e-9);
+        let simulated = self.virtual_time();
+        writeln!(
+            f,
+            "sessions: {} in {:.1}s wall ({:.0} sessions/s), {} simulated ({:.0}× real time){}",
+            thousands(self.sessions()),
+            wall,
+            self.sessions() as f64 / wall,
+            human(simulated),
+            simulated.as_secs_f64() / wall,
+            if self.stopped_by_budget {
+                "; the time budget ran out before the seeds did"
+            } else {
+                ""
+            }
+        )?;
+        let checks: u64 = self.agents.iter().map(AgentSummary::checks_made).sum();
+        let broke: u64 = self
+            .agents
+            .iter()
+            .flat_map(|a| a.checks.iter().map(|(_, _, b)| b))
+            .sum();
+        writeln!(
+            f,
+            "invariant checks: {}, {} failed",
+            thousands(checks),
+            thousands(broke)
+        )?;
+        for agent in &self.agents {
+            let checks: Vec<String> = agent
+                .checks
+                .iter()
+                .map(|(name, held, broke)| {
+                    if *broke == 0 {
+                        format!("{name} {}", thousands(*held))
+                    } else {
+                        format!("{name} {} FAILED {}", thousands(*held), thousands(*broke))
+                    }
+                })
+                .collect();
+            writeln!(f, "  {:<width$}  {}", agent.name, checks.join(", "))?;
+        }
+        writeln!(f, "sometimes (runs that reached each goal):")?;
+        for agent in &self.agents {
+            let goals: Vec<String> = agent
+                .goals
+                .iter()
+                .map(|(goal, hits)| {
+                    if *hits == 0 {
+                        format!("{goal} 0 (NEVER REACHED)")
+                    } else {
+                        format!("{goal} {}", thousands(*hits))
+                    }
+                })
+                .collect();
+            writeln!(f, "  {:<width$}  {}", agent.name, goals.join(", "))?;
+        }
+        let total: u64 = self.agents.iter().map(AgentSummary::failures_found).sum();
+        if total == 0 {
+            return write!(f, "failures: none");
+        }
+        writeln!(f, "failures: {total}")?;
+        for agent in &self.agents {
+            for failure in agent.failures.iter().take(SHOWN_PER_AGENT) {
+                writeln!(f, "{failure}")?;
+            }
+            if agent.failures_found() > SHOWN_PER_AGENT as u64 {
+                let more: Vec<String> = agent.failures[SHOWN_PER_AGENT.min(agent.failures.len())..]
+                    .iter()
+                    .take(20)
+                    .map(|f| format!("{} {}", f.seed, f.invariant))
+                    .collect();
+                writeln!(
+                    f,
+                    "… and {} more {} failures ({}{})",
+                    agent.failures_found() - SHOWN_PER_AGENT as u64,
+                    agent.name,
+                    more.join(", "),
+                    if agent.failures_found() > SHOWN_PER_AGENT as u64 + 20 {
+                        ", …"
+                    } else {
+                        ""
+                    }
+                )?;
+            }
+        }
+        Ok(())
+    }
+}

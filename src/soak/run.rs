@@ -1,0 +1,278 @@
+//! One seeded session: the agent's builder, instrumented; the script,
+//! played; the liveness phase; the [`RunRecord`].
+//!
+//! The soak drives the script itself rather than through `play`, for four
+//! reasons: it records every tool run, it plays the user (typing the
+//! turns the script waits for), it settles a session whose connection
+//! the script closed (`play` would wait for answers that can never come),
+//! and it stamps every event with its virtual time.
+//!
+//! The **liveness phase** follows the fault phase (the script's last
+//! action): no fault fires any more, and the session must settle (every
+//! call the script issued and did not cancel answered, or the connection
+//! over when the script ended it, then quiet for the settle window)
+//! within its bound of virtual time ([`LIVENESS_BOUND`], or more for an
+//! agent whose tools are slow: see [`liveness_bound`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::agent::RunContext;
+use super::engine::Target;
+use super::faults::Faults;
+use super::record::{Calls, Governance, RunRecord, Settling, TimedEvent};
+use super::tools::{ExecutionLog, recorded};
+use crate::executor::{self, Seed, Stream, Swarm, Trace};
+use crate::session::{LiveBuilder, LiveHandle};
+use crate::state::{MemoryJournalSink, State};
+use crate::testing::{Action, ReplayControl, ScriptedServer};
+
+/// How long the session may take to settle after the fault phase, at
+/// least.
+pub const LIVENESS_BOUND: Duration = Duration::from_secs(60);
+
+/// The liveness bound for tools that take up to `longest`: a call still
+/// running when the fault phase ends may be a latency spike (ten times
+/// the longest latency), so the bound is at least twice that.
+pub fn liveness_bound(longest: Duration) -> Duration {
+    LIVENESS_BOUND.max(longest * 20)
+}
+
+/// How long the session must be quiet to count as settled.
+pub const SETTLE_WINDOW: Duration = Duration::from_millis(200);
+
+/// How many liveness bounds a run may go on past its script's own pauses
+/// and one per call (a script waiting for an answer that never comes
+/// stops there).
+const RUN_CAP_BOUNDS: u32 = 10;
+
+/// The builder, its state journaled and its tools recorded; and the flow
+/// that governs it.
+fn prepare(
+    target: &Target,
+    mut builder: LiveBuilder,
+    ctx: &RunContext,
+    journal: Arc<MemoryJournalSink>,
+    log: &ExecutionLog,
+) -> (LiveBuilder, Option<Governance>) {
+    match builder.inner.state_ref().cloned() {
+        Some(state) => state.add_journal_sink(journal),
+        None => {
+            ctx.state.add_journal_sink(journal);
+            builder = builder.state(ctx.state.clone());
+        }
+    }
+    builder.inner.config.tools = recorded(&builder.inner.config.tools, log);
+    let governance = builder
+        .inner
+        .config
+        .governance
+        .as_ref()
+        .map(|g| Governance {
+            spec: target.spec.clone().unwrap_or_else(|| g.spec.clone()),
+            enforcement: g.enforcement,
+        });
+    (builder, governance)
+}
+
+/// What the user types, for each `expect` of the script, in order.
+fn typed_turns(target: &Target, seed: Seed, script: &ScriptedServer) -> Vec<(String, String)> {
+    let mut draw = Stream::new(seed, "soak/user");
+    script
+        .actions()
+        .iter()
+        .filter_map(|action| match action {
+            Action::Expect(key) => Some(key.clone()),
+            _ => None,
+        })
+        .map(|key| {
+            let text = draw
+                .pick(&target.repertoire.user_lines)
+                .cloned()
+                .unwrap_or_else(|| "Hello.".to_string());
+            (key, text)
+        })
+        .collect()
+}
+
+/// Plays the user: sends each typed turn once the script waits for it.
+async fn user(control: ReplayControl, handle: LiveHandle, turns: Vec<(String, String)>) {
+    for (i, (key, text)) in turns.into_iter().enumerate() {
+        control
+            .wait_until(|c| c.expects_reached() > i || c.is_finished())
+            .await;
+        if control.is_finished() {
+            return;
+        }
+        let sent = match key.as_str() {
+            "realtimeInput" => handle.send_realtime_text(text),
+            _ => handle.send_text(text),
+        };
+        if sent.is_err() {
+            return;
+        }
+    }
+}
+
+fn script_pauses(script: &ScriptedServer) -> Duration {
+    script
+        .actions()
+        .iter()
+        .map(|a| match a {
+            Action::PauseMs(ms) => Duration::from_millis(*ms),
+            _ => Duration::ZERO,
+        })
+        .sum()
+}
+
+/// Runs one session of `target` on `script`, inside a simulation of
+/// `seed`. The trace, its hash and the virtual time are filled in by the
+/// caller once the simulation ends.
+pub(crate) async fn play(
+    target: &Target,
+    seed: Seed,
+    faults: Faults,
+    swarm: Swarm,
+    script: ScriptedServer,
+) -> RunRecord {
+    let journal = Arc::new(MemoryJournalSink::new());
+    let ctx = RunContext {
+        seed,
+        faults: faults.clone(),
+        state: State::new(),
+    };
+    let log = ExecutionLog::default();
+    let (builder, governance) =
+        prepare(target, (target.builder)(&ctx), &ctx, journal.clone(), &log);
+    let mut record = RunRecord {
+        agent: target.name.clone(),
+        seed,
+        swarm,
+        faults,
+        script: ScriptedServer::new(),
+        connect_error: None,
+        events: Vec::new(),
+        session_log: Vec::new(),
+        journal: Vec::new(),
+        sent: Vec::new(),
+        server_frames: Vec::new(),
+        executions: Vec::new(),
+        calls: Calls::default(),
+        replay_errors: Vec::new(),
+        governance,
+        settling: Settling {
+            bound: target.liveness_bound,
+            ..Settling::default()
+        },
+        trace: Trace::default(),
+        trace_hash: 0,
+        virtual_time: Duration::ZERO,
+    };
+    let typed = typed_turns(target, seed, &script);
+    let calls = script
+        .actions()
+        .iter()
+        .map(|a| match a {
+            Action::Call(_) => 1,
+            Action::CallMany(calls) => calls.len() as u32,
+            _ => 0,
+        })
+        .sum::<u32>();
+    let cap = script_pauses(&script) + target.liveness_bound * (RUN_CAP_BOUNDS + calls);
+    // The caller puts its copy of the script in the record.
+    let (transport, control) = script.answers_may_cross_cancellations().into_transport();
+    let handle = match builder.connect_with_transport(transport).await {
+        Ok(handle) => handle,
+        Err(e) => {
+            record.connect_error = Some(e.to_string());
+            record.replay_errors = control.errors();
+            return record;
+        }
+    };
+    let mut stream = handle.events();
+    control.release();
+    let driver = (!typed.is_empty())
+        .then(|| executor::spawn("soak:user", user(control.clone(), handle.clone(), typed)));
+
+    let give_up = tokio::time::Instant::now() + cap;
+    let script_done = |control: &ReplayControl| control.is_drained() || control.is_finished();
+    // The fault phase: events until the script has played (or ended). Only
+    // an event or the script's progress wakes this, so long silences cost
+    // nothing here.
+    let mut session_over = false;
+    loop {
+        tokio::select! {
+            biased;
+            event = stream.next() => match event {
+                Some(event) => record.events.push(TimedEvent { at: executor::now(), event }),
+                None => {
+                    session_over = true;
+                    break;
+                }
+            },
+            _ = control.wait_until(script_done) => break,
+            _ = tokio::time::sleep_until(give_up) => break,
+        }
+    }
+    if script_done(&control) {
+        record.settling.script_done_at = Some(executor::now());
+    }
+    // The liveness phase: quiet for the settle window, with every call
+    // answered, or the connection over when the script ended it.
+    while !session_over {
+        let quiet_until = (tokio::time::Instant::now() + SETTLE_WINDOW).min(give_up);
+        tokio::select! {
+            biased;
+            event = stream.next() => match event {
+                Some(event) => record.events.push(TimedEvent { at: executor::now(), event }),
+                None => session_over = true,
+            },
+            _ = tokio::time::sleep_until(quiet_until) => {
+                let over = if control.ended_by_script() {
+                    !handle.is_connected()
+                } else {
+                    control.unanswered_calls().is_empty() || !handle.is_connected()
+                };
+                if script_done(&control) && over {
+                    record.settling.settled_at = Some(executor::now());
+                    break;
+                }
+                if tokio::time::Instant::now() >= give_up {
+                    break;
+                }
+            }
+        }
+    }
+    if session_over {
+        // The session ended and every event was read.
+        record.settling.settled_at = Some(executor::now());
+        if record.settling.script_done_at.is_none() && script_done(&control) {
+            record.settling.script_done_at = Some(executor::now());
+        }
+    }
+    record.settling.ended = !handle.is_connected();
+    record.settling.ended_by_script = control.ended_by_script();
+    if let Some(driver) = driver {
+        driver.abort();
+    }
+    handle.disconnect().await;
+    while let Some(event) = stream.next().await {
+        record.events.push(TimedEvent {
+            at: executor::now(),
+            event,
+        });
+    }
+    record.session_log = handle.session_log();
+    record.journal = journal.entries();
+    record.sent = control.sent();
+    record.server_frames = control.delivered_frames();
+    record.executions = log.runs();
+    record.calls = Calls {
+        issued: control.issued_calls(),
+        answered: control.answered_calls(),
+        cancelled: control.cancelled_calls(),
+        late_answers: control.late_answers(),
+    };
+    record.replay_errors = control.errors();
+    record
+}

@@ -1,0 +1,213 @@
+//! "Sometimes" goals (Antithesis' sometimes assertions): interesting
+//! states a run may reach. A soak counts the runs that reached each; one
+//! never reached means the soak did not explore what it was meant to,
+//! and the summary flags it.
+//!
+//! The built-in goals, each counted only for agents where it can happen:
+//!
+//! | name | a run reached it when | counted for |
+//! |---|---|---|
+//! | `refusal` | the flow refused a call | governed agents |
+//! | `escalation` | a step escalated | agents whose spec escalates |
+//! | `tool-failure` | a tool run failed | agents with tools |
+//! | `bad-args` | a tool refused arguments that did not fit | agents with tools |
+//! | `unknown-tool` | a call to an undeclared tool was answered with an error (or refused) | agents with tools |
+//! | `parallel-call` | one message carried several calls | agents with tools |
+//! | `duplicate-id` | a call id came again and was not run twice | agents with tools |
+//! | `cancel-aborted` | a cancellation stopped a running tool | agents with tools |
+//! | `cancel-race` | a cancellation came for a call already answered | agents with tools |
+//! | `go-away-mid-call` | a go-away came while a tool ran | agents with tools |
+//! | `interrupted-flush` | an interruption cut the model's text | every agent |
+//! | `user-typed` | the user typed a turn (`clientContent`) | every agent |
+//! | `connection-closed` | the server ended the connection | every agent |
+//! | `tape-answer` | an extractor wrote an answer from its tape | agents with an extractor |
+//! | `tape-miss` | an extractor's question was not on its tape | agents with an extractor |
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::record::{ExecutionOutcome, RunRecord};
+use crate::session::LiveEvent;
+
+type Reached = dyn Fn(&RunRecord) -> bool + Send + Sync;
+
+/// A named state a run may reach.
+///
+/// ```
+/// use livesim::soak::Sometimes;
+///
+/// let long = Sometimes::new("long-session", |run| run.virtual_time.as_secs() > 60);
+/// assert_eq!(long.name(), "long-session");
+/// ```
+#[derive(Clone)]
+pub struct Sometimes {
+    name: String,
+    reached: Arc<Reached>,
+}
+
+impl fmt::Debug for Sometimes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Sometimes").field(&self.name).finish()
+    }
+}
+
+impl Sometimes {
+    /// A goal named `name`, reached by a run when `reached` says so.
+    pub fn new(
+        name: impl Into<String>,
+        reached: impl Fn(&RunRecord) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        Sometimes {
+            name: name.into(),
+            reached: Arc::new(reached),
+        }
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether `run` reached it.
+    pub fn reached(&self, run: &RunRecord) -> bool {
+        (self.reached)(run)
+    }
+}
+
+/// What an agent can reach, which decides the built-in goals it counts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Reach {
+    pub tools: bool,
+    pub governed: bool,
+    pub escalates: bool,
+    /// The extractors' names (the state keys they write).
+    pub extractors: Vec<String>,
+}
+
+/// The tools the session declared in its setup.
+fn declared_tools(run: &RunRecord) -> Vec<&str> {
+    run.sent
+        .iter()
+        .filter_map(|m| m.pointer("/setup/tools"))
+        .filter_map(Value::as_array)
+        .flatten()
+        .filter_map(|t| t.get("functionDeclarations").and_then(Value::as_array))
+        .flatten()
+        .filter_map(|d| d.get("name").and_then(Value::as_str))
+        .collect()
+}
+
+fn warned(run: &RunRecord, words: &str) -> bool {
+    run.delivered()
+        .any(|e| matches!(e, LiveEvent::Warning { message } if message.contains(words)))
+}
+
+fn failed_with(run: &RunRecord, words: &str) -> bool {
+    run.executions
+        .iter()
+        .any(|e| matches!(&e.outcome, ExecutionOutcome::Failed(m) if m.contains(words)))
+}
+
+/// The built-in goals for an agent that can reach `reach`.
+pub(crate) fn builtin(reach: &Reach) -> Vec<Sometimes> {
+    let mut goals = Vec::new();
+    if reach.governed {
+        goals.push(Sometimes::new("refusal", |run| {
+            run.delivered().any(|e| e.kind() == "tool_denied")
+        }));
+    }
+    if reach.escalates {
+        goals.push(Sometimes::new("escalation", |run| {
+            run.journal.iter().any(|m| m.key == "flow:escalated")
+        }));
+    }
+    if reach.tools {
+        goals.push(Sometimes::new("tool-failure", |run| {
+            run.executions
+                .iter()
+                .any(|e| matches!(e.outcome, ExecutionOutcome::Failed(_)))
+        }));
+        goals.push(Sometimes::new("bad-args", |run| {
+            failed_with(run, "invalid arguments")
+        }));
+        goals.push(Sometimes::new("unknown-tool", |run| {
+            let declared = declared_tools(run);
+            let undeclared: Vec<&str> = run
+                .delivered()
+                .filter_map(|e| match e {
+                    LiveEvent::ToolCall { calls } => Some(calls),
+                    _ => None,
+                })
+                .flatten()
+                .filter(|call| !declared.contains(&call.name.as_str()))
+                .map(|call| call.id.as_str())
+                .collect();
+            run.responses().iter().any(|r| {
+                r.get("id")
+                    .and_then(Value::as_str)
+                    .is_some_and(|id| undeclared.contains(&id))
+                    && r.pointer("/response/error").is_some()
+            })
+        }));
+        goals.push(Sometimes::new("parallel-call", |run| {
+            run.delivered()
+                .any(|e| matches!(e, LiveEvent::ToolCall { calls } if calls.len() > 1))
+        }));
+        goals.push(Sometimes::new("duplicate-id", |run| {
+            warned(run, "duplicate tool call id")
+        }));
+        goals.push(Sometimes::new("cancel-aborted", |run| {
+            run.executions.iter().any(|e| {
+                e.outcome == ExecutionOutcome::Unfinished
+                    && e.call_id
+                        .as_ref()
+                        .is_some_and(|id| run.calls.cancelled.contains(id))
+            })
+        }));
+        goals.push(Sometimes::new("cancel-race", |run| {
+            !run.calls.late_answers.is_empty()
+                || run
+                    .calls
+                    .cancelled
+                    .iter()
+                    .any(|id| run.calls.answered.contains(id))
+        }));
+        goals.push(Sometimes::new("go-away-mid-call", |run| {
+            run.events.iter().any(|timed| {
+                matches!(timed.event, LiveEvent::GoAway { .. })
+                    && run.executions.iter().any(|e| {
+                        e.started <= timed.at && e.finished.is_none_or(|end| end > timed.at)
+                    })
+            })
+        }));
+    }
+    goals.push(Sometimes::new("interrupted-flush", |run| {
+        run.delivered().any(|e| {
+            matches!(
+                e,
+                LiveEvent::TextComplete {
+                    interrupted: true,
+                    ..
+                }
+            )
+        })
+    }));
+    goals.push(Sometimes::new("user-typed", |run| {
+        run.sent.iter().any(|m| m.get("clientContent").is_some())
+    }));
+    goals.push(Sometimes::new("connection-closed", |run| {
+        run.settling.ended_by_script
+    }));
+    if !reach.extractors.is_empty() {
+        let keys = reach.extractors.clone();
+        goals.push(Sometimes::new("tape-answer", move |run| {
+            run.journal.iter().any(|m| keys.contains(&m.key))
+        }));
+        goals.push(Sometimes::new("tape-miss", |run| {
+            warned(run, "no (more) recorded model calls")
+        }));
+    }
+    goals
+}

@@ -1,0 +1,259 @@
+//! Tools in a soak: simulated ones built from an agent file, and the
+//! record every tool run leaves.
+//!
+//! A simulated tool takes a seeded time within its declared latency
+//! (stream `soak/tool/<name>`; ten times its longest latency when a
+//! `latency-spike` fires), fails at its declared rate (more often under
+//! `tool-failure`), checks its arguments against its parameters, writes
+//! the state keys it declares and answers with its result template, where
+//! `"{args.city}"` stands for the call's `city` argument.
+//!
+//! Every tool of a soaked session, simulated or the user's own, runs
+//! inside a recorder that notes which call it answered (via
+//! [`call_id`]), when it started and ended, and how: what the
+//! "a refused tool never runs" and "at most once" invariants read.
+
+use std::ops::RangeInclusive;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use futures::FutureExt;
+use serde_json::{Map, Value};
+
+use super::args;
+use super::faults::{FaultKind, Faults};
+use super::record::{ExecutionOutcome, ToolExecution};
+use super::repertoire::ToolModel;
+use crate::compose::tools::{T, ToolComposite, ToolResult, call_id};
+use crate::executor;
+use crate::state::State;
+
+/// A simulated tool, as an agent file declares it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimTool {
+    /// Its name.
+    pub name: String,
+    /// What the model is told it does.
+    pub description: String,
+    /// Its parameter schema, if it declares one.
+    pub parameters: Option<Value>,
+    /// Arguments the generated model calls it with (drawn from the schema
+    /// when there are none).
+    pub examples: Vec<Value>,
+    /// How long a call takes, drawn per call.
+    pub latency: RangeInclusive<Duration>,
+    /// The chance that a call fails.
+    pub failure_rate: f64,
+    /// The result template.
+    pub result: Value,
+    /// State keys written when a call succeeds, and their value templates,
+    /// in order.
+    pub writes: Vec<(String, Value)>,
+    /// A per-call deadline, if any.
+    pub timeout: Option<Duration>,
+}
+
+impl SimTool {
+    /// How the script generator sees it.
+    pub fn model(&self) -> ToolModel {
+        ToolModel {
+            name: self.name.clone(),
+            parameters: self.parameters.clone(),
+            examples: self.examples.clone(),
+            latency: self.latency.clone(),
+        }
+    }
+
+    /// The tool, writing to `state`, under the seed's `faults`.
+    pub fn build(&self, state: &State, faults: &Faults) -> ToolComposite {
+        let spec = Arc::new(self.clone());
+        let state = state.clone();
+        let label = format!("soak/tool/{}", self.name);
+        let spike = faults.rate(FaultKind::LatencySpike);
+        let extra_failures = faults.rate(FaultKind::ToolFailure);
+        let mut tool = T::simple(self.name.clone(), self.description.clone(), move |args| {
+            let (spec, state, label) = (spec.clone(), state.clone(), label.clone());
+            async move {
+                if let Some(problem) = args::misfit(spec.parameters.as_ref(), &args) {
+                    return Err(format!("invalid arguments for {}: {problem}", spec.name).into());
+                }
+                let lo = spec.latency.start().as_millis() as u64;
+                let hi = spec.latency.end().as_millis() as u64;
+                let (mut ms, spiked, failed) = executor::draw(&label, |s| {
+                    (
+                        s.range(lo..=hi),
+                        s.chance(spike),
+                        s.chance(spec.failure_rate) || s.chance(extra_failures),
+                    )
+                })
+                .unwrap_or((lo, false, false));
+                if spiked {
+                    ms = hi.saturating_mul(10).max(1);
+                }
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                if failed {
+                    return Err(format!("{} failed (simulated)", spec.name).into());
+                }
+                for (key, template) in &spec.writes {
+                    state.set(key, render(template, &args));
+                }
+                Ok(render(&spec.result, &args))
+            }
+        });
+        if let Some(schema) = &self.parameters {
+            tool = tool.parameters(schema.clone());
+        }
+        if let Some(deadline) = self.timeout {
+            tool = tool.timeout(deadline);
+        }
+        tool
+    }
+}
+
+/// A template with `"{args.<path>}"` placeholders filled from `args`: a
+/// string that is exactly one placeholder becomes the argument's value
+/// (any JSON, `null` when absent); placeholders inside longer text become
+/// the argument's text.
+///
+/// ```
+/// use livesim::soak::render;
+/// use serde_json::json;
+///
+/// let args = json!({"city": "Paris", "days": 3, "where": {"zip": "75001"}});
+/// assert_eq!(
+///     render(&json!({"city": "{args.city}", "days": "{args.days}", "note": "{args.days} days in {args.city} ({args.where.zip})"}), &args),
+///     json!({"city": "Paris", "days": 3, "note": "3 days in Paris (75001)"}),
+/// );
+/// ```
+pub fn render(template: &Value, args: &Value) -> Value {
+    match template {
+        Value::String(text) => render_text(text, args),
+        Value::Array(items) => Value::Array(items.iter().map(|v| render(v, args)).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), render(v, args)))
+                .collect::<Map<String, Value>>(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn lookup<'a>(args: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.').try_fold(args, |value, key| value.get(key))
+}
+
+fn render_text(text: &str, args: &Value) -> Value {
+    if let Some(path) = text
+        .strip_prefix("{args.")
+        .and_then(|rest| rest.strip_suffix('}'))
+        .filter(|path| !path.contains('}'))
+    {
+        return lookup(args, path).cloned().unwrap_or(Value::Null);
+    }
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("{args.") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + "{args.".len()..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[start..]);
+            return Value::String(out);
+        };
+        match lookup(args, &after[..end]) {
+            Some(Value::String(s)) => out.push_str(s),
+            Some(other) => out.push_str(&other.to_string()),
+            None => {}
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Value::String(out)
+}
+
+/// The tool runs of one session, shared with the recorders.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ExecutionLog {
+    runs: Arc<Mutex<Vec<ToolExecution>>>,
+}
+
+impl ExecutionLog {
+    fn lock(&self) -> MutexGuard<'_, Vec<ToolExecution>> {
+        self.runs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn start(&self, tool: &str, args: Value) -> usize {
+        let mut runs = self.lock();
+        runs.push(ToolExecution {
+            call_id: call_id(),
+            tool: tool.to_string(),
+            args,
+            started: executor::now(),
+            finished: None,
+            outcome: ExecutionOutcome::Unfinished,
+        });
+        runs.len() - 1
+    }
+
+    fn finish(&self, index: usize, outcome: ExecutionOutcome) {
+        if let Some(run) = self.lock().get_mut(index) {
+            run.finished = Some(executor::now());
+            run.outcome = outcome;
+        }
+    }
+
+    /// Every run so far, in the order they started.
+    pub fn runs(&self) -> Vec<ToolExecution> {
+        self.lock().clone()
+    }
+}
+
+/// Marks a run that is dropped before it finishes, or panics.
+struct Running {
+    log: ExecutionLog,
+    index: usize,
+    done: bool,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if !self.done && std::thread::panicking() {
+            self.log.finish(
+                self.index,
+                ExecutionOutcome::Failed("the tool panicked".to_string()),
+            );
+        }
+    }
+}
+
+/// `tools`, each run recorded in `log`.
+pub(crate) fn recorded(tools: &ToolComposite, log: &ExecutionLog) -> ToolComposite {
+    tools
+        .tools()
+        .iter()
+        .map(|tool| {
+            let (log, name) = (log.clone(), tool.name().to_string());
+            tool.around(move |args, run| {
+                let (log, name) = (log.clone(), name.clone());
+                async move {
+                    let index = log.start(&name, args);
+                    let mut running = Running {
+                        log: log.clone(),
+                        index,
+                        done: false,
+                    };
+                    let outcome: ToolResult = run.await;
+                    running.done = true;
+                    log.finish(
+                        index,
+                        match &outcome {
+                            Ok(value) => ExecutionOutcome::Ok(value.clone()),
+                            Err(e) => ExecutionOutcome::Failed(e.to_string()),
+                        },
+                    );
+                    outcome
+                }
+                .boxed()
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,136 @@
+//! The planted bug: a governance gate that runs a refused call when an
+//! earlier message's call is still running (built only with the
+//! `planted-bug` feature, turned on per agent). The default soak finds
+//! it; the replay line it prints reproduces it; the same agent without the
+//! switch passes the same seed; a three-action script triggers it.
+//!
+//! Run with `cargo test --features planted-bug --test planted`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use livesim::Seed;
+use livesim::soak::{Agent, Soak, invariants};
+use livesim::testing::ScriptedServer;
+use serde_json::json;
+
+fn livesim(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_livesim"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .output()
+        .expect("the livesim binary runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+/// `sim/payment` copied into a fresh folder with `"planted_bug": true`.
+fn planted_payment() -> PathBuf {
+    let dir = std::env::temp_dir()
+        .join(format!("livesim-planted-{}", std::process::id()))
+        .join("payment");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("sim/payment");
+    for entry in std::fs::read_dir(source).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+    }
+    let file = dir.join("agent.json");
+    let mut agent: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    agent["planted_bug"] = json!(true);
+    std::fs::write(&file, serde_json::to_string_pretty(&agent).unwrap()).unwrap();
+    dir
+}
+
+/// The default soak budget finds the bug as `refused-never-runs`; the
+/// first failure's replay line, run as printed, fails the same way; the
+/// agent without the switch passes that seed.
+#[test]
+fn the_default_soak_finds_the_planted_bug_and_its_replay_reproduces_it() {
+    let agent = planted_payment();
+    let (code, out) = livesim(&["sim", "soak", agent.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("seeds 0..2000"), "the default budget: {out}");
+    let failed = out
+        .lines()
+        .find(|l| l.starts_with("FAILED payment seed ") && l.ends_with(": refused-never-runs"))
+        .unwrap_or_else(|| panic!("no refused-never-runs failure:\n{out}"));
+    let seed = failed
+        .strip_prefix("FAILED payment seed ")
+        .and_then(|rest| rest.split(':').next())
+        .unwrap();
+    let block: Vec<&str> = out.lines().skip_while(|l| *l != failed).take(8).collect();
+    assert!(
+        block.iter().any(|l| l.contains("was refused (")),
+        "{block:?}"
+    );
+    let replay = block
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("replay: "))
+        .unwrap_or_else(|| panic!("no replay line in {block:?}"));
+    let args = replay
+        .strip_prefix("cargo run --release -- ")
+        .or_else(|| replay.strip_prefix("livesim "))
+        .unwrap_or_else(|| panic!("{replay}"));
+    let args: Vec<&str> = args.split_whitespace().collect();
+    assert_eq!(
+        args,
+        ["sim", "run", agent.to_str().unwrap(), "--seed", seed]
+    );
+    let (code, again) = livesim(&args);
+    assert_eq!(code, Some(1), "{again}");
+    assert!(again.contains("refused-never-runs"), "{again}");
+    assert!(again.contains("FAILED: "), "{again}");
+
+    let (code, clean) = livesim(&["sim", "run", "payment", "--seed", seed]);
+    assert_eq!(
+        code,
+        Some(0),
+        "without the switch the seed passes:\n{clean}"
+    );
+}
+
+/// Three actions trigger it: a call the script does not wait for, a short
+/// pause, then a call the flow refuses.
+#[test]
+fn a_three_action_script_triggers_it() {
+    let agent = Agent::load(Path::new(env!("CARGO_MANIFEST_DIR")).join("sim/payment")).unwrap();
+    let script = || {
+        ScriptedServer::new()
+            .named("planted")
+            .calls_without_waiting(
+                "verify_identity",
+                json!({"name": "Ana Silva", "dob": "1990-05-04"}),
+            )
+            .pause(Duration::from_millis(5))
+            .calls(
+                "take_payment",
+                json!({"amount": 42.5, "card_last4": "4242"}),
+            )
+    };
+    assert_eq!(script().actions().len(), 3);
+    for planted in [true, false] {
+        let soak = Soak::agent(&agent.clone().with_planted_bug(planted))
+            .script(move |_, _| script())
+            .check_determinism_every(0);
+        for s in 0..5 {
+            let run = soak.run_seed(Seed::new(s));
+            let broken: Vec<&str> = run.failures.iter().map(|f| f.invariant.as_str()).collect();
+            if planted {
+                assert!(
+                    broken.contains(&invariants::REFUSED_NEVER_RUNS),
+                    "seed {s}: {broken:?}"
+                );
+            } else {
+                assert_eq!(broken, Vec::<&str>::new(), "seed {s}");
+            }
+        }
+    }
+}

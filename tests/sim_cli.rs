@@ -1,0 +1,261 @@
+//! `livesim sim`, run as a user runs it: from the repository (its `sim/`),
+//! from a folder with no agents, on a broken agent, on an agent whose own
+//! invariant fails (and the replay line it prints).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Runs `livesim` in `dir`: success, stdout, stderr.
+fn livesim_in(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_livesim"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("the livesim binary runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("livesim-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A copy of a `sim/` agent in a fresh folder, its agent file changed.
+fn copy_agent(name: &str, test: &str, change: impl FnOnce(&mut serde_json::Value)) -> PathBuf {
+    let dir = temp(test).join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    for entry in std::fs::read_dir(repo().join("sim").join(name)).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+    }
+    let file = dir.join("agent.json");
+    let mut agent: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    change(&mut agent);
+    std::fs::write(&file, serde_json::to_string_pretty(&agent).unwrap()).unwrap();
+    dir
+}
+
+#[test]
+fn sim_help_lists_only_what_exists() {
+    let (code, out, _) = livesim_in(&repo(), &["sim", "--help"]);
+    assert_eq!(code, Some(0));
+    let commands: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(commands, ["soak", "run", "check", "help"], "{out}");
+    for command in ["soak", "run", "check"] {
+        let (code, out, _) = livesim_in(&repo(), &["sim", command, "--help"]);
+        assert_eq!(code, Some(0));
+        assert!(
+            out.contains(&format!("Usage: livesim sim {command}")),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn soak_runs_every_sim_agent_and_prints_the_summary() {
+    let junit = temp("junit").join("soak.xml");
+    let (code, out, err) = livesim_in(
+        &repo().join("src"),
+        &[
+            "sim",
+            "soak",
+            "--seeds",
+            "0..3",
+            "--jobs",
+            "2",
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(
+        out.starts_with("soak: 4 agents (booking, payment, support, weather), seeds 0..3, 2 jobs"),
+        "{out}"
+    );
+    assert!(out.contains("sessions: 12 in "), "{out}");
+    assert!(out.contains("invariant checks: "), "{out}");
+    assert!(
+        out.contains("sometimes (runs that reached each goal):"),
+        "{out}"
+    );
+    assert!(out.trim_end().ends_with("failures: none"), "{out}");
+    assert!(
+        err.contains(
+            "livesim sim soak: booking, payment, support, weather (4 agents), seeds 0..3, 2 jobs"
+        ),
+        "{err}"
+    );
+    // Not a terminal: progress as plain lines, the last one complete.
+    assert!(
+        err.contains("livesim sim soak: 12/12 sessions, 0 failures"),
+        "{err}"
+    );
+    let report =
+        quick_junit::Report::deserialize_from_str(&std::fs::read_to_string(&junit).unwrap())
+            .unwrap();
+    assert_eq!(report.test_suites.len(), 4);
+}
+
+#[test]
+fn soak_with_no_agents_in_reach_says_what_it_looked_for() {
+    let empty = temp("empty");
+    let (code, _, err) = livesim_in(&empty, &["sim", "soak"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains(&format!(
+            "no agents found: looked for sim/*/agent.json in {}",
+            empty.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("livesim sim soak path/to/agents"), "{err}");
+    let (code, _, err) = livesim_in(&empty, &["sim", "soak", "nowhere"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("nowhere: no such folder"), "{err}");
+}
+
+#[test]
+fn bad_usage_and_broken_agents_exit_2_with_the_place() {
+    let (code, _, err) = livesim_in(&repo(), &["sim", "soak", "--shard", "3/2"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("`3/2` is not a shard"), "{err}");
+    let (code, _, err) = livesim_in(&repo(), &["sim", "soak", "--seeds", "9..3"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("the range is empty"), "{err}");
+    let (code, _, err) = livesim_in(&repo(), &["sim", "soak", "--duration", "soon"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("`soon` is not a duration"), "{err}");
+    let broken = copy_agent("weather", "broken", |a| {
+        a["tools"][0]["latency_ms"] = serde_json::json!([50]);
+    });
+    let (code, _, err) = livesim_in(&repo(), &["sim", "soak", broken.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+    let file = broken.join("agent.json").display().to_string();
+    assert!(err.contains(&format!("{file}:")), "{err}");
+    assert!(
+        err.contains("at tools[0].latency_ms: expected latency_ms: [low, high]"),
+        "{err}"
+    );
+}
+
+#[test]
+fn run_shows_one_seed_the_same_way_every_time() {
+    let script = temp("script").join("payment-3.json");
+    let args = [
+        "sim",
+        "run",
+        "payment",
+        "--seed",
+        "3",
+        "--save-script",
+        script.to_str().unwrap(),
+    ];
+    let (code, first, err) = livesim_in(&repo(), &args);
+    assert_eq!(code, Some(0), "{first}{err}");
+    let lines: Vec<&str> = first.lines().collect();
+    assert!(
+        lines[0].starts_with("payment seed 0x3 | swarm: lanes="),
+        "{first}"
+    );
+    assert!(lines[0].contains(" | faults: "), "{first}");
+    assert!(
+        lines[1].starts_with("script: ") && lines[1].contains("saved to"),
+        "{first}"
+    );
+    assert!(
+        lines[2].ends_with("| connected {\"session_id\":null}"),
+        "{first}"
+    );
+    assert!(first.contains("\ninvariants:\n  protocol "), "{first}");
+    assert!(
+        lines.last().unwrap().starts_with("trace hash: 0x"),
+        "{first}"
+    );
+    let (_, second, _) = livesim_in(&repo(), &args);
+    assert_eq!(first, second);
+    let saved = livesim::testing::ScriptedServer::load(&script).unwrap();
+    assert_eq!(saved.name(), "payment-0x3");
+    let (code, traced, _) = livesim_in(
+        &repo(),
+        &["sim", "run", "payment", "--seed", "3", "--trace"],
+    );
+    assert_eq!(code, Some(0));
+    assert!(traced.contains("run seed=0x3 swarm:"), "{traced}");
+    let (code, _, err) = livesim_in(&repo(), &["sim", "run", "paymnt", "--seed", "3"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("no agent \"paymnt\""), "{err}");
+    assert!(
+        err.contains("(agents: booking, payment, support, weather)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn check_reports_no_divergence_for_sim_agents() {
+    let (code, out, err) = livesim_in(&repo(), &["sim", "check", "sim/weather", "--seeds", "0..4"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(
+        out.contains("4 traces, each run twice here and once in a child process"),
+        "{out}"
+    );
+    assert!(out.trim_end().ends_with("no divergence"), "{out}");
+}
+
+/// An agent whose own invariant breaks: exit 1, each failure with its
+/// seed, swarm, faults, invariant and replay line; the replay line run as
+/// printed fails the same way.
+#[test]
+fn a_failing_soak_prints_replay_lines_that_reproduce_it() {
+    let agent = copy_agent("weather", "failing", |a| {
+        a["invariants"] = serde_json::json!([{"before": ["get_forecast", "get_weather"]}]);
+    });
+    let (code, out, err) = livesim_in(
+        &repo(),
+        &["sim", "soak", agent.to_str().unwrap(), "--seeds", "0..10"],
+    );
+    assert_eq!(code, Some(1), "{out}{err}");
+    let failed = out
+        .lines()
+        .find(|l| l.starts_with("FAILED weather seed "))
+        .expect(&out);
+    assert!(
+        failed.ends_with(": before(get_forecast, get_weather)"),
+        "{failed}"
+    );
+    assert!(out.contains("\n  swarm: lanes="), "{out}");
+    assert!(out.contains("\n  faults: "), "{out}");
+    let replay = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("replay: "))
+        .expect("a replay line");
+    // Run through cargo, the line is for cargo; the arguments are the same.
+    let args = replay
+        .strip_prefix("cargo run --release -- ")
+        .or_else(|| replay.strip_prefix("livesim "))
+        .unwrap_or_else(|| panic!("{replay}"));
+    let args: Vec<&str> = args.split_whitespace().collect();
+    assert_eq!(&args[..3], ["sim", "run", agent.to_str().unwrap()]);
+    let (code, out, _) = livesim_in(&repo(), &args);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("before(get_forecast, get_weather)  FAILED: get_weather"),
+        "{out}"
+    );
+}

@@ -1,0 +1,217 @@
+//! Agent files that cannot be used get an error naming the file, the line
+//! and column, the key, and what was expected there.
+
+use std::path::PathBuf;
+
+use livesim::soak::Agent;
+
+/// A fresh folder holding `agent.json` (and `files`), for one test.
+fn folder(test: &str, agent: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("livesim-agent-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("agent.json"), agent).unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    dir
+}
+
+fn error(test: &str, agent: &str, files: &[(&str, &str)]) -> String {
+    let dir = folder(test, agent, files);
+    let err = Agent::load(&dir)
+        .expect_err("the agent file is broken")
+        .to_string();
+    let prefix = dir.join("agent.json").display().to_string();
+    err.replace(&prefix, "agent.json")
+}
+
+const LINES: &str = r#""user": ["Hi"], "model": ["Hello"]"#;
+
+#[test]
+fn a_misspelt_key_names_the_nearest_valid_one() {
+    let text = format!("{{\n  \"v\": 1,\n  {LINES},\n  \"instrucion\": \"Be brief.\"\n}}");
+    assert_eq!(
+        error("top-typo", &text, &[]),
+        "agent.json:4:17: at instrucion: unknown key `instrucion` in an agent file; did you mean \
+         `instruction`? (valid keys: v, instruction, spec, enforcement, turns, pauses_ms, \
+         call_chance, user, model, tools, extractor, invariants, sometimes, faults, planted_bug)"
+    );
+    let text = format!(
+        "{{\"v\": 1, {LINES},\n \"tools\": [\n  {{\"name\": \"lookup\",\n   \"latncy_ms\": [1, 2]}}]}}"
+    );
+    let err = error("tool-typo", &text, &[]);
+    assert!(
+        err.starts_with(
+            "agent.json:4:17: at tools[0].latncy_ms: unknown key `latncy_ms` in a tool; did you \
+             mean `latency_ms`?"
+        ),
+        "{err}"
+    );
+    let text = format!("{{\"v\": 1, {LINES},\n \"faults\": {{\"paralel-calls\": 0.5}}}}");
+    let err = error("fault-typo", &text, &[]);
+    assert!(
+        err.contains("at faults.paralel-calls: unknown key `paralel-calls`"),
+        "{err}"
+    );
+    assert!(err.contains("did you mean `parallel-calls`?"), "{err}");
+    assert!(err.starts_with("agent.json:2:30"), "{err}");
+}
+
+#[test]
+fn a_value_of_the_wrong_shape_says_what_was_expected() {
+    let cases: [(&str, &str, &str); 6] = [
+        (
+            "latency",
+            r#""tools": [{"name": "t", "latency_ms": [300, 20]}]"#,
+            "at tools[0].latency_ms: latency_ms: the low end 300 is above the high end 20",
+        ),
+        (
+            "rate",
+            r#""tools": [{"name": "t", "failure_rate": 1.5}]"#,
+            "at tools[0].failure_rate: expected failure_rate: a number from 0 to 1, found the number 1.5",
+        ),
+        (
+            "turns",
+            r#""turns": "many""#,
+            "at turns: expected turns: [low, high], whole numbers from 1 to 200, found the string \"many\"",
+        ),
+        (
+            "example",
+            r#""tools": [{"name": "t", "parameters": {"type": "OBJECT", "properties": {"city": {"type": "STRING"}}, "required": ["city"]}, "examples": [{"town": "Oslo"}]}]"#,
+            "at tools[0].examples[0]: this example does not fit the parameters: missing required argument `city`",
+        ),
+        (
+            "duplicate",
+            r#""tools": [{"name": "t"}, {"name": "t"}]"#,
+            "at tools[1]: a second tool named \"t\"",
+        ),
+        (
+            "enforcement",
+            r#""enforcement": "strict""#,
+            "at enforcement: expected \"enforce\" or \"observe\", found \"strict\"",
+        ),
+    ];
+    for (test, member, expected) in cases {
+        let text = format!("{{\"v\": 1, {LINES},\n  {member}}}");
+        let err = error(test, &text, &[]);
+        assert!(err.starts_with("agent.json:2:"), "{test}: {err}");
+        assert!(err.ends_with(expected), "{test}: {err}\nwanted …{expected}");
+    }
+}
+
+#[test]
+fn a_missing_key_or_version_is_named() {
+    let err = error("no-user", r#"{"v": 1, "model": ["Hello"]}"#, &[]);
+    assert_eq!(
+        err,
+        "agent.json:1:1: missing key `user` (what the user says)"
+    );
+    let err = error("version", &format!("{{\"v\": 2, {LINES}}}"), &[]);
+    assert_eq!(
+        err,
+        "agent.json:1:7: at v: version 2 is not supported (this livesim reads version 1)"
+    );
+    let err = error(
+        "empty-lines",
+        r#"{"v": 1, "user": [], "model": ["Hello"]}"#,
+        &[],
+    );
+    assert!(
+        err.ends_with("at user: expected at least one of user lines, found an empty list"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_invariant_or_goal_naming_no_declared_tool_is_an_error() {
+    let text = format!(
+        "{{\"v\": 1, {LINES}, \"tools\": [{{\"name\": \"take_payment\"}}],\n \"invariants\": [{{\"at_most_once\": \"take_paymnt\"}}]}}"
+    );
+    assert_eq!(
+        error("invariant-tool", &text, &[]),
+        "agent.json:2:34: at invariants[0].at_most_once: no tool named \"take_paymnt\" is declared; \
+         did you mean `take_payment`? (tools: take_payment)"
+    );
+    let text = format!("{{\"v\": 1, {LINES},\n \"invariants\": [{{\"before\": [\"a\"]}}]}}");
+    assert!(
+        error("before-shape", &text, &[])
+            .ends_with("expected [\"first tool\", \"then tool\"]: two tool names")
+    );
+}
+
+#[test]
+fn not_json_is_located() {
+    let err = error("syntax", "{\"v\": 1,\n  \"user\": [\"Hi\",]\n}", &[]);
+    assert!(
+        err.starts_with("agent.json:2:17: not valid JSON: "),
+        "{err}"
+    );
+}
+
+#[test]
+fn files_the_agent_names_must_exist_and_be_valid() {
+    let text = format!("{{\"v\": 1, {LINES}, \"spec\": \"gone.spec.json\"}}");
+    let err = error("no-spec", &text, &[]);
+    assert!(err.starts_with("agent.json:1:"), "{err}");
+    assert!(err.contains("at spec: no spec file at "), "{err}");
+    // The spec's own error names the spec file and its line.
+    let text = format!("{{\"v\": 1, {LINES}, \"spec\": \"bad.spec.json\"}}");
+    let spec = "{\"v\": 1, \"kind\": \"flow\",\n \"steps\": [{\"id\": \"a\", \"alow\": []}]}";
+    let dir = folder("bad-spec", &text, &[("bad.spec.json", spec)]);
+    let err = Agent::load(&dir).unwrap_err().to_string();
+    assert!(
+        err.starts_with(&format!("{}:2:", dir.join("bad.spec.json").display())),
+        "{err}"
+    );
+    assert!(err.contains("unknown field `alow`"), "{err}");
+    // A tape with a bad line in the middle names the tape and the line.
+    let text = format!(
+        "{{\"v\": 1, {LINES}, \"extractor\": {{\"name\": \"topic\", \"tape\": \"t.jsonl\", \"prompt\": \"p\"}}}}"
+    );
+    let dir = folder(
+        "bad-tape",
+        &text,
+        &[(
+            "t.jsonl",
+            "{\"kind\": \"llm\", \"input\": 1}\nnot json\n{}\n",
+        )],
+    );
+    let err = Agent::load(&dir).unwrap_err().to_string();
+    assert!(
+        err.starts_with(&dir.join("t.jsonl").display().to_string()),
+        "{err}"
+    );
+    assert!(err.contains(":2:"), "{err}");
+}
+
+#[test]
+fn a_folder_without_an_agent_file_says_so() {
+    let dir = std::env::temp_dir().join(format!("livesim-agent-{}-none", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let err = Agent::load(&dir).unwrap_err().to_string();
+    assert!(
+        err.starts_with(&dir.join("agent.json").display().to_string()),
+        "{err}"
+    );
+    assert!(err.contains("cannot read it"), "{err}");
+}
+
+/// A normal build refuses the planted bug's switch, saying why.
+#[cfg(not(feature = "planted-bug"))]
+#[test]
+fn the_planted_bug_needs_its_feature() {
+    let text = format!("{{\"v\": 1, {LINES},\n \"planted_bug\": true}}");
+    let err = error("planted", &text, &[]);
+    assert!(err.starts_with("agent.json:2:17: at planted_bug: `planted_bug` turns on a deliberately broken governance gate"), "{err}");
+    assert!(err.contains("--features planted-bug"), "{err}");
+}
+
+#[test]
+fn every_sim_agent_loads() {
+    for name in ["weather", "payment", "booking", "support"] {
+        let agent = super::agent(name);
+        assert_eq!(agent.name, name);
+        assert!(!agent.planted_bug());
+    }
+}

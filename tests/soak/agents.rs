@@ -1,0 +1,129 @@
+//! Every agent in `sim/` soaks clean and explores what it is for; its
+//! scenario corpus and its tape agree with its files.
+
+use std::sync::Arc;
+
+use livesim::clock::SharedClock;
+use livesim::flow::Enforcement;
+use livesim::llm::{BaseLlm, LlmExtractor};
+use livesim::session::{Speaker, Transcript, TurnContext};
+use livesim::simulation::Scenario;
+use livesim::soak::Soak;
+use livesim::state::State;
+use livesim::tape::{FileTape, TapedLlm};
+
+use super::{agent, seeds};
+
+/// Soaks `name` and checks that it passed and reached `goals`.
+fn soaks_clean(name: &str, goals: &[&str]) {
+    let range = seeds(40);
+    let summary = Soak::agent(&agent(name))
+        .seed_range(range.clone())
+        .jobs(2)
+        .run();
+    assert_eq!(summary.sessions(), range.end - range.start);
+    let reached: Vec<&str> = summary.agents[0]
+        .goals
+        .iter()
+        .filter(|(_, hits)| *hits > 0)
+        .map(|(g, _)| g.as_str())
+        .collect();
+    for goal in goals {
+        assert!(
+            reached.contains(goal),
+            "{name} never reached {goal}: {summary}"
+        );
+    }
+}
+
+#[test]
+fn weather_soaks_clean() {
+    soaks_clean(
+        "weather",
+        &[
+            "forecast-given",
+            "tool-failure",
+            "interrupted-flush",
+            "connection-closed",
+        ],
+    );
+}
+
+#[test]
+fn payment_soaks_clean_and_refuses_early_payments() {
+    soaks_clean("payment", &["refusal", "verified", "paid", "cancel-race"]);
+}
+
+#[test]
+fn booking_soaks_clean_and_escalates() {
+    soaks_clean("booking", &["refusal", "escalation", "confirmed", "booked"]);
+}
+
+#[test]
+fn support_soaks_clean_with_parallel_calls_cancellations_and_its_tape() {
+    soaks_clean(
+        "support",
+        &[
+            "parallel-call",
+            "cancel-aborted",
+            "go-away-mid-call",
+            "tape-answer",
+            "refunded",
+        ],
+    );
+}
+
+/// Every scenario beside a spec runs clean against it.
+#[test]
+fn the_scenario_corpus_runs_clean_against_each_spec() {
+    let mut ran = 0;
+    for name in ["payment", "booking"] {
+        let agent = agent(name);
+        let (spec, _) = agent.spec.clone().expect("governed");
+        for entry in std::fs::read_dir(&agent.dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.to_string_lossy().ends_with(".scenario.json") {
+                let scenario = Scenario::read(&path).unwrap_or_else(|e| panic!("{e}"));
+                scenario
+                    .run_now(spec.as_ref(), Enforcement::Enforce)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                ran += 1;
+            }
+        }
+    }
+    assert!(ran >= 5, "{ran} scenarios");
+}
+
+/// The support agent's tape answers its extractor for every line the
+/// model may end a turn with.
+#[test]
+fn the_support_tape_answers_every_closing_line() {
+    let support = agent("support");
+    let extractor = support.extractor.clone().unwrap();
+    let tape = Arc::new(FileTape::open(&extractor.tape_file).unwrap());
+    let model = Arc::new(TapedLlm::replaying(extractor.model.clone(), tape));
+    let reader = LlmExtractor::new(
+        extractor.name.clone(),
+        model.clone(),
+        extractor.prompt.clone(),
+        extractor.window,
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    for line in &support.repertoire.model_lines {
+        let transcript = Transcript::default();
+        transcript.push(Speaker::User, "Hello?");
+        transcript.push(Speaker::Model, line.as_str());
+        let turn = TurnContext {
+            transcript,
+            state: State::new(),
+            clock: Arc::new(livesim::clock::SystemClock::new()) as SharedClock,
+        };
+        let reply = runtime
+            .block_on(model.generate(reader.request(&turn)))
+            .unwrap_or_else(|e| panic!("{line:?}: {e}"));
+        let topic: serde_json::Value = serde_json::from_str(&reply.text()).unwrap();
+        assert!(["order", "refund", "stock", "other"].contains(&topic["topic"].as_str().unwrap()));
+    }
+}

@@ -1,0 +1,287 @@
+//! The script generator: every fault kind shows up, scripts are data, and
+//! a seed always makes the same conversation.
+
+use std::collections::BTreeSet;
+
+use livesim::Seed;
+use livesim::executor::Simulation;
+use livesim::soak::{CloseKind, FaultKind, Faults, Repertoire, generate};
+use livesim::state::State;
+use livesim::testing::{Action, ScriptedServer};
+use serde_json::{Value, json};
+
+use super::{agent, seeds};
+
+fn weather() -> Repertoire {
+    agent("weather").repertoire
+}
+
+/// Every server message a script sends, calls included as `toolCall`s,
+/// each with the index of its action.
+fn messages(script: &ScriptedServer) -> Vec<(usize, Value)> {
+    let mut out = Vec::new();
+    for (i, action) in script.actions().iter().enumerate() {
+        match action {
+            Action::Send(m) => out.push((i, m.clone())),
+            Action::Call(c) => out.push((i, json!({"toolCall": {"functionCalls": [{"id": c.id, "name": c.name, "args": c.args}]}}))),
+            Action::CallMany(cs) => {
+                let calls: Vec<Value> = cs.iter().map(|c| json!({"id": c.id, "name": c.name, "args": c.args})).collect();
+                out.push((i, json!({"toolCall": {"functionCalls": calls}})));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn texts(script: &ScriptedServer, thought: bool) -> Vec<String> {
+    messages(script)
+        .into_iter()
+        .filter_map(|(_, m)| m.pointer("/serverContent/modelTurn/parts").cloned())
+        .filter_map(|p| p.as_array().cloned())
+        .flatten()
+        .filter(|p| p.get("thought").and_then(Value::as_bool).unwrap_or(false) == thought)
+        .filter_map(|p| p.get("text").and_then(Value::as_str).map(String::from))
+        .collect()
+}
+
+/// An argument's name and how to tell its type.
+type Typed = (&'static str, fn(&Value) -> bool);
+
+fn misfits(args: &Value, tool: &str) -> bool {
+    let (required, types): (&[&str], &[Typed]) = match tool {
+        "get_weather" => (
+            &["city"],
+            &[("city", Value::is_string), ("units", Value::is_string)],
+        ),
+        _ => (
+            &["city", "days"],
+            &[("city", Value::is_string), ("days", Value::is_u64)],
+        ),
+    };
+    required.iter().any(|k| args.get(k).is_none())
+        || types
+            .iter()
+            .any(|(k, ok)| args.get(k).is_some_and(|v| !ok(v)))
+        || args
+            .as_object()
+            .is_some_and(|o| o.keys().any(|k| !types.iter().any(|(t, _)| t == k)))
+}
+
+/// Whether `script` shows fault `kind` (for the kinds a script can show).
+fn shows(kind: FaultKind, script: &ScriptedServer, rep: &Repertoire) -> bool {
+    let actions = script.actions();
+    let msgs = messages(script);
+    let is_line = |t: &str| rep.model_lines.iter().any(|l| l == t);
+    let calls: Vec<(String, String, Value, bool)> = actions
+        .iter()
+        .flat_map(|a| match a {
+            Action::Call(c) => vec![c.clone()],
+            Action::CallMany(cs) => cs.clone(),
+            _ => vec![],
+        })
+        .map(|c| (c.id, c.name, c.args, c.wait))
+        .collect();
+    let declared: Vec<&str> = rep.tools.iter().map(|t| t.name.as_str()).collect();
+    match kind {
+        FaultKind::Split => texts(script, false)
+            .iter()
+            .any(|t| !rep.model_lines.iter().any(|l| t.starts_with(l.as_str()))),
+        FaultKind::Thoughts => !texts(script, true).is_empty(),
+        FaultKind::Transcriptions => msgs.iter().any(|(_, m)| {
+            m.pointer("/serverContent/outputTranscription").is_some()
+                || m.pointer("/serverContent/inputTranscription")
+                    .is_some_and(|t| t.get("finished").is_none())
+        }),
+        FaultKind::NonAscii => texts(script, false)
+            .iter()
+            .any(|t| !is_line(t) && rep.model_lines.iter().any(|l| t.starts_with(l.as_str()))),
+        FaultKind::BadArgs => calls
+            .iter()
+            .any(|(_, name, args, _)| declared.contains(&name.as_str()) && misfits(args, name)),
+        FaultKind::UnknownTool => calls
+            .iter()
+            .any(|(_, name, _, _)| !declared.contains(&name.as_str())),
+        FaultKind::DuplicateId => {
+            let ids: Vec<&String> = calls.iter().map(|(id, ..)| id).collect();
+            ids.iter().collect::<BTreeSet<_>>().len() < ids.len()
+        }
+        FaultKind::ParallelCalls => actions.iter().any(|a| matches!(a, Action::CallMany(_))),
+        FaultKind::CancelRace => actions.windows(3).any(|w| {
+            matches!((&w[0], &w[1], &w[2]),
+                (Action::Call(c), Action::PauseMs(_), Action::Send(m))
+                    if !c.wait && m.pointer("/toolCallCancellation/ids/0") == Some(&json!(c.id)))
+        }),
+        FaultKind::InterruptText => msgs.windows(2).any(|w| {
+            w[0].1.pointer("/serverContent/modelTurn").is_some()
+                && w[1].1.pointer("/serverContent/interrupted") == Some(&json!(true))
+        }),
+        FaultKind::InterruptCall => actions.iter().enumerate().any(|(i, a)| {
+            matches!(a, Action::Call(c) if !c.wait)
+                && actions[i + 1..].iter().take(3).any(|b| {
+                    matches!(b, Action::Send(m)
+                    if m.pointer("/serverContent/interrupted") == Some(&json!(true)))
+                })
+        }),
+        FaultKind::Usage => msgs.iter().any(|(_, m)| m.get("usageMetadata").is_some()),
+        FaultKind::UnknownMessage => msgs.iter().any(|(_, m)| {
+            m.get("newFeature").is_some()
+                || m.get("voiceActivity").is_some()
+                || m.pointer("/serverContent/someNewField").is_some()
+        }),
+        FaultKind::GoAway => msgs.iter().any(|(_, m)| m.get("goAway").is_some()),
+        FaultKind::Close => matches!(actions.last(), Some(Action::Close(_) | Action::Abort)),
+        FaultKind::ToolFailure | FaultKind::LatencySpike => unreachable!("tool-side kinds"),
+    }
+}
+
+const SCRIPT_KINDS: [FaultKind; 15] = [
+    FaultKind::Split,
+    FaultKind::Thoughts,
+    FaultKind::Transcriptions,
+    FaultKind::NonAscii,
+    FaultKind::BadArgs,
+    FaultKind::UnknownTool,
+    FaultKind::DuplicateId,
+    FaultKind::ParallelCalls,
+    FaultKind::CancelRace,
+    FaultKind::InterruptText,
+    FaultKind::InterruptCall,
+    FaultKind::Usage,
+    FaultKind::UnknownMessage,
+    FaultKind::GoAway,
+    FaultKind::Close,
+];
+
+/// Each kind of fault the script carries shows up in scripts when it is
+/// on, and never when every fault is off.
+#[test]
+fn each_fault_kind_shows_when_on_and_never_when_off() {
+    let rep = weather();
+    for kind in SCRIPT_KINDS {
+        let on = Faults::calm().with(kind, 0.5);
+        let shown = (0..60)
+            .filter(|&s| shows(kind, &generate("w", &rep, Seed::new(s), &on), &rep))
+            .count();
+        assert!(
+            shown >= 5,
+            "{kind} shows in only {shown} of 60 scripts with it on"
+        );
+        let calm = (0..60)
+            .filter(|&s| {
+                shows(
+                    kind,
+                    &generate("w", &rep, Seed::new(s), &Faults::calm()),
+                    &rep,
+                )
+            })
+            .count();
+        assert_eq!(calm, 0, "{kind} shows in {calm} calm scripts");
+    }
+}
+
+/// Over the seeds' own swarms, every kind of fault the script carries
+/// appears in some script, and so does every close class.
+#[test]
+fn the_drawn_swarms_cover_every_fault_kind() {
+    let rep = weather();
+    let mut seen = BTreeSet::new();
+    let mut closes = BTreeSet::new();
+    for s in seeds(300) {
+        let faults = Faults::draw(Seed::new(s));
+        let script = generate("w", &rep, Seed::new(s), &faults);
+        for kind in SCRIPT_KINDS {
+            if shows(kind, &script, &rep) {
+                seen.insert(kind);
+            }
+        }
+        if let Some(close) = faults.close() {
+            let last = script.actions().last().cloned();
+            let frame = close.frame();
+            match (last, frame) {
+                (Some(Action::Close(c)), Some((code, reason))) => {
+                    assert_eq!((c.code, c.reason.as_str()), (code, reason));
+                }
+                (Some(Action::Abort), None) => {}
+                (other, _) => panic!("seed {s}: {close} should end the script, got {other:?}"),
+            }
+            closes.insert(close.to_string());
+        }
+    }
+    let missing: Vec<_> = SCRIPT_KINDS.iter().filter(|k| !seen.contains(*k)).collect();
+    assert!(missing.is_empty(), "never generated: {missing:?}");
+    assert_eq!(closes.len(), CloseKind::ALL.len(), "{closes:?}");
+}
+
+/// The tool-side kinds change what simulated tools do: `tool-failure` at
+/// rate 1 fails every run, `latency-spike` at rate 1 makes every run take
+/// ten times the tool's longest latency.
+#[test]
+fn tool_side_faults_change_what_tools_do() {
+    let mut get_weather = agent("weather").tools.remove(0);
+    get_weather.failure_rate = 0.0;
+    let longest = *get_weather.latency.end();
+    for s in 0..20 {
+        let call = |faults: Faults| {
+            let tool = get_weather.build(&State::new(), &faults);
+            Simulation::new(Seed::new(s))
+                .run(move || async move {
+                    let outcome = tool.tools()[0].call(json!({"city": "Oslo"})).await;
+                    (outcome.map_err(|e| e.to_string()), livesim::executor::now())
+                })
+                .unwrap()
+                .value
+        };
+        let (outcome, _) = call(Faults::calm().with(FaultKind::ToolFailure, 1.0));
+        assert_eq!(outcome.unwrap_err(), "get_weather failed (simulated)");
+        let (outcome, took) = call(Faults::calm().with(FaultKind::LatencySpike, 1.0));
+        assert_eq!(outcome.unwrap()["city"], "Oslo");
+        assert_eq!(took, longest * 10);
+        let (_, took) = call(Faults::calm());
+        assert!(took <= longest, "{took:?}");
+    }
+}
+
+/// Every generated script, for every agent, reads back from its JSON file
+/// form as the same script: a soak finding is data.
+#[test]
+fn generated_scripts_round_trip_through_the_script_format() {
+    for name in ["weather", "payment", "booking", "support"] {
+        let rep = agent(name).repertoire;
+        for s in seeds(100) {
+            let seed = Seed::new(s);
+            let script = generate(name, &rep, seed, &Faults::draw(seed));
+            let text = serde_json::to_string_pretty(&script.to_json()).unwrap();
+            let back = ScriptedServer::from_json_str(&text, "generated.json")
+                .unwrap_or_else(|e| panic!("{name} seed {seed}: {e}\n{text}"));
+            assert_eq!(back, script, "{name} seed {seed}");
+        }
+    }
+}
+
+/// A seed always makes the same conversation; different seeds, different
+/// ones; the number of turns stays in the repertoire's range.
+#[test]
+fn a_seed_makes_one_conversation() {
+    let mut rep = weather();
+    rep.turns = 3..=5;
+    let mut distinct = BTreeSet::new();
+    for s in 0..50 {
+        let seed = Seed::new(s);
+        let faults = Faults::draw(seed);
+        let script = generate("w", &rep, seed, &faults);
+        assert_eq!(script, generate("w", &rep, seed, &faults));
+        let turn_ends = messages(&script)
+            .iter()
+            .filter(|(_, m)| m.pointer("/serverContent/turnComplete") == Some(&json!(true)))
+            .count();
+        // Each turn ends once; the calm last turn adds one when nothing
+        // closes the connection, and a close may cut the last turn short.
+        assert!(
+            (2..=6).contains(&turn_ends),
+            "seed {seed}: {turn_ends} turn ends"
+        );
+        distinct.insert(script.to_json().to_string());
+    }
+    assert_eq!(distinct.len(), 50);
+}

@@ -1,0 +1,362 @@
+//! The invariants catch broken runs, by name: each built-in one on a real
+//! run's record with one thing broken, a broken agent file's own
+//! invariant, a user's invariant, and a session that is not
+//! deterministic.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use livesim::Seed;
+use livesim::prelude::*;
+use livesim::session::LiveEvent;
+use livesim::soak::{ExecutionOutcome, RunRecord, Soak, ToolExecution, invariants};
+use livesim::testing::ReplayError;
+use serde_json::json;
+
+use super::agent;
+
+/// The verdict of built-in invariant `name` on `record`.
+fn verdict(name: &str, record: &RunRecord) -> Result<(), String> {
+    invariants::builtin(true)
+        .into_iter()
+        .find(|i| i.name() == name)
+        .unwrap_or_else(|| panic!("no invariant {name}"))
+        .check(record)
+}
+
+/// A payment run that refused a call, kept its connection, and passed.
+fn refusing_run() -> RunRecord {
+    let soak = Soak::agent(&agent("payment")).check_determinism_every(0);
+    (0..100)
+        .map(|s| soak.run_seed(Seed::new(s)))
+        .find_map(|run| {
+            let record = run.record?;
+            let refused = record.delivered().any(|e| e.kind() == "tool_denied");
+            (run.failures.is_empty() && refused && !record.settling.ended).then_some(record)
+        })
+        .expect("a payment seed under 100 refuses a call and passes")
+}
+
+fn refused_id(record: &RunRecord) -> (String, String) {
+    record
+        .delivered()
+        .find_map(|e| match e {
+            LiveEvent::ToolDenied { id, name, .. } => Some((id.clone(), name.clone())),
+            _ => None,
+        })
+        .unwrap()
+}
+
+#[test]
+fn a_refused_call_that_runs_or_is_answered_otherwise_is_caught() {
+    let good = refusing_run();
+    for name in [
+        invariants::REFUSED_NEVER_RUNS,
+        invariants::ANSWERED_ONCE,
+        invariants::JOURNAL_REPLAYS_CLEAN,
+    ] {
+        assert_eq!(verdict(name, &good), Ok(()), "{name}");
+    }
+    let (id, tool) = refused_id(&good);
+    let mut ran = good.clone();
+    ran.executions.push(ToolExecution {
+        call_id: Some(id.clone()),
+        tool: tool.clone(),
+        args: json!({}),
+        started: std::time::Duration::from_millis(1500),
+        finished: Some(std::time::Duration::from_millis(1600)),
+        outcome: ExecutionOutcome::Ok(json!({})),
+    });
+    let err = verdict(invariants::REFUSED_NEVER_RUNS, &ran).unwrap_err();
+    assert!(
+        err.starts_with(&format!("{tool} ({id}) was refused (")),
+        "{err}"
+    );
+    assert!(err.ends_with("but ran, from t=1.500s to t=1.600s"), "{err}");
+
+    let mut answered = good.clone();
+    for message in &mut answered.sent {
+        if let Some(responses) = message.pointer_mut("/toolResponse/functionResponses") {
+            for r in responses.as_array_mut().unwrap() {
+                if r["id"] == json!(id) {
+                    r["response"] = json!({"paid": true});
+                }
+            }
+        }
+    }
+    let err = verdict(invariants::REFUSED_NEVER_RUNS, &answered).unwrap_err();
+    assert!(
+        err.contains("was refused, but was answered {\"paid\":true} instead of {\"error\":"),
+        "{err}"
+    );
+}
+
+#[test]
+fn answers_twice_to_strangers_or_after_a_cancellation_are_caught() {
+    let good = refusing_run();
+    let response = good
+        .sent
+        .iter()
+        .find(|m| m.get("toolResponse").is_some())
+        .cloned()
+        .unwrap();
+    let id = response
+        .pointer("/toolResponse/functionResponses/0/id")
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut twice = good.clone();
+    twice.sent.push(response.clone());
+    assert_eq!(
+        verdict(invariants::ANSWERED_ONCE, &twice),
+        Err(format!("{id} was answered 2 times"))
+    );
+
+    let mut stranger = good.clone();
+    let mut other = response.clone();
+    other["toolResponse"]["functionResponses"][0]["id"] = json!("call-999");
+    stranger.sent.push(other);
+    assert_eq!(
+        verdict(invariants::ANSWERED_ONCE, &stranger),
+        Err("the session answered call-999, which the script never issued".to_string())
+    );
+
+    let mut late = good.clone();
+    let at = late
+        .events
+        .iter()
+        .position(|e| matches!(&e.event, LiveEvent::ToolResponse { id: r, .. } if *r == id))
+        .unwrap();
+    let mut cancelled = late.events[at].clone();
+    cancelled.event = LiveEvent::ToolCancelled {
+        ids: vec![id.clone()],
+    };
+    late.events.insert(at, cancelled);
+    let err = verdict(invariants::ANSWERED_ONCE, &late).unwrap_err();
+    assert!(
+        err.contains(&format!(
+            "({id}) was answered after the session handled its cancellation"
+        )),
+        "{err}"
+    );
+
+    let mut silent = good.clone();
+    silent
+        .sent
+        .retain(|m| m.pointer("/toolResponse/functionResponses/0/id") != Some(&json!(id)));
+    let err = verdict(invariants::ANSWERED_ONCE, &silent).unwrap_err();
+    assert!(
+        err.starts_with(&format!("{id} was never answered")),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_journal_that_does_not_replay_or_goes_backwards_is_caught() {
+    let good = refusing_run();
+    assert_eq!(verdict(invariants::JOURNAL_ORDERED, &good), Ok(()));
+    // Record the refusal as an admission: the spec would not have made it.
+    let mut forged = good.clone();
+    let entry = forged
+        .journal
+        .iter_mut()
+        .find(|m| m.key == "flow:tool_denied")
+        .unwrap();
+    entry.key = "flow:tool_call".to_string();
+    let err = verdict(invariants::JOURNAL_REPLAYS_CLEAN, &forged).unwrap_err();
+    assert!(err.starts_with("the journal's scenario does not replay against the spec that governed the run: scenario"), "{err}");
+    assert!(
+        err.contains("expected") && err.contains("to be allowed, but the flow refused it"),
+        "{err}"
+    );
+
+    let mut swapped = good.clone();
+    swapped.journal.swap(1, 2);
+    let err = verdict(invariants::JOURNAL_ORDERED, &swapped).unwrap_err();
+    assert!(err.contains("sequence numbers must increase"), "{err}");
+    let mut backwards = good.clone();
+    let last = backwards.journal.last_mut().unwrap();
+    last.timestamp = livesim::clock::Timestamp::EPOCH;
+    let (seq, key) = (last.seq, last.key.clone());
+    let err = verdict(invariants::JOURNAL_ORDERED, &backwards).unwrap_err();
+    assert!(
+        err.starts_with(&format!(
+            "journal entry {seq} ({key}) is stamped 1970-01-01T00:00:00.000Z, before entry"
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn text_that_does_not_add_up_or_a_stored_chunk_is_caught() {
+    let good = refusing_run();
+    assert_eq!(verdict(invariants::AGGREGATION, &good), Ok(()));
+    let mut wrong = good.clone();
+    let full = wrong
+        .events
+        .iter_mut()
+        .find(|e| matches!(e.event, LiveEvent::TextComplete { .. }))
+        .unwrap();
+    if let LiveEvent::TextComplete { text, .. } = &mut full.event {
+        text.push_str(" (and more)");
+    }
+    let err = verdict(invariants::AGGREGATION, &wrong).unwrap_err();
+    assert!(err.starts_with("the text chunks concatenate to"), "{err}");
+    assert!(err.contains("(and more)"), "{err}");
+
+    let mut stored = good.clone();
+    stored.session_log.push(LiveEvent::TextDelta {
+        text: "Hel".into(),
+        thought: false,
+    });
+    assert_eq!(
+        verdict(invariants::AGGREGATION, &stored),
+        Err("a partial event was stored: text_delta \"Hel\"".to_string())
+    );
+}
+
+#[test]
+fn a_session_that_does_not_settle_or_end_is_caught() {
+    let good = refusing_run();
+    assert_eq!(verdict(invariants::LIVENESS, &good), Ok(()));
+    let mut stuck = good.clone();
+    stuck.settling.settled_at = None;
+    let err = verdict(invariants::LIVENESS, &stuck).unwrap_err();
+    assert!(err.starts_with("the session never settled"), "{err}");
+    let mut slow = good.clone();
+    slow.settling.settled_at = slow
+        .settling
+        .script_done_at
+        .map(|t| t + slow.settling.bound * 2);
+    assert!(
+        verdict(invariants::LIVENESS, &slow)
+            .unwrap_err()
+            .contains("to settle after the fault phase ended")
+    );
+    let mut lingering = good.clone();
+    lingering.settling.ended_by_script = true;
+    assert_eq!(
+        verdict(invariants::LIVENESS, &lingering),
+        Err("the script ended the connection, but the session did not end".to_string())
+    );
+    let mut rude = good.clone();
+    rude.replay_errors.push(ReplayError {
+        script: "payment".into(),
+        at: "action #3 (call verify_identity as call-1)".into(),
+        problem: "the client answered call-1 a second time".into(),
+    });
+    assert_eq!(
+        verdict(invariants::PROTOCOL, &rude),
+        Err("script \"payment\", action #3 (call verify_identity as call-1): the client answered call-1 a second time".to_string())
+    );
+}
+
+#[test]
+fn a_stored_log_out_of_wire_order_is_caught() {
+    let good = refusing_run();
+    let mut emptied = good.clone();
+    emptied.session_log.clear();
+    let err = verdict(invariants::WIRE_ORDER, &emptied).unwrap_err();
+    assert!(
+        err.starts_with("the stored log ends after 0 events, but the frames put `connected"),
+        "{err}"
+    );
+}
+
+/// An agent file declaring an invariant its agent breaks: the soak finds
+/// it, under that invariant's name, with a replay line.
+#[test]
+fn a_broken_agent_invariant_is_caught_by_name() {
+    let mut weather = agent("weather");
+    weather.invariants = vec![livesim::soak::AgentInvariant::Before(
+        "get_forecast".into(),
+        "get_weather".into(),
+    )];
+    let summary = Soak::agent(&weather)
+        .seed_range(0..30)
+        .jobs(2)
+        .replay_line(|seed| format!("replay weather {seed}"))
+        .try_run()
+        .expect_err("weather calls get_weather before any forecast");
+    let failure = summary.failures().next().unwrap();
+    assert_eq!(failure.invariant, "before(get_forecast, get_weather)");
+    assert!(
+        failure.message.starts_with("get_weather (call-"),
+        "{}",
+        failure.message
+    );
+    assert!(
+        failure
+            .message
+            .contains("before any get_forecast had succeeded"),
+        "{}",
+        failure.message
+    );
+    assert_eq!(failure.replay, format!("replay weather {}", failure.seed));
+    assert_eq!(failure.agent, "weather");
+    assert!(!failure.script.actions().is_empty());
+    let text = summary.to_string();
+    assert!(
+        text.contains(&format!(
+            "FAILED weather seed {}: before(get_forecast, get_weather)",
+            failure.seed
+        )),
+        "{text}"
+    );
+}
+
+/// A user's own invariant, broken on purpose, is reported by its name;
+/// passing ones are counted.
+#[test]
+fn a_user_invariant_is_caught_by_name() {
+    let summary = Soak::agent(&agent("payment"))
+        .invariant("never-refuses", |run| {
+            match run.delivered().find(|e| e.kind() == "tool_denied") {
+                Some(refusal) => Err(format!("refused: {refusal}")),
+                None => Ok(()),
+            }
+        })
+        .invariant("always-holds", |_| Ok(()))
+        .seed_range(0..20)
+        .try_run()
+        .expect_err("payment refuses early payments");
+    assert!(summary.failures().all(|f| f.invariant == "never-refuses"));
+    let payment = &summary.agents[0];
+    let holds = payment
+        .checks
+        .iter()
+        .find(|(n, ..)| n == "always-holds")
+        .unwrap();
+    assert_eq!((holds.1, holds.2), (20, 0));
+}
+
+/// A session whose tool answers differently each time it runs is not
+/// deterministic: the sampled check says so for the seed.
+#[test]
+fn a_nondeterministic_agent_fails_the_determinism_check() {
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let summary = Soak::new("counter", || {
+        Live::builder().tools(
+            T::simple("count", "Counts its calls, across sessions", |_| async {
+                Ok(json!({ "n": CALLS.fetch_add(1, Ordering::Relaxed) }))
+            })
+            .parameters(json!({"type": "OBJECT", "properties": {}})),
+        )
+    })
+    .seed_range(0..12)
+    .check_determinism_every(1)
+    .jobs(1)
+    .try_run()
+    .expect_err("the counter leaks between runs");
+    let failure = summary
+        .failures()
+        .find(|f| f.invariant == invariants::DETERMINISM)
+        .expect("a determinism failure");
+    assert!(
+        failure
+            .message
+            .starts_with("two runs of the seed differ: the two runs diverge at trace entry #"),
+        "{}",
+        failure.message
+    );
+}

@@ -1,0 +1,30 @@
+//! The soak, tested through its public API: the swarm of faults each
+//! seed draws, the script generator, agent files and their errors, the
+//! invariants catching broken runs, the engine (shards, jobs, budgets,
+//! JUnit), every `sim/` agent soaked clean, and a Rust user's own agent.
+//!
+//! Seed counts scale with `LIVESIM_SEEDS` for nightly runs.
+
+mod agent_files;
+mod agents;
+mod engine;
+mod generator;
+mod invariants;
+mod swarm;
+mod user_agent;
+
+use livesim::executor::SeedPlan;
+use livesim::soak::Agent;
+
+/// The seeds a test runs: `LIVESIM_SEEDS` when set, else `0..default`.
+pub fn seeds(default: u64) -> std::ops::Range<u64> {
+    match SeedPlan::from_env(SeedPlan::Range(0..default)).expect("LIVESIM_SEEDS") {
+        SeedPlan::Range(range) => range,
+        SeedPlan::One(seed) => seed.value()..seed.value() + 1,
+    }
+}
+
+/// An agent of `sim/`.
+pub fn agent(name: &str) -> Agent {
+    Agent::load(format!("sim/{name}")).unwrap_or_else(|e| panic!("{e}"))
+}

@@ -958,10 +958,14 @@ impl<'a, T: Transport> Player<'a, T> {
             let on = self.connection;
             self.progress.update(|s| {
                 for id in ids {
-                    // Issued again (a session rolled back): a new call.
-                    s.answered.remove(&id);
-                    s.cancelled.remove(&id);
-                    s.abandoned.remove(&id);
+                    // Issued again on a later connection (a session rolled
+                    // back): a new call. On the same connection it is a
+                    // duplicate id, which the first issue's answer covers.
+                    if s.issued_on.get(&id).is_some_and(|was| *was != on) {
+                        s.answered.remove(&id);
+                        s.cancelled.remove(&id);
+                        s.abandoned.remove(&id);
+                    }
                     s.issued_on.insert(id.clone(), on);
                     s.issued.push(id);
                 }

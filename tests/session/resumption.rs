@@ -438,7 +438,9 @@ fn the_handle_is_in_no_event_trace_log_line_or_journal() {
             move || logs.clone()
         })
         .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    // Global, so no callsite's interest is decided without it (a scoped
+    // one races with the other tests' threads); they log into it too.
+    tracing::subscriber::set_global_default(subscriber).expect("the only global subscriber");
     let outcome = Simulation::new(Seed::new(11))
         .run(|| async {
             let journal = Arc::new(livesim::state::MemoryJournalSink::new());

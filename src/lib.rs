@@ -59,6 +59,8 @@ pub mod executor;
 pub mod flow;
 pub mod jsonl;
 pub mod llm;
+#[cfg(feature = "network")]
+pub mod network;
 pub mod prelude;
 pub mod serve;
 pub mod session;

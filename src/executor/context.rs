@@ -53,11 +53,38 @@ pub(crate) struct Context {
     last_panic: RefCell<Option<String>>,
     runtime: RefCell<Option<tokio::runtime::RuntimeMetrics>>,
     warnings: RefCell<Vec<String>>,
+    /// Set in enter mode: where virtual time comes from instead of the
+    /// runtime's clock, and its last reading.
+    external_clock: Option<ExternalClock>,
     /// Live tasks by id: label and the virtual time of their last poll.
     tasks: RefCell<BTreeMap<u64, (Label, Duration)>>,
     next_task: Cell<u64>,
     /// The threads named like this one when the run started (Linux).
     threads_at_start: Option<BTreeSet<u32>>,
+}
+
+/// A clock outside the runtime (e.g. turmoil's simulated time): read on
+/// every call, never cached, since no runtime hook says when it moved.
+pub(crate) struct ExternalClock {
+    read: Box<dyn Fn() -> Option<Duration>>,
+    last: Cell<Duration>,
+}
+
+impl ExternalClock {
+    pub(crate) fn new(read: impl Fn() -> Option<Duration> + 'static) -> Self {
+        ExternalClock {
+            read: Box::new(read),
+            last: Cell::new(Duration::ZERO),
+        }
+    }
+
+    /// The clock's reading, or the last one when it has none (outside a
+    /// host), never going backwards.
+    fn now(&self) -> Duration {
+        let now = (self.read)().unwrap_or_default().max(self.last.get());
+        self.last.set(now);
+        now
+    }
 }
 
 impl Context {
@@ -83,12 +110,19 @@ impl Context {
             runner_waker: RefCell::new(None),
             abort: RefCell::new(None),
             last_panic: RefCell::new(None),
+            external_clock: None,
             runtime: RefCell::new(None),
             warnings: RefCell::new(Vec::new()),
             tasks: RefCell::new(BTreeMap::new()),
             next_task: Cell::new(0),
             threads_at_start: super::stalls::sibling_threads(),
         }
+    }
+
+    /// A context whose virtual time is read from `clock` (enter mode).
+    pub(crate) fn with_clock(mut self, clock: ExternalClock) -> Self {
+        self.external_clock = Some(clock);
+        self
     }
 
     /// Watches the runtime's task count for tasks spawned around the
@@ -146,6 +180,9 @@ impl Context {
         if let Some(stopped) = self.stopped_at.get() {
             return stopped;
         }
+        if let Some(clock) = &self.external_clock {
+            return clock.now();
+        }
         let now = match self.start.get() {
             Some(start) => tokio::time::Instant::now().saturating_duration_since(start),
             None => Duration::ZERO,
@@ -161,6 +198,9 @@ impl Context {
     /// this cache and every poll in between reuses one reading. Reading a
     /// paused clock takes a lock; a busy run polls thousands of times.
     pub(crate) fn now_cached(&self) -> Duration {
+        if self.external_clock.is_some() {
+            return self.now();
+        }
         match self.cached_now.get() {
             Some(now) => now,
             None => self.now(),

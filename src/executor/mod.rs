@@ -22,6 +22,7 @@
 mod context;
 mod deliveries;
 mod determinism;
+mod enter;
 mod failure;
 mod fold;
 mod hash;
@@ -45,6 +46,7 @@ use std::time::Duration;
 
 pub use deliveries::Deliveries;
 pub use determinism::{NonDeterminism, check_determinism};
+pub use enter::Entered;
 pub use failure::{Failure, FailureKind};
 pub use hash::{Fnv64, fnv1a64};
 pub use lanes::{LaneSet, MAX_LANES};

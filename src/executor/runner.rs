@@ -295,6 +295,34 @@ impl Runner {
         Fut: Future + 'static,
         Fut::Output: Outcome + 'static,
     {
+        self.try_run_with(|sim: &Simulation| {
+            let seed = sim.seed();
+            sim.run(|| test(seed))
+        })
+    }
+
+    /// Runs the plan with each seed's run made by `run` from the seed's
+    /// [`Simulation`], for runs that [`Simulation::run`] cannot host (a
+    /// network simulator stepped in [enter mode](Simulation::enter)).
+    /// Reports, the determinism check and the replay line are the same.
+    pub fn run_with<F, T>(self, run: F) -> Summary
+    where
+        F: Fn(&Simulation) -> Result<super::runtime::Outcome<T>, Box<Failure>>,
+        T: Outcome,
+    {
+        match self.try_run_with(run) {
+            Ok(summary) => summary,
+            Err(report) => panic!("\n{report}\n"),
+        }
+    }
+
+    /// [`run_with`](Self::run_with), returning the report of the first
+    /// failing seed.
+    pub fn try_run_with<F, T>(self, run: F) -> Result<Summary, Box<Report>>
+    where
+        F: Fn(&Simulation) -> Result<super::runtime::Outcome<T>, Box<Failure>>,
+        T: Outcome,
+    {
         let (plan, chosen_by) = match SeedPlan::env() {
             Ok(Some((plan, setting))) => {
                 let note = match &self.default_plan {
@@ -321,7 +349,7 @@ impl Runner {
         let mut warned = false;
         for (i, seed) in plan.seeds().enumerate() {
             let capture = env_filter.as_deref().map(Capture::new);
-            let first = self.run_seed(seed, &test, capture.as_ref());
+            let first = self.run_seed(seed, &run, capture.as_ref());
             if !warned && let Some(warning) = first.warnings().first() {
                 warned = true;
                 eprint_direct(&format!("livesim: {warning}"));
@@ -329,7 +357,7 @@ impl Runner {
             let twice = check == Check::EverySeed || (check == Check::FirstSeed && i == 0);
             let mut nondeterminism = None;
             if twice {
-                let second = self.run_seed(seed, &test, None);
+                let second = self.run_seed(seed, &run, None);
                 if let Err(nd) = determinism::compare(seed, first.trace(), second.trace()) {
                     nondeterminism = Some(nd);
                 }
@@ -358,7 +386,7 @@ impl Runner {
             // level (the run is deterministic, so it fails the same way).
             let capture = capture.unwrap_or_else(|| {
                 let capture = Capture::new(FAILURE_LOG_FILTER);
-                let _ = self.run_seed(seed, &test, Some(&capture));
+                let _ = self.run_seed(seed, &run, Some(&capture));
                 capture
             });
             let (lines, earlier) = capture.tail(REPORT_LOG_LINES);
@@ -377,22 +405,21 @@ impl Runner {
         Ok(summary)
     }
 
-    fn run_seed<F, Fut>(
+    fn run_seed<F, T>(
         &self,
         seed: Seed,
-        test: &F,
+        run: &F,
         capture: Option<&Capture>,
     ) -> Result<super::runtime::Outcome<()>, Box<Failure>>
     where
-        F: Fn(Seed) -> Fut,
-        Fut: Future + 'static,
-        Fut::Output: Outcome + 'static,
+        F: Fn(&Simulation) -> Result<super::runtime::Outcome<T>, Box<Failure>>,
+        T: Outcome,
     {
         let sim = self.simulation(seed);
-        let run = || sim.run(|| test(seed));
+        let once = || run(&sim);
         let result = match capture {
-            Some(capture) => capture.scope(run),
-            None => run(),
+            Some(capture) => capture.scope(once),
+            None => once(),
         };
         let outcome = result?;
         match outcome.value.into_result() {

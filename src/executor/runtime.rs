@@ -123,6 +123,11 @@ impl Simulation {
         &self.swarm
     }
 
+    /// The virtual time limit a run of this simulation has.
+    pub fn limit(&self) -> Duration {
+        self.time_limit
+    }
+
     /// Runs the future `test` makes to completion in a fresh runtime.
     ///
     /// Returns its value and trace, or a [`Failure`] naming the seed: the

@@ -4,11 +4,12 @@
 //! and the connection's report.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
+use tokio::sync::mpsc;
 use tokio_rustls::TlsAcceptor;
 
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
@@ -18,7 +19,8 @@ use super::report::ConnectionReport;
 use super::server::Limits;
 use super::upgrade::{self, Accepted};
 use crate::testing::ScriptedServer;
-use crate::testing::player::{Progress, play_on};
+use crate::testing::player::{Progress, play_connections, play_on};
+use crate::transport::connector::BoxedTransport;
 use crate::transport::websocket::WebSocketTransport;
 
 /// How long a client has to finish the TLS handshake and the upgrade: a
@@ -36,6 +38,9 @@ pub(crate) enum Attempt {
     Refused,
     /// The script was played.
     Played(ConnectionReport),
+    /// The connection joined a client session already playing the script
+    /// (a reconnect); that session's first connection reports it.
+    Joined,
 }
 
 /// What every connection shares.
@@ -45,6 +50,32 @@ pub(crate) struct Shared {
     pub tls: Option<TlsAcceptor>,
     pub log: ServeLog,
     pub limits: Limits,
+    /// For a script that spans connections: the client session playing
+    /// it now, which the next connection joins.
+    pub session: Arc<Mutex<Option<Session>>>,
+    /// Woken when a client session opens (the server then lets its
+    /// reconnects in, whatever the connection count).
+    pub session_opened: Arc<tokio::sync::Notify>,
+}
+
+/// A client session playing a script across its connections.
+#[derive(Clone)]
+pub(crate) struct Session {
+    connections: mpsc::UnboundedSender<BoxedTransport>,
+}
+
+impl Shared {
+    /// Whether a client session is playing a script that spans
+    /// connections (its reconnects must be accepted).
+    pub fn session_open(&self) -> bool {
+        lock(&self.session)
+            .as_ref()
+            .is_some_and(|s| !s.connections.is_closed())
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Serves connection `number` on `tcp`.
@@ -114,8 +145,45 @@ where
     // A real server has no test holding the frames back, and its report
     // needs no copy of what the client sent.
     let progress = Arc::new(Progress::for_server());
-    play_on(shared.script.clone(), &mut io, progress.clone()).await;
-    io.finish(CLOSE_LIMIT).await;
+    let mut redactor = io.redactor().clone();
+    let mut cut = None;
+    if shared.script.spans_connections() {
+        // The connections go to the player: the report's redactor learns
+        // every handle the script issues (the ones a client resumes).
+        for action in shared.script.actions() {
+            if let crate::testing::Action::ResumptionUpdate(update) = action
+                && let Some(handle) = &update.handle
+            {
+                redactor.add_secret(&crate::transport::ApiKey::new(handle.clone()));
+            }
+        }
+        // One script position for every connection of a client session:
+        // a reconnect joins the session its setup resumes.
+        let joining = lock(&shared.session)
+            .as_ref()
+            .filter(|s| !s.connections.is_closed())
+            .cloned();
+        if let Some(session) = joining {
+            io.say("joins the client session playing the script (a reconnect)");
+            let _ = session.connections.send(Box::new(io));
+            return Attempt::Joined;
+        }
+        let (connections, incoming) = mpsc::unbounded_channel();
+        *lock(&shared.session) = Some(Session {
+            connections: connections.clone(),
+        });
+        shared.session_opened.notify_one();
+        let _ = connections.send(Box::new(io) as BoxedTransport);
+        drop(connections);
+        play_connections(shared.script.clone(), incoming, progress.clone(), false).await;
+        *lock(&shared.session) = None;
+    } else {
+        play_on(shared.script.clone(), &mut io, progress.clone()).await;
+        io.finish(CLOSE_LIMIT).await;
+        // What the connection taught it (a handle in the setup).
+        redactor = io.redactor().clone();
+        cut = io.cut().cloned();
+    }
 
     let unanswered = progress.unanswered();
     let report = ConnectionReport::from_record(
@@ -123,8 +191,8 @@ where
         shared.script.name(),
         &progress.lock(),
         unanswered,
-        io.cut().cloned(),
-        io.redactor(),
+        cut,
+        &redactor,
     );
     // One log line per report line: each is escaped and bounded alone.
     for line in report.to_string().lines() {

@@ -157,6 +157,8 @@ impl Server {
                 script,
                 tls,
                 log: std::sync::Arc::new(|_: &str| {}),
+                session: Default::default(),
+                session_opened: Default::default(),
                 limits: options.limits,
             },
             connections: options.connections,
@@ -207,17 +209,23 @@ impl Server {
         let mut in_flight = FuturesUnordered::new();
         let mut accepted = 0;
         loop {
-            let room = report.connections.len() + in_flight.len() < budget;
+            // A client session playing a script across connections counts
+            // once: its reconnects are always let in.
+            let room =
+                report.connections.len() + in_flight.len() < budget || self.shared.session_open();
             if !room && in_flight.is_empty() {
                 break;
             }
             tokio::select! {
                 biased;
                 Some(attempt) = in_flight.next(), if !in_flight.is_empty() => {
-                    if let Attempt::Played(connection) = attempt {
-                        report.connections.push(connection);
+                    match attempt {
+                        Attempt::Played(connection) => report.connections.push(connection),
+                        Attempt::Refused | Attempt::Joined => {}
                     }
                 }
+                // A session opened: look at the room again.
+                _ = self.shared.session_opened.notified(), if !room => {}
                 incoming = self.listener.accept(), if room => match incoming {
                     Ok((tcp, peer)) => {
                         accepted += 1;

@@ -17,12 +17,14 @@ use super::events::LiveEvent;
 use super::extractors::Extractor;
 use super::handle::LiveHandle;
 use super::phases::Phases;
+use super::resumption::Resumption;
 use super::temporal::TemporalPattern;
 use crate::clock::{IntoSharedClock, SharedClock};
 use crate::compose::tools::ToolComposite;
 use crate::flow::{CompiledConversation, Enforcement, FlowSpec};
 use crate::state::State;
-use crate::transport::websocket::{Endpoint, WebSocketTransport};
+use crate::transport::connector::{Connector, WebSocketConnector};
+use crate::transport::websocket::Endpoint;
 use crate::transport::{ApiKey, Transport};
 
 /// Configures and connects one Live session.
@@ -241,9 +243,9 @@ impl LiveSessionBuilder {
     }
 
     /// Connects to the Live service over a WebSocket (Google AI, or the
-    /// [`base_url`](Self::base_url)). One connection: a session that is
-    /// closed by the server ends; reconnection with resumption is not built
-    /// yet.
+    /// [`base_url`](Self::base_url)). With [`resumption`](Self::resumption)
+    /// on, it reconnects to the same endpoint as the policy says; without,
+    /// a session the server closes ends.
     pub async fn connect(mut self) -> Result<LiveHandle, SessionError> {
         let key = match self.api_key.clone() {
             Some(key) => key,
@@ -262,20 +264,45 @@ impl LiveSessionBuilder {
         if let Some(base) = &self.base_url {
             endpoint = endpoint.base_url(base.clone());
         }
-        let transport = WebSocketTransport::connect(&endpoint)
+        self.connect_with_connector(WebSocketConnector::new(endpoint))
             .await
-            .map_err(|e| SessionError::Transport(e.to_string()))?;
-        self.connect_with_transport(transport).await
     }
 
     /// Connects over `transport`: sends setup, waits for `setupComplete`,
     /// starts the lanes. The transport is never reconnected: when it
-    /// closes, the session ends.
+    /// closes, the session ends (with [`resumption`](Self::resumption)
+    /// on, the setup still asks for handles).
     pub async fn connect_with_transport<T: Transport>(
         self,
         transport: T,
     ) -> Result<LiveHandle, SessionError> {
         let state = self.session_state();
-        connect::connect(self.config, state, transport).await
+        connect::connect(self.config, state, Box::new(transport), None).await
+    }
+
+    /// Connects with `connector`, which opens the first connection and,
+    /// with [`resumption`](Self::resumption) on, every later one: after
+    /// `goAway`, or when a connection ends without being asked to (see
+    /// [`Resumption`] for the policy).
+    pub async fn connect_with_connector(
+        self,
+        connector: impl Connector,
+    ) -> Result<LiveHandle, SessionError> {
+        let state = self.session_state();
+        let connector: Arc<dyn Connector> = Arc::new(connector);
+        let first = connector
+            .connect()
+            .await
+            .map_err(|e| SessionError::Transport(e.to_string()))?;
+        connect::connect(self.config, state, first, Some(connector)).await
+    }
+
+    /// Reconnection with resumption (off by default): the setup asks for
+    /// handles, and the session moves to new connections as `policy`
+    /// says. Takes effect with [`connect`](Self::connect) and
+    /// [`connect_with_connector`](Self::connect_with_connector).
+    pub fn resumption(mut self, policy: Resumption) -> Self {
+        self.config.resumption = policy;
+        self
     }
 }

@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::bus::EventCallback;
 use super::extractors::Extractor;
 use super::phases::Phases;
+use super::resumption::{Handle, Resumption};
 use super::temporal::TemporalPattern;
 use crate::compose::tools::ToolComposite;
 use crate::flow::{CompiledConversation, Enforcement, FlowSpec};
@@ -44,6 +45,7 @@ pub(crate) struct SessionConfig {
     pub extra_setup: serde_json::Map<String, Value>,
     pub governance: Option<Governance>,
     pub extractors: Vec<Arc<dyn Extractor>>,
+    pub resumption: Resumption,
     /// Knows the session's own secrets (its API key), to scrub from
     /// whatever the server sends.
     pub redactor: Redactor,
@@ -78,6 +80,7 @@ impl SessionConfig {
             extra_setup: serde_json::Map::new(),
             governance: None,
             extractors: Vec::new(),
+            resumption: Resumption::off(),
             redactor: Redactor::new(),
             #[cfg(feature = "planted-bug")]
             planted_bug: false,
@@ -86,6 +89,12 @@ impl SessionConfig {
 
     /// The `setup` client message.
     pub fn setup_message(&self) -> Value {
+        self.setup_resuming(None)
+    }
+
+    /// The `setup` client message, resuming `handle` (when resumption is
+    /// on; the handle is a secret: the message is sent, never shown).
+    pub(crate) fn setup_resuming(&self, handle: Option<&Handle>) -> Value {
         let model = if self.model.starts_with("models/") || self.model.starts_with("projects/") {
             self.model.clone()
         } else {
@@ -118,6 +127,12 @@ impl SessionConfig {
         setup.insert("inputAudioTranscription".into(), serde_json::json!({}));
         if self.modality == Modality::Audio {
             setup.insert("outputAudioTranscription".into(), serde_json::json!({}));
+        }
+        if self.resumption.is_on() {
+            setup.insert(
+                "sessionResumption".into(),
+                self.resumption.setup_field(handle),
+            );
         }
         for (key, value) in &self.extra_setup {
             setup.insert(key.clone(), value.clone());

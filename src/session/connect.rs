@@ -1,6 +1,10 @@
 //! Connecting: the setup handshake, then the session task with its lanes.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+use serde_json::Value;
 
 use tokio::sync::{mpsc, watch};
 
@@ -12,33 +16,93 @@ use super::extractors::Transcript;
 use super::fast;
 use super::handle::LiveHandle;
 use super::inbound;
+use super::reconnect::Link;
 use super::redacted::Redacted;
 use super::telemetry::Telemetry;
 use super::wire_lane::{Lanes, WireLane};
 use crate::executor::{self, LaneSet};
 use crate::state::State;
+use crate::transport::connector::{BoxedTransport, Connector};
 use crate::transport::{Frame, Transport};
+use crate::wire::Redactor;
 
-/// Sends `setup`, waits for `setupComplete`, then starts the session's
-/// lanes on `transport`. Never reconnects.
-pub(crate) async fn connect<T: Transport>(
-    config: SessionConfig,
-    state: State,
-    transport: T,
-) -> Result<LiveHandle, SessionError> {
-    // From here on, nothing the server sends holds the session's key (or
-    // any credential the process remembered, e.g. the key of the
-    // WebSocket a recording wraps).
+/// What a new connection brings once set up.
+pub(crate) struct Opened {
+    pub transport: BoxedTransport,
+    /// Frames that came before `setupComplete`, to handle first.
+    pub early: Vec<Frame>,
+    pub session_id: Option<String>,
+}
+
+/// Opens a connection with `connector`, sends `setup` and waits (at most
+/// `timeout`, the whole of it) for `setupComplete`.
+pub(crate) async fn open(
+    connector: &dyn Connector,
+    setup: Value,
+    timeout: Duration,
+    redactor: Redactor,
+) -> Result<Opened, SessionError> {
+    let opening = async {
+        let transport = connector
+            .connect()
+            .await
+            .map_err(|e| SessionError::Transport(e.to_string()))?;
+        handshake(transport, &setup, redactor).await
+    };
+    match tokio::time::timeout(timeout, opening).await {
+        Ok(opened) => opened,
+        Err(_) => Err(SessionError::SetupTimeout(timeout)),
+    }
+}
+
+/// What every connection of the session is scrubbed with: the session's
+/// own key and every credential the process remembered (e.g. the key of
+/// the WebSocket a recording wraps).
+pub(crate) fn redactor(config: &SessionConfig) -> Redactor {
     let mut redactor = config.redactor.clone();
     redactor.absorb(&crate::wire::known_secrets());
-    let mut transport = Redacted::new(transport, redactor);
-    let setup = config.setup_message();
+    redactor
+}
+
+/// Sends `setup` on `transport` and waits for `setupComplete`. From here
+/// on, nothing the server sends holds the session's secrets.
+async fn handshake(
+    transport: BoxedTransport,
+    setup: &Value,
+    redactor: Redactor,
+) -> Result<Opened, SessionError> {
+    let mut transport: BoxedTransport = Box::new(Redacted::new(transport, redactor));
     transport
         .send(Frame::Text(setup.to_string()))
         .await
         .map_err(|e| SessionError::Transport(e.to_string()))?;
-    let handshake = tokio::time::timeout(config.setup_timeout, await_setup(&mut transport));
-    let (session_id, early) = match handshake.await {
+    let (session_id, early) = await_setup(&mut transport).await?;
+    Ok(Opened {
+        transport,
+        early,
+        session_id,
+    })
+}
+
+/// Sends `setup`, waits for `setupComplete`, then starts the session's
+/// lanes on `transport`. With a `connector` (and resumption on) the
+/// session moves to new connections; without one it never reconnects.
+pub(crate) async fn connect(
+    config: SessionConfig,
+    state: State,
+    transport: BoxedTransport,
+    connector: Option<Arc<dyn Connector>>,
+) -> Result<LiveHandle, SessionError> {
+    let setup = config.setup_message();
+    let opened = tokio::time::timeout(
+        config.setup_timeout,
+        handshake(transport, &setup, redactor(&config)),
+    );
+    let Opened {
+        transport,
+        early,
+        session_id,
+    } = match opened.await {
         Ok(outcome) => outcome?,
         Err(_) => return Err(SessionError::SetupTimeout(config.setup_timeout)),
     };
@@ -53,6 +117,8 @@ pub(crate) async fn connect<T: Transport>(
     let (ended_tx, ended_rx) = watch::channel(false);
 
     let transcript = Transcript::default();
+    // Every frame so far belongs to the first connection.
+    let from = Arc::new(AtomicU64::new(0));
     let wire = WireLane {
         transport,
         commands: commands_rx,
@@ -65,6 +131,7 @@ pub(crate) async fn connect<T: Transport>(
         transcript,
         early,
         frames: 0,
+        link: Link::new(connector, config.clone(), from.clone()),
     };
     let control = Control {
         session_id,
@@ -73,6 +140,7 @@ pub(crate) async fn connect<T: Transport>(
         state: state.clone(),
         clock: clock.clone(),
         outbound: commands_tx.clone(),
+        from,
     };
     let telemetry = Telemetry {
         bus: bus.clone(),
@@ -105,8 +173,8 @@ pub(crate) async fn connect<T: Transport>(
 
 /// Reads frames until `setupComplete`. Frames before it are kept, to be
 /// handled first once the session runs.
-async fn await_setup<T: Transport>(
-    transport: &mut T,
+async fn await_setup(
+    transport: &mut BoxedTransport,
 ) -> Result<(Option<String>, Vec<Frame>), SessionError> {
     let mut early = Vec::new();
     loop {

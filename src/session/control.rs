@@ -11,6 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -38,6 +39,9 @@ pub(crate) struct Control {
     pub state: State,
     pub clock: SharedClock,
     pub outbound: mpsc::UnboundedSender<Command>,
+    /// The first frame of the current connection (the wire lane moves
+    /// it): calls from earlier frames are not answered.
+    pub from: Arc<AtomicU64>,
 }
 
 struct Lane {
@@ -195,6 +199,29 @@ impl Lane {
                     self.cancel(&id);
                 }
             }
+            LiveEvent::Resumed { connection, fresh } => {
+                // Call ids belong to their connection: a new one starts
+                // with none seen; tools still running finish unanswered.
+                self.dispatcher.new_connection();
+                let state = &self.control.state;
+                state.set("session:connection", connection);
+                state.set("session:resumed", if fresh { "fresh" } else { "resumed" });
+                self.control
+                    .bus
+                    .emit(LiveEvent::Resumed { connection, fresh }, at);
+            }
+            LiveEvent::Reconnecting { attempt, cause } => {
+                self.control.state.set("session:reconnect_attempt", attempt);
+                self.control
+                    .bus
+                    .emit(LiveEvent::Reconnecting { attempt, cause }, at);
+            }
+            LiveEvent::ResumptionFailed { reason } => {
+                self.control.state.set("session:resumed", "failed");
+                self.control
+                    .bus
+                    .emit(LiveEvent::ResumptionFailed { reason }, at);
+            }
             other => self.control.bus.emit(other, at),
         }
         self.check_patterns();
@@ -285,6 +312,24 @@ impl Lane {
     }
 
     async fn answer(&mut self, done: Completion) {
+        if done.at.frame() < self.control.from.load(Ordering::Relaxed) {
+            // Its connection has ended: the tool ran (the flow records its
+            // result), but its answer would name an id the new connection
+            // never issued.
+            if let Some(monitor) = self.monitor.as_mut()
+                && let Ok(entries) =
+                    monitor.record_result(&done.id, done.outcome.is_ok(), &self.control.state)
+            {
+                self.journal(entries);
+            }
+            self.control.bus.notice(LiveEvent::Warning {
+                message: format!(
+                    "tool {} ({}) finished after its connection ended: it ran once, and its answer is not sent (call ids belong to their connection)",
+                    done.name, done.id
+                ),
+            });
+            return;
+        }
         if let Some(done) = self.dispatcher.complete(done) {
             self.respond(&done.id, &done.name, done.outcome, done.at)
                 .await;
@@ -321,7 +366,7 @@ impl Lane {
         });
         // The wire lane may be gone (connection closed): the call then goes
         // unanswered with everything else on this connection.
-        let _ = self.control.outbound.send(Command::Send(message));
+        let _ = self.control.outbound.send(Command::Answer { message, at });
         self.control.bus.emit(
             LiveEvent::ToolResponse {
                 id: id.to_string(),

@@ -71,6 +71,8 @@ pub(crate) enum Cancelled {
 pub(crate) struct Dispatcher {
     tools: BTreeMap<String, Tool>,
     running: BTreeMap<String, (String, JoinHandle<()>)>,
+    /// Calls of earlier connections, still running.
+    left: Vec<(String, (String, JoinHandle<()>))>,
     seen: BTreeSet<String>,
     done: mpsc::UnboundedSender<Completion>,
 }
@@ -88,6 +90,7 @@ impl Dispatcher {
             Dispatcher {
                 tools,
                 running: BTreeMap::new(),
+                left: Vec::new(),
                 seen: BTreeSet::new(),
                 done,
             },
@@ -162,9 +165,19 @@ impl Dispatcher {
         }
     }
 
-    /// Aborts every running call (the connection ended).
+    /// A new connection: ids start over (they belong to their
+    /// connection). Calls still running are left to finish (a half-run
+    /// tool is worse than an unanswered one); their completions come back
+    /// stale, and the control lane drops them.
+    pub fn new_connection(&mut self) {
+        self.seen.clear();
+        self.left.extend(std::mem::take(&mut self.running));
+    }
+
+    /// Aborts every running call (the session ended).
     pub fn abort_all(&mut self) {
-        for (_, (_, task)) in std::mem::take(&mut self.running) {
+        let left = std::mem::take(&mut self.left);
+        for (_, (_, task)) in std::mem::take(&mut self.running).into_iter().chain(left) {
             task.abort();
         }
     }

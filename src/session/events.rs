@@ -214,6 +214,31 @@ pub enum LiveEvent {
         /// What happened and what the session did.
         message: String,
     },
+    /// The connection ended without being asked to, and the session is
+    /// opening a new one (attempt `attempt` of this reconnect), or it is
+    /// moving to a new one after `goAway`.
+    Reconnecting {
+        /// Which attempt (1-based); the counter resets after every
+        /// `setupComplete`.
+        attempt: u32,
+        /// Why: the close (redacted), the transport error, or `goAway`.
+        cause: String,
+    },
+    /// The session is on a new connection (its `setupComplete` came).
+    Resumed {
+        /// The connection's number in the session (the first is 1).
+        connection: u32,
+        /// `true` when the server had no session to resume (a fresh one
+        /// started: what the server knew of the conversation is gone);
+        /// `false` when it resumed with the session's handle.
+        fresh: bool,
+    },
+    /// The server could not resume the session (`1008 session not
+    /// found`): its handle is dropped, and a fresh session follows.
+    ResumptionFailed {
+        /// The server's reason (redacted).
+        reason: String,
+    },
     /// The connection ended.
     Disconnected {
         /// The close code, if a close frame came.
@@ -311,6 +336,9 @@ impl LiveEvent {
             LiveEvent::Unknown { .. } => "unknown",
             LiveEvent::Warning { .. } => "warning",
             LiveEvent::Disconnected { .. } => "disconnected",
+            LiveEvent::Reconnecting { .. } => "reconnecting",
+            LiveEvent::Resumed { .. } => "resumed",
+            LiveEvent::ResumptionFailed { .. } => "resumption_failed",
         }
     }
 }

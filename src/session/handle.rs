@@ -14,6 +14,12 @@ use crate::state::State;
 pub(crate) enum Command {
     /// Send this client message (one top-level key) as a text frame.
     Send(Value),
+    /// Send this tool response, for the call whose response stands at
+    /// `at`, on the connection that issued the call (or not at all).
+    Answer {
+        message: Value,
+        at: super::position::Position,
+    },
     /// Close the connection (1000) and end the session.
     Disconnect(oneshot::Sender<()>),
 }

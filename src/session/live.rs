@@ -212,6 +212,22 @@ impl LiveBuilder {
         self.inner.connect().await
     }
 
+    /// Reconnection with resumption (off by default); see
+    /// [`Resumption`](super::Resumption).
+    pub fn resumption(mut self, policy: super::Resumption) -> Self {
+        self.inner = self.inner.resumption(policy);
+        self
+    }
+
+    /// Connects with `connector`, which opens every connection of the
+    /// session (the first, and with resumption on, each later one).
+    pub async fn connect_with_connector(
+        self,
+        connector: impl crate::transport::connector::Connector,
+    ) -> Result<LiveHandle, SessionError> {
+        self.inner.connect_with_connector(connector).await
+    }
+
     /// Connects over `transport` (never reconnected).
     pub async fn connect_with_transport<T: Transport>(
         self,

@@ -42,6 +42,11 @@ impl Position {
         }
     }
 
+    /// The inbound frame this position belongs to.
+    pub fn frame(self) -> u64 {
+        self.frame
+    }
+
     /// The `n`-th (1-based) event the session adds right after the event
     /// at `self`.
     fn then(self, n: u32) -> Self {

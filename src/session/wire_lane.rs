@@ -15,9 +15,11 @@ use super::extractors::{Speaker, Transcript};
 use super::handle::Command;
 use super::inbound;
 use super::position::Position;
+use super::reconnect::Link;
 use super::route::Routed;
 use crate::clock::SharedClock;
 use crate::executor::yield_point;
+use crate::transport::connector::BoxedTransport;
 use crate::transport::{CloseFrame, Frame, Transport, TransportError};
 use crate::wire::{CloseClass, Closed};
 
@@ -29,7 +31,7 @@ pub(crate) struct Lanes {
 }
 
 impl Lanes {
-    fn send(&self, lane: Lane, routed: Routed) {
+    pub(super) fn send(&self, lane: Lane, routed: Routed) {
         let tx = match lane {
             Lane::Fast => &self.fast,
             Lane::Control => &self.control,
@@ -40,71 +42,177 @@ impl Lanes {
     }
 }
 
-pub(crate) struct WireLane<T: Transport> {
-    pub transport: T,
+pub(crate) struct WireLane {
+    pub transport: BoxedTransport,
     pub commands: mpsc::UnboundedReceiver<Command>,
     pub lanes: Lanes,
     pub clock: SharedClock,
     pub transcript: Transcript,
     /// Frames that arrived with or before `setupComplete`, to handle first.
     pub early: Vec<Frame>,
-    /// Inbound frames numbered so far: the session's frame counter (a
-    /// reconnection would carry it on, so positions keep growing).
+    /// Inbound frames numbered so far: the session's frame counter, carried
+    /// on across connections, so positions keep growing.
     pub frames: u64,
+    /// What reconnecting needs and keeps.
+    pub link: Link,
 }
 
-impl<T: Transport> WireLane<T> {
+/// How a connection's loop ended.
+pub(super) enum End {
+    /// The session is over (the user asked, or a fatal frame).
+    Final(LiveEvent),
+    /// The connection ended without being asked to: `closed` says how,
+    /// and the event is what ends the session if it does not reconnect.
+    Lost(Closed, LiveEvent),
+}
+
+impl WireLane {
     pub async fn run(mut self) {
         let mut aggregator = Aggregator::default();
-        for frame in std::mem::take(&mut self.early) {
-            // An in-band error before setup completed would have failed setup.
-            let _ = self.inbound(&mut aggregator, frame);
-        }
         let ended = loop {
-            tokio::select! {
-                biased;
-                command = self.commands.recv() => match command {
-                    Some(Command::Send(message)) => {
-                        if is_content(&message) {
-                            self.lanes.telemetry.send(Routed::Activity).ok();
-                            self.transcript.push(Speaker::User, user_text(&message));
-                        }
-                        if let Err(e) = self.transport.send(Frame::Text(message.to_string())).await {
-                            break lost(&e, "send failed");
-                        }
-                    }
-                    Some(Command::Disconnect(ack)) => {
-                        let close = CloseFrame { code: 1000, reason: "client disconnect".to_string() };
-                        let _ = self.transport.close(Some(close)).await;
-                        let _ = ack.send(());
-                        break LiveEvent::Disconnected { code: Some(1000), reason: "disconnected by the client".to_string(), class: None };
-                    }
-                    None => {
-                        let _ = self.transport.close(None).await;
-                        break LiveEvent::Disconnected { code: None, reason: "every handle was dropped".to_string(), class: None };
-                    }
-                },
-                frame = self.transport.recv() => match frame {
-                    Some(Ok(Frame::Close(close))) => break closed(Closed::from_close(close.as_ref())),
-                    Some(Ok(frame)) => {
-                        if let Some(fatal) = self.inbound(&mut aggregator, frame) {
-                            let _ = self.transport.close(None).await;
-                            break LiveEvent::Disconnected { code: None, reason: fatal, class: Some(CloseClass::Fatal.to_string()) };
-                        }
-                        yield_point("wire:route").await;
-                    }
-                    Some(Err(e)) => break lost(&e, "transport error"),
-                    None => break closed(Closed::abnormal("the connection ended without a close frame")),
+            for frame in std::mem::take(&mut self.early) {
+                // An in-band error before setup completed would have failed setup.
+                let _ = self.inbound(&mut aggregator, frame);
+            }
+            let end = self.connection(&mut aggregator).await;
+            // Pending text is dropped, not emitted: the turn never ended.
+            aggregator.close();
+            match end {
+                End::Final(event) => break event,
+                End::Lost(closed, event) => match self.reconnect(closed, event).await {
+                    Ok(()) => continue,
+                    Err(event) => break event,
                 },
             }
         };
-        // Pending text is dropped, not emitted: the turn never ended.
-        aggregator.close();
         // The end stands after every frame, as if it were one more.
         self.frames += 1;
         let at = Position::wire(self.frames, 0);
         self.lanes.control.send(Routed::Ended(ended, at)).ok();
         // Dropping the senders ends the fast and telemetry lanes.
+    }
+
+    /// Runs the current connection until it ends.
+    async fn connection(&mut self, aggregator: &mut Aggregator) -> End {
+        loop {
+            let moving = self.link.switching.is_some();
+            tokio::select! {
+                biased;
+                command = self.commands.recv() => {
+                    if let Some(end) = self.command(command).await {
+                        return end;
+                    }
+                }
+                frame = self.transport.recv() => match frame {
+                    Some(Ok(Frame::Close(close))) => {
+                        let closed = Closed::from_close(close.as_ref());
+                        return End::Lost(closed.clone(), disconnected(closed));
+                    }
+                    Some(Ok(frame)) => {
+                        if let Some(fatal) = self.inbound(aggregator, frame) {
+                            let _ = self.transport.close(None).await;
+                            return End::Final(LiveEvent::Disconnected { code: None, reason: fatal, class: Some(CloseClass::Fatal.to_string()) });
+                        }
+                        yield_point("wire:route").await;
+                    }
+                    Some(Err(e)) => return End::Lost(e.as_closed(), lost(&e, "transport error")),
+                    None => {
+                        let closed = Closed::abnormal("the connection ended without a close frame");
+                        return End::Lost(closed.clone(), disconnected(closed));
+                    }
+                },
+                opened = async { match self.link.switching.as_mut() {
+                    Some(opening) => opening.await,
+                    None => std::future::pending().await,
+                } } => {
+                    self.link.switching = None;
+                    match opened {
+                        Ok(opened) => {
+                            if let Some(end) = self.switch_to(opened).await {
+                                return end;
+                            }
+                        }
+                        // The old connection is still there: what waited
+                        // for the new one goes on it, and when it ends the
+                        // session reconnects as for any end.
+                        Err(e) => {
+                            self.warn(format!("moving to a new connection after goAway failed: {e}"));
+                            for message in std::mem::take(&mut self.link.queued) {
+                                if is_content(&message) {
+                                    self.link.sent_content(&message);
+                                }
+                                if let Err(e) = self.transport.send(Frame::Text(message.to_string())).await {
+                                    return End::Lost(e.as_closed(), lost(&e, "send failed"));
+                                }
+                            }
+                        }
+                    }
+                }
+                _ = sleep_until(self.link.move_by), if !moving => self.start_move(),
+            }
+        }
+    }
+
+    /// Handles one command from the handle or the control lane; `Some`
+    /// when it ends the session.
+    pub(super) async fn command(&mut self, command: Option<Command>) -> Option<End> {
+        match command {
+            Some(Command::Send(message)) => {
+                if is_content(&message) {
+                    self.lanes.telemetry.send(Routed::Activity).ok();
+                    self.transcript.push(Speaker::User, user_text(&message));
+                    if self.link.moving() {
+                        // Sent on the new connection, once it is set up:
+                        // on the old one it could miss the handle the new
+                        // one resumes.
+                        self.link.queued.push(message);
+                        return None;
+                    }
+                    self.link.sent_content(&message);
+                }
+                if let Err(e) = self.transport.send(Frame::Text(message.to_string())).await {
+                    return Some(End::Lost(e.as_closed(), lost(&e, "send failed")));
+                }
+            }
+            Some(Command::Answer { message, at }) => {
+                if !self.link.is_current(at) {
+                    self.warn(stale_answer(&message));
+                    return None;
+                }
+                if let Err(e) = self.transport.send(Frame::Text(message.to_string())).await {
+                    return Some(End::Lost(e.as_closed(), lost(&e, "send failed")));
+                }
+            }
+            Some(Command::Disconnect(ack)) => {
+                let close = CloseFrame {
+                    code: 1000,
+                    reason: "client disconnect".to_string(),
+                };
+                let _ = self.transport.close(Some(close)).await;
+                let _ = ack.send(());
+                return Some(End::Final(LiveEvent::Disconnected {
+                    code: Some(1000),
+                    reason: "disconnected by the client".to_string(),
+                    class: None,
+                }));
+            }
+            None => {
+                let _ = self.transport.close(None).await;
+                return Some(End::Final(LiveEvent::Disconnected {
+                    code: None,
+                    reason: "every handle was dropped".to_string(),
+                    class: None,
+                }));
+            }
+        }
+        None
+    }
+
+    /// Tells the user something the session handled by its policy.
+    pub(super) fn warn(&self, message: String) {
+        let event = LiveEvent::Warning { message };
+        self.lanes
+            .send(Lane::Control, Routed::Event(event, Position::OPENING));
     }
 
     /// Numbers, decodes, aggregates and routes one frame. Returns the
@@ -128,6 +236,7 @@ impl<T: Transport> WireLane<T> {
         if let Some(fatal) = inbound::fatal_error(&message) {
             return Some(fatal);
         }
+        self.link.server_message(&message);
         let view = inbound::view(&message);
         if view.has_content() {
             self.lanes.telemetry.send(Routed::Activity).ok();
@@ -154,6 +263,7 @@ impl<T: Transport> WireLane<T> {
                     self.transcript.push(Speaker::Model, text.as_str())
                 }
                 LiveEvent::TurnComplete { .. } => {
+                    self.link.turn_ended();
                     // What the turn's extractors read: the transcript as
                     // it stands at this frame, whenever they run.
                     let transcript = self.transcript.snapshot();
@@ -171,7 +281,7 @@ impl<T: Transport> WireLane<T> {
 
 /// The event for a connection the server ended: with a close frame
 /// (1005 when it had no status) or without one (1006).
-fn closed(closed: Closed) -> LiveEvent {
+pub(super) fn disconnected(closed: Closed) -> LiveEvent {
     LiveEvent::Disconnected {
         code: Some(closed.code),
         reason: closed.reason,
@@ -180,7 +290,7 @@ fn closed(closed: Closed) -> LiveEvent {
 }
 
 /// The event for a transport that failed.
-fn lost(error: &TransportError, what: &str) -> LiveEvent {
+pub(super) fn lost(error: &TransportError, what: &str) -> LiveEvent {
     let closed = error.as_closed();
     LiveEvent::Disconnected {
         code: Some(closed.code),
@@ -190,7 +300,7 @@ fn lost(error: &TransportError, what: &str) -> LiveEvent {
 }
 
 /// The text of a user turn or realtime text the session sent.
-fn user_text(message: &Value) -> String {
+pub(super) fn user_text(message: &Value) -> String {
     if let Some(text) = message
         .pointer("/realtimeInput/text")
         .and_then(Value::as_str)
@@ -213,7 +323,32 @@ fn user_text(message: &Value) -> String {
         .collect()
 }
 
+/// The warning for a tool response whose connection has ended.
+pub(super) fn stale_answer(message: &Value) -> String {
+    let response = message.pointer("/toolResponse/functionResponses/0");
+    let field = |key: &str| {
+        response
+            .and_then(|r| r.get(key))
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string()
+    };
+    format!(
+        "the answer to tool call {} ({}) is not sent: the connection that issued the call has ended, and call ids belong to their connection",
+        field("id"),
+        field("name")
+    )
+}
+
+/// Sleeps until `deadline`; forever without one.
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// Whether a client message carries user content (it resets silence).
-fn is_content(message: &Value) -> bool {
+pub(super) fn is_content(message: &Value) -> bool {
     message.get("clientContent").is_some() || message.get("realtimeInput").is_some()
 }

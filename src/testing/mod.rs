@@ -19,10 +19,13 @@ mod run;
 mod script;
 
 pub use player::ReplayError;
-pub use replay::{ReplayControl, ReplayTransport};
+pub use replay::{ReplayControl, ReplayTransport, ScriptConnector};
 pub use replay_session::{ReplaySession, replay_session};
 pub use run::{PlayError, ScriptedRun};
-pub use script::{Action, Call, CloseAction, SCRIPT_VERSION, ScriptError, ScriptedServer};
+pub use script::{
+    Action, Call, CloseAction, Reconnect, ResumptionUpdate, SCRIPT_VERSION, ScriptError,
+    ScriptedServer,
+};
 
 pub use crate::clock::{Clock, ManualClock, SharedClock, SystemClock};
 pub use crate::tape::{

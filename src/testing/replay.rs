@@ -1,26 +1,29 @@
-//! The replay transport: a script served over an in-memory connection,
-//! and the control a test holds over it.
+//! The replay transport: a script served over an in-memory connection
+//! (or, for a script that spans connections, a connector that opens one
+//! in-memory connection per reconnect), and the control a test holds over
+//! it.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
+use tokio::sync::mpsc;
 
 use super::player::{self, Progress, ReplayError};
 use super::script::ScriptedServer;
 use crate::executor;
-use crate::transport::memory::{MemoryTransport, pair};
+use crate::transport::connector::{BoxedTransport, Connector};
+use crate::transport::memory::{Link, MemoryTransport, pair, pair_with};
 use crate::transport::{CloseFrame, Frame, Transport, TransportError};
 
 /// The session's end of a scripted connection. Give it to
 /// `connect_with_transport`; nothing past the handshake flows until the
 /// test calls [`ReplayControl::release`].
 pub struct ReplayTransport {
-    client: MemoryTransport,
+    connection: ReplayConnection,
     server: Option<(ScriptedServer, MemoryTransport)>,
-    progress: Arc<Progress>,
 }
 
 /// The test's hold on a scripted connection.
@@ -41,9 +44,8 @@ impl ScriptedServer {
             script: self.name.clone(),
         };
         let transport = ReplayTransport {
-            client,
+            connection: ReplayConnection { client, progress },
             server: Some((self, server)),
-            progress,
         };
         (transport, control)
     }
@@ -55,19 +57,100 @@ impl ReplayTransport {
     fn start(&mut self) {
         if let Some((script, server)) = self.server.take() {
             let name = format!("script:{}", script.name);
-            executor::spawn(name, player::play(script, server, self.progress.clone()));
+            let progress = self.connection.progress.clone();
+            executor::spawn(name, player::play(script, server, progress));
         }
     }
 }
 
-impl Transport for ReplayTransport {
+/// Opens the session's connections to a script that spans several: each
+/// `connect` is a new in-memory connection to the same script, which
+/// goes on where it was. Give it to `connect_with_connector`; nothing past
+/// the first handshake flows until the test calls
+/// [`ReplayControl::release`].
+#[derive(Clone)]
+pub struct ScriptConnector {
+    state: Arc<Mutex<Connecting>>,
+}
+
+struct Connecting {
+    /// The script, until the first connection starts its player.
+    script: Option<ScriptedServer>,
+    incoming: Option<mpsc::UnboundedReceiver<MemoryTransport>>,
+    to_player: mpsc::UnboundedSender<MemoryTransport>,
+    opened: u32,
+    progress: Arc<Progress>,
+}
+
+impl ScriptedServer {
+    /// The script as a connector and its control, for a session that
+    /// reconnects (see [`Action::Reconnect`](super::Action::Reconnect)).
+    pub fn into_connector(self) -> (ScriptConnector, ReplayControl) {
+        let progress = Arc::new(Progress::default());
+        let control = ReplayControl {
+            progress: progress.clone(),
+            script: self.name.clone(),
+        };
+        let (to_player, incoming) = mpsc::unbounded_channel();
+        let state = Connecting {
+            script: Some(self),
+            incoming: Some(incoming),
+            to_player,
+            opened: 0,
+            progress,
+        };
+        (
+            ScriptConnector {
+                state: Arc::new(Mutex::new(state)),
+            },
+            control,
+        )
+    }
+}
+
+impl Connector for ScriptConnector {
+    fn connect(&self) -> BoxFuture<'_, Result<BoxedTransport, TransportError>> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.opened += 1;
+        // Each connection draws its latencies from its own stream; the
+        // first is labelled as a single-connection script's is.
+        let label = match state.opened {
+            1 => Link::default().label,
+            n => format!("memory#{n}"),
+        };
+        let (client, server) = pair_with(Link {
+            label,
+            ..Link::default()
+        });
+        if let (Some(script), Some(incoming)) = (state.script.take(), state.incoming.take()) {
+            let name = format!("script:{}", script.name);
+            let play = player::play_connections(script, incoming, state.progress.clone(), false);
+            executor::spawn(name, play);
+        }
+        // The player is gone only once the script has ended: the new
+        // connection then finds no server, as after a real server's exit.
+        let _ = state.to_player.send(server);
+        let connection = ReplayConnection {
+            client,
+            progress: state.progress.clone(),
+        };
+        futures::future::ready(Ok(Box::new(connection) as BoxedTransport)).boxed()
+    }
+}
+
+/// The session's end of one scripted connection: counts the frames it
+/// hands over, so a run knows when everything sent was delivered.
+struct ReplayConnection {
+    client: MemoryTransport,
+    progress: Arc<Progress>,
+}
+
+impl Transport for ReplayConnection {
     fn send(&mut self, frame: Frame) -> BoxFuture<'_, Result<(), TransportError>> {
-        self.start();
         self.client.send(frame)
     }
 
     fn recv(&mut self) -> BoxFuture<'_, Option<Result<Frame, TransportError>>> {
-        self.start();
         async move {
             let frame = self.client.recv().await;
             if let Some(Ok(f)) = &frame
@@ -82,6 +165,22 @@ impl Transport for ReplayTransport {
 
     fn close(&mut self, close: Option<CloseFrame>) -> BoxFuture<'_, Result<(), TransportError>> {
         self.client.close(close)
+    }
+}
+
+impl Transport for ReplayTransport {
+    fn send(&mut self, frame: Frame) -> BoxFuture<'_, Result<(), TransportError>> {
+        self.start();
+        self.connection.send(frame)
+    }
+
+    fn recv(&mut self) -> BoxFuture<'_, Option<Result<Frame, TransportError>>> {
+        self.start();
+        self.connection.recv()
+    }
+
+    fn close(&mut self, close: Option<CloseFrame>) -> BoxFuture<'_, Result<(), TransportError>> {
+        self.connection.close(close)
     }
 }
 
@@ -124,6 +223,18 @@ impl ReplayControl {
     /// Calls the script issued that were neither answered nor cancelled.
     pub fn unanswered_calls(&self) -> Vec<String> {
         self.progress.unanswered()
+    }
+
+    /// How many connections the script accepted (answered with
+    /// `setupComplete`).
+    pub fn connections(&self) -> u32 {
+        self.progress.lock().connections
+    }
+
+    /// Calls issued on a connection the session has since left, which no
+    /// one can answer any more.
+    pub fn abandoned_calls(&self) -> Vec<String> {
+        self.progress.lock().abandoned.iter().cloned().collect()
     }
 
     /// Every call id the script issued, in order (a repeated id appears

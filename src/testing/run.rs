@@ -33,17 +33,22 @@ impl ScriptedServer {
     /// answered and no event came for the settle window (200 ms by
     /// default; see [`settle_after`](Self::settle_after)). The whole wait
     /// is capped (30 s; see [`settle_cap`](Self::settle_cap)). Under the
-    /// simulated runtime all of it is virtual time.
+    /// simulated runtime all of it is virtual time. A script that spans
+    /// connections is played over its [connector](Self::into_connector),
+    /// so a session with resumption on moves from one to the next.
     pub async fn play(self, builder: LiveBuilder) -> Result<ScriptedRun, PlayError> {
         let (window, cap, name) = (self.settle, self.cap, self.name.clone());
-        let (transport, control) = self.into_transport();
-        let handle = builder
-            .connect_with_transport(transport)
-            .await
-            .map_err(|source| PlayError::Connect {
-                script: name.clone(),
-                source,
-            })?;
+        let (connected, control) = if self.spans_connections() {
+            let (connector, control) = self.into_connector();
+            (builder.connect_with_connector(connector).await, control)
+        } else {
+            let (transport, control) = self.into_transport();
+            (builder.connect_with_transport(transport).await, control)
+        };
+        let handle = connected.map_err(|source| PlayError::Connect {
+            script: name.clone(),
+            source,
+        })?;
         let mut stream = handle.events();
         control.release();
         let script_done = {

@@ -54,6 +54,53 @@ pub enum Action {
     RejectSetup(CloseAction),
     /// Drop the connection without a close frame (seen as 1006).
     Abort,
+    /// Send `sessionResumptionUpdate`: a handle the session may resume
+    /// from, or news that it cannot resume now.
+    ResumptionUpdate(ResumptionUpdate),
+    /// Send `goAway` with this much time left (ms): the connection will
+    /// end then, and the session should move to a new one before.
+    GoAwayMs(u64),
+    /// The next connection starts here. The current one ends first: the
+    /// script's own `close` or `abort`, or the client leaving it (after a
+    /// `go_away`, say); the client may open the new one before it leaves
+    /// the old (make-before-break). The new connection's setup must
+    /// resume `handle`, or carry no handle when there is none (a fresh
+    /// session). Calls issued on earlier connections are over: the
+    /// script no longer waits for their answers, and an answer on the new
+    /// connection is an error (call ids belong to their connection).
+    Reconnect(Reconnect),
+}
+
+/// A `sessionResumptionUpdate` a script sends.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResumptionUpdate {
+    /// The new handle (any string the script picks; a later `reconnect`
+    /// names it). Absent: an update without a handle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handle: Option<String>,
+    /// Whether the session can be resumed from here (default true).
+    #[serde(default = "waits", skip_serializing_if = "is_true")]
+    pub resumable: bool,
+    /// Also send `lastConsumedClientMessageIndex` (transparent
+    /// resumption): how many client messages (setups not counted) the
+    /// server has consumed so far in the session.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub transparent: bool,
+}
+
+/// What the next connection of a script must open with.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reconnect {
+    /// The handle its setup must resume; absent: a setup without a handle
+    /// (a fresh session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handle: Option<String>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// A tool call a script makes.
@@ -318,6 +365,61 @@ impl ScriptedServer {
         self.action(Action::Abort)
     }
 
+    /// A `sessionResumptionUpdate` with `handle`: resumable (`true`) or
+    /// not. The session keeps only a resumable, non-empty handle.
+    pub fn resumption_update(self, handle: impl Into<String>, resumable: bool) -> Self {
+        self.action(Action::ResumptionUpdate(ResumptionUpdate {
+            handle: Some(handle.into()),
+            resumable,
+            transparent: false,
+        }))
+    }
+
+    /// A resumable `sessionResumptionUpdate` with `handle` and
+    /// `lastConsumedClientMessageIndex` (transparent resumption): the
+    /// session replays every message the server had not consumed.
+    pub fn resumption_update_transparent(self, handle: impl Into<String>) -> Self {
+        self.action(Action::ResumptionUpdate(ResumptionUpdate {
+            handle: Some(handle.into()),
+            resumable: true,
+            transparent: true,
+        }))
+    }
+
+    /// `goAway`: the server will end the connection in `time_left`.
+    pub fn go_away(self, time_left: Duration) -> Self {
+        self.action(Action::GoAwayMs(time_left.as_millis() as u64))
+    }
+
+    /// The next connection, which must resume `handle` (one a resumable
+    /// `resumption_update` issued). See [`Action::Reconnect`].
+    pub fn reconnect_resuming(self, handle: impl Into<String>) -> Self {
+        self.action(Action::Reconnect(Reconnect {
+            handle: Some(handle.into()),
+        }))
+    }
+
+    /// The next connection, which must open a fresh session (a setup
+    /// without a handle), as after `1008 session not found`.
+    pub fn reconnect_fresh(self) -> Self {
+        self.action(Action::Reconnect(Reconnect { handle: None }))
+    }
+
+    /// Whether the script spans more than one connection.
+    pub fn spans_connections(&self) -> bool {
+        self.actions
+            .iter()
+            .any(|a| matches!(a, Action::Reconnect(_)))
+    }
+
+    /// Whether the script sends resumption updates (so the session's
+    /// setup must ask for them).
+    pub fn uses_resumption(&self) -> bool {
+        self.actions
+            .iter()
+            .any(|a| matches!(a, Action::ResumptionUpdate(_) | Action::Reconnect(_)))
+    }
+
     /// How long a run must be quiet to count as settled (200 ms default).
     pub fn settle_after(mut self, window: Duration) -> Self {
         self.settle = window;
@@ -386,8 +488,20 @@ impl ScriptedServer {
         let mut script = ScriptedServer::new()
             .named(file.name)
             .settle_after(Duration::from_millis(file.settle_ms));
+        let mut issued = Vec::new();
+        let mut opens_connection = true;
         for (i, action) in file.actions.into_iter().enumerate() {
-            validate(&action, i == 0).map_err(|e| invalid(format!("action #{}: {e}", i + 1)))?;
+            validate(&action, opens_connection, &issued)
+                .map_err(|e| invalid(format!("action #{}: {e}", i + 1)))?;
+            if let Action::ResumptionUpdate(ResumptionUpdate {
+                handle: Some(handle),
+                resumable: true,
+                ..
+            }) = &action
+            {
+                issued.push(handle.clone());
+            }
+            opens_connection = matches!(action, Action::Reconnect(_));
             script = script.action(action);
         }
         Ok(script)
@@ -415,7 +529,9 @@ impl ScriptedServer {
     }
 }
 
-fn validate(action: &Action, first: bool) -> Result<(), String> {
+/// Checks one action: `opens_connection` when it is the first of a
+/// connection, `issued` the resumable handles issued before it.
+fn validate(action: &Action, opens_connection: bool, issued: &[String]) -> Result<(), String> {
     match action {
         Action::Send(message) if !message.is_object() => Err(format!(
             "a server message must be a JSON object, not {message}"
@@ -424,9 +540,23 @@ fn validate(action: &Action, first: bool) -> Result<(), String> {
             Err("a call needs an id and a name".to_string())
         }
         Action::CallMany(calls) if calls.is_empty() => Err("call_many needs calls".to_string()),
-        Action::RejectSetup(_) if !first => {
-            Err("reject_setup can only be the first action".to_string())
-        }
+        Action::RejectSetup(_) if !opens_connection => Err(
+            "reject_setup can only be the first action, or the first after a reconnect".to_string(),
+        ),
+        // Handles are secrets: errors name where they come from, never them.
+        Action::Reconnect(Reconnect {
+            handle: Some(handle),
+        }) if !issued.contains(handle) => Err(
+            "reconnect resumes a handle that no earlier resumable resumption_update issues"
+                .to_string(),
+        ),
+        Action::ResumptionUpdate(ResumptionUpdate {
+            handle: Some(handle),
+            ..
+        }) if handle.is_empty() => Err(
+            "resumption_update's handle is empty (leave it out for an update without one)"
+                .to_string(),
+        ),
         Action::SendRaw(bytes) => {
             use base64::Engine as _;
             base64::engine::general_purpose::STANDARD

@@ -10,8 +10,11 @@
 //! * [`recording::Recording`]: wraps any transport and writes a wire log
 //!   that holds no secret; [`wire_log`] reads one back;
 //! * [`split::TextSplit`]: seeded splitting of a text frame into several,
-//!   for fakes that exercise text aggregation.
+//!   for fakes that exercise text aggregation;
+//! * [`connector::Connector`]: opens a new transport each time a session
+//!   reconnects.
 
+pub mod connector;
 mod error;
 pub(crate) mod handshake;
 pub mod memory;

@@ -157,6 +157,17 @@ pub struct WebSocketTransport<S = MaybeTlsStream<TcpStream>> {
     pending: Option<Frame>,
     closing: bool,
     finished: bool,
+    keepalive: Option<Keepalive>,
+}
+
+/// Pings after a quiet spell, and a deadline for hearing back.
+struct Keepalive {
+    interval: std::time::Duration,
+    timeout: std::time::Duration,
+    /// When anything last came from the peer.
+    heard: tokio::time::Instant,
+    /// When the unanswered ping went out.
+    pinged: Option<tokio::time::Instant>,
 }
 
 impl WebSocketTransport {
@@ -221,7 +232,52 @@ where
             pending: None,
             closing: false,
             finished: false,
+            keepalive: None,
         }
+    }
+
+    /// Pings the peer after `interval` without a frame from it, and gives
+    /// the connection up as lost when nothing (a pong or anything else)
+    /// comes within `timeout` of the ping. A connection that died without
+    /// a close or a reset (a network partition) is noticed only this way;
+    /// Google's Python SDK pings every 20 s with a 20 s timeout. Timers
+    /// are tokio's, so virtual under simulation.
+    pub fn keepalive(
+        mut self,
+        interval: std::time::Duration,
+        timeout: std::time::Duration,
+    ) -> Self {
+        self.keepalive = Some(Keepalive {
+            interval,
+            timeout,
+            heard: tokio::time::Instant::now(),
+            pinged: None,
+        });
+        self
+    }
+
+    /// When the keepalive acts next: the ping, or giving up on it.
+    fn keepalive_due(&self) -> Option<tokio::time::Instant> {
+        let k = self.keepalive.as_ref()?;
+        Some(match k.pinged {
+            Some(at) => at + k.timeout,
+            None => k.heard + k.interval,
+        })
+    }
+
+    /// The keepalive's turn: ping, or report the connection lost.
+    async fn keepalive_fired(&mut self) -> Option<TransportError> {
+        let k = self.keepalive.as_mut()?;
+        if let Some(at) = k.pinged {
+            let waited = tokio::time::Instant::now().saturating_duration_since(at);
+            return Some(TransportError::ConnectionLost {
+                problem: format!("no answer to a ping within {} ms", waited.as_millis()),
+            });
+        }
+        // Marked before the send, so a cancelled send still counts.
+        k.pinged = Some(tokio::time::Instant::now());
+        let _ = self.ws.send(Message::Ping(Vec::new().into())).await;
+        None
     }
 
     fn failure(&self, error: WsError) -> TransportError {
@@ -276,7 +332,24 @@ where
             return None;
         }
         loop {
-            let message = match self.ws.next().await {
+            let due = self.keepalive_due();
+            let next = tokio::select! {
+                biased;
+                next = self.ws.next() => next,
+                _ = sleep_until(due) => {
+                    if let Some(lost) = self.keepalive_fired().await {
+                        self.finished = true;
+                        tracing::debug!(target: "livesim::transport", error = %lost, "keepalive");
+                        return Some(Err(lost));
+                    }
+                    continue;
+                }
+            };
+            if let Some(k) = self.keepalive.as_mut() {
+                k.heard = tokio::time::Instant::now();
+                k.pinged = None;
+            }
+            let message = match next {
                 None => {
                     self.finished = true;
                     return None;
@@ -339,6 +412,14 @@ where
             Ok(()) | Err(WsError::ConnectionClosed | WsError::AlreadyClosed) => Ok(()),
             Err(e) => Err(self.failure(e)),
         }
+    }
+}
+
+/// Sleeps until `deadline`; forever without one.
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 

@@ -197,3 +197,81 @@ async fn two_connections_each_play_the_script() {
         ended.stderr
     );
 }
+
+/// A client in any language is tested on resumption too: two connections
+/// of one client session share the script's position, as Google's Python
+/// SDK's frames would reach it (snake_case top-level keys, a goAway, a
+/// new connection resuming the latest handle, then the old one closed).
+#[tokio::test]
+async fn a_python_sdk_shaped_client_resumes_across_connections() {
+    let script = ScriptedServer::new()
+        .named("resume")
+        .resumption_update("HANDLE-one", true)
+        .expects("clientContent")
+        .text("Hel")
+        .go_away(std::time::Duration::from_secs(5))
+        .says("lo")
+        .resumption_update("HANDLE-two", true)
+        .reconnect_resuming("HANDLE-two")
+        .expects("clientContent")
+        .says("Again");
+    let mut served = serve(&script.to_json(), &[]).await;
+    served.line().await;
+    let open = |url: String| async move {
+        let mut request =
+            tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
+                url.as_str(),
+            )
+            .unwrap();
+        request
+            .headers_mut()
+            .insert("x-goog-api-key", KEY.parse().unwrap());
+        tokio_tungstenite::connect_async(request).await.unwrap().0
+    };
+    let setup = |resumption: serde_json::Value| {
+        json!({ "setup": { "model": "models/gemini-live-2.5-flash-preview",
+            "generationConfig": { "responseModalities": ["TEXT"] },
+            "sessionResumption": resumption } })
+    };
+    let turn = |text: &str| {
+        json!({ "client_content": {
+            "turns": [{ "role": "user", "parts": [{ "text": text }] }],
+            "turn_complete": true } })
+    };
+
+    let mut first = open(served.url.clone()).await;
+    send(&mut first, setup(json!({}))).await;
+    until(&mut first, "setupComplete").await;
+    send(&mut first, turn("Hello?")).await;
+    until(&mut first, "goAway").await;
+    let mut handle = serde_json::Value::Null;
+    while handle != "HANDLE-two" {
+        let update = until(&mut first, "sessionResumptionUpdate").await;
+        handle = update["sessionResumptionUpdate"]["newHandle"].clone();
+    }
+    // Make-before-break: the new connection first, with the latest handle.
+    let mut second = open(served.url.clone()).await;
+    send(&mut second, setup(json!({ "handle": handle }))).await;
+    until(&mut second, "setupComplete").await;
+    hang_up(&mut first).await;
+    send(&mut second, turn("Again?")).await;
+    let text = until(&mut second, "serverContent").await;
+    assert_eq!(
+        text["serverContent"]["modelTurn"]["parts"][0]["text"],
+        "Again"
+    );
+    until(&mut second, "serverContent").await;
+    hang_up(&mut second).await;
+
+    let ended = served.finish().await;
+    assert_eq!(ended.code, Some(0), "{}", ended.output());
+    assert!(
+        ended
+            .stderr
+            .contains("joins the client session playing the script (a reconnect)"),
+        "{}",
+        ended.stderr
+    );
+    // Handles are secrets: the log shows neither.
+    assert!(!ended.output().contains("HANDLE-"), "{}", ended.output());
+}

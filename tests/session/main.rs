@@ -6,5 +6,6 @@ mod extract;
 mod governance;
 mod lanes;
 mod lifecycle;
+mod resumption;
 mod tools;
 mod websocket;

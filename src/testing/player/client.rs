@@ -1,0 +1,213 @@
+//! What the client sends after setup, checked against the script: the
+//! messages its `expect`s wait for, transparent replays, and tool
+//! responses (each call answered once, on the connection that issued it).
+
+use serde_json::Value;
+
+use super::Player;
+use crate::transport::{Frame, Transport};
+
+impl<T: Transport> Player<'_, T> {
+    /// Checks one client frame that arrived on connection `on`.
+    pub(super) async fn client_frame(&mut self, frame: Frame, on: u32) -> Result<(), ()> {
+        let bytes = frame.payload().unwrap_or_default().to_vec();
+        self.keep_inbound(&bytes);
+        let Some(message) = serde_json::from_slice::<Value>(&bytes)
+            .ok()
+            .filter(Value::is_object)
+        else {
+            let problem = format!(
+                "the client sent a frame that is not a JSON object: {}",
+                summary(None, &bytes)
+            );
+            return self
+                .fail(problem, 1007, "Invalid JSON payload received.")
+                .await;
+        };
+        let keys: Vec<String> = message
+            .as_object()
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default();
+        if keys.len() != 1 {
+            let problem =
+                format!("a client message must have exactly one top-level key, got {keys:?}");
+            return self
+                .fail(problem, 1007, "Invalid JSON payload received.")
+                .await;
+        }
+        let key = canonical_key(&keys[0]);
+        let body = &message[&keys[0]];
+        match key.as_str() {
+            "toolResponse" => self.tool_response(body, on).await,
+            "setup" => {
+                self.fail(
+                    "the client sent setup a second time".to_string(),
+                    1007,
+                    "Invalid JSON payload received.",
+                )
+                .await
+            }
+            // Content that reaches a connection the session has moved
+            // from is not in the session it resumed (a transparent client
+            // sends it again): behind a network that delays it, that is
+            // timing; from a client that sent it after moving, an error.
+            "clientContent" | "realtimeInput" if on != self.connection && self.resilient => Ok(()),
+            "clientContent" | "realtimeInput" if on != self.connection => {
+                let problem = format!(
+                    "the client sent {key} on connection #{on} after moving to connection #{}: the resumed session never gets it",
+                    self.connection
+                );
+                self.fail(problem, 1007, "Request contains an invalid argument.")
+                    .await
+            }
+            "clientContent" | "realtimeInput" => self.content(&key, &message, &bytes).await,
+            other => {
+                let problem = format!("the client sent an unknown message {other:?}");
+                let reason = format!("Invalid JSON payload received. Unknown name \"{other}\"");
+                self.fail(problem, 1007, &reason).await
+            }
+        }
+    }
+
+    /// A content message: consumed by the session, replayed after a
+    /// transparent resumption, matched against the script's `expect`s.
+    async fn content(&mut self, key: &str, message: &Value, bytes: &[u8]) -> Result<(), ()> {
+        let index = self.consumed.len() + 1;
+        let kept = if self.transparent {
+            message.clone()
+        } else {
+            Value::Null
+        };
+        if let Some(owed) = self.replay.pop_front() {
+            if owed != *message {
+                let problem = format!(
+                    "client message #{index} should replay what the server received as #{index} before the connection changed (it had not consumed it), but differs (lost or sent twice?): {}",
+                    summary(Some(message), bytes)
+                );
+                return self
+                    .fail(problem, 1007, "Request contains an invalid argument.")
+                    .await;
+            }
+            self.consumed.push(kept);
+            if !self.replay_rematches {
+                return Ok(());
+            }
+        } else {
+            self.consumed.push(kept);
+        }
+        // Expected messages are matched in script order, whenever they
+        // arrive: a client may send before the script gets to its
+        // `expect`.
+        if self.expects.get(self.expected_seen).map(String::as_str) == Some(key) {
+            self.expected_seen += 1;
+            Ok(())
+        } else if self.lenient {
+            Ok(())
+        } else {
+            let problem = format!(
+                "the client sent {key}, which the script does not expect here: {}",
+                summary(Some(message), bytes)
+            );
+            self.fail(problem, 1007, "Request contains an invalid argument.")
+                .await
+        }
+    }
+
+    async fn tool_response(&mut self, body: &Value, on: u32) -> Result<(), ()> {
+        let responses = body
+            .get("functionResponses")
+            .or_else(|| body.get("function_responses"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for response in responses {
+            let Some(id) = response.get("id").and_then(Value::as_str).map(String::from) else {
+                return self
+                    .fail(
+                        format!(
+                            "a function response has no id: {}",
+                            summary(Some(&response), &[])
+                        ),
+                        1007,
+                        "Request contains an invalid argument.",
+                    )
+                    .await;
+            };
+            if !response.get("response").is_some_and(Value::is_object) {
+                let problem = format!(
+                    "the response to {id} is not a JSON object: {}",
+                    summary(Some(&response), &[])
+                );
+                return self
+                    .fail(problem, 1007, "Request contains an invalid argument.")
+                    .await;
+            }
+            let mut crossed = false;
+            let problem = {
+                let s = self.progress.lock();
+                let issued_on = s.issued_on.get(&id).copied();
+                if !s.issued.contains(&id) {
+                    Some(format!(
+                        "the client answered {id}, which the script never issued (issued: [{}])",
+                        s.issued.join(", ")
+                    ))
+                } else if s.answered.contains(&id) {
+                    Some(format!("the client answered {id} a second time"))
+                } else if s.cancelled.contains(&id) && self.crossing {
+                    // The answer may have left before the cancellation came.
+                    crossed = true;
+                    None
+                } else if s.cancelled.contains(&id) {
+                    Some(format!(
+                        "the client answered {id} after the script cancelled it"
+                    ))
+                } else {
+                    issued_on.filter(|n| *n != on).map(|issued_on| format!(
+                        "the client answered {id} on connection #{on}, but it was issued on connection #{issued_on}: call ids belong to the connection that issued them"
+                    ))
+                }
+            };
+            if let Some(problem) = problem {
+                return self
+                    .fail(problem, 1008, "Requested entity was not found.")
+                    .await;
+            }
+            if crossed {
+                self.progress.update(|s| s.late_answers.push(id));
+                continue;
+            }
+            self.progress.update(|s| {
+                s.abandoned.remove(&id);
+                s.answered.insert(id);
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The camelCase name of a top-level client key (clients may send
+/// `tool_response` as Google's Python SDK does).
+pub(super) fn canonical_key(key: &str) -> String {
+    let mut out = String::new();
+    let mut upper = false;
+    for c in key.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+pub(super) fn summary(message: Option<&Value>, bytes: &[u8]) -> String {
+    const MAX: usize = 200;
+    let text = match message {
+        Some(m) => m.to_string(),
+        None => String::from_utf8_lossy(bytes).into_owned(),
+    };
+    crate::wire::clip(&text, MAX).into_owned()
+}

@@ -1,0 +1,344 @@
+//! Scripts across connections, driven by hand: the frames a client would
+//! send (a Python SDK's, say), over the connector a script provides. The
+//! player checks each new connection's setup (the handle it resumes),
+//! keeps call ids to their connection, and checks transparent replays.
+
+use std::time::Duration;
+
+use livesim::Seed;
+use livesim::executor::Simulation;
+use livesim::testing::{ReplayControl, ScriptedServer};
+use livesim::transport::connector::{BoxedTransport, Connector};
+use livesim::transport::{CloseFrame, Frame, Transport};
+use serde_json::{Value, json};
+
+/// Opens a connection and sends a setup resuming `handle` (or asking for
+/// resumption without one); returns the connection and the server's
+/// answer (`None`: a close came instead).
+async fn open(
+    connector: &impl Connector,
+    handle: Option<&str>,
+    transparent: bool,
+) -> (BoxedTransport, Option<Value>) {
+    let mut conn = connector.connect().await.unwrap();
+    let mut resumption = json!({});
+    if let Some(handle) = handle {
+        resumption["handle"] = json!(handle);
+    }
+    if transparent {
+        resumption["transparent"] = json!(true);
+    }
+    let setup = json!({ "setup": { "model": "models/m", "sessionResumption": resumption } });
+    conn.send(Frame::Text(setup.to_string())).await.unwrap();
+    let answer = next(&mut conn).await;
+    (conn, answer)
+}
+
+/// The next server message, or `None` at a close or the end.
+async fn next(conn: &mut BoxedTransport) -> Option<Value> {
+    match conn.recv().await {
+        Some(Ok(frame)) if !frame.is_close() => serde_json::from_slice(frame.payload()?).ok(),
+        _ => None,
+    }
+}
+
+/// Reads until a message with `key` arrives (or the connection ends).
+async fn until(conn: &mut BoxedTransport, key: &str) -> Option<Value> {
+    loop {
+        let message = next(conn).await?;
+        if message.get(key).is_some() {
+            return Some(message);
+        }
+    }
+}
+
+/// The model text of the next turn, read through its `turnComplete`.
+async fn said(conn: &mut BoxedTransport) -> String {
+    let mut text = String::new();
+    loop {
+        let message = until(conn, "serverContent").await.unwrap();
+        if let Some(part) = message.pointer("/serverContent/modelTurn/parts/0/text") {
+            text.push_str(part.as_str().unwrap());
+        }
+        if message.pointer("/serverContent/turnComplete") == Some(&json!(true)) {
+            return text;
+        }
+    }
+}
+
+fn run<F: std::future::Future<Output = ()> + 'static>(test: impl FnOnce() -> F) {
+    Simulation::new(Seed::new(3)).run(test).unwrap();
+}
+
+fn errors(control: &ReplayControl) -> Vec<String> {
+    control.errors().iter().map(ToString::to_string).collect()
+}
+
+fn go_away_script() -> ScriptedServer {
+    ScriptedServer::new()
+        .named("go-away")
+        .resumption_update("h1", true)
+        .text("Hel")
+        .go_away(Duration::from_secs(2))
+        .text("lo")
+        .turn_complete()
+        .resumption_update("h2", true)
+        .reconnect_resuming("h2")
+        .says("Again")
+}
+
+#[test]
+fn go_away_then_make_before_break_with_the_latest_handle() {
+    run(|| async {
+        let (connector, control) = go_away_script().into_connector();
+        let (mut first, answer) = open(&connector, None, false).await;
+        assert!(answer.unwrap().get("setupComplete").is_some());
+        control.release();
+        let go_away = until(&mut first, "goAway").await.unwrap();
+        assert_eq!(go_away["goAway"]["timeLeft"], "2s");
+        let update = until(&mut first, "sessionResumptionUpdate").await.unwrap();
+        assert_eq!(update["sessionResumptionUpdate"]["newHandle"], "h2");
+        // The new connection first, then the old one is closed.
+        let (mut second, answer) = open(&connector, Some("h2"), false).await;
+        assert!(answer.unwrap().get("setupComplete").is_some());
+        first
+            .close(Some(CloseFrame::new(1000, "moved")))
+            .await
+            .unwrap();
+        assert_eq!(said(&mut second).await, "Again");
+        control.drained().await;
+        assert_eq!(errors(&control), Vec::<String>::new());
+        assert_eq!(control.connections(), 2);
+    });
+}
+
+#[test]
+fn resuming_an_older_handle_is_an_error_that_names_the_actions_not_the_handles() {
+    run(|| async {
+        let (connector, control) = go_away_script().into_connector();
+        let (mut first, _) = open(&connector, None, false).await;
+        control.release();
+        until(&mut first, "goAway").await.unwrap();
+        first
+            .close(Some(CloseFrame::new(1000, "leaving")))
+            .await
+            .unwrap();
+        let (_second, answer) = open(&connector, Some("h1"), false).await;
+        assert_eq!(answer, None, "the setup is refused");
+        control.drained().await;
+        let errors = errors(&control);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(
+            errors[0].contains(
+                "connection #2's setup resumes the handle of action #1; the script expects the handle of action #6"
+            ),
+            "{errors:?}"
+        );
+        assert!(!errors[0].contains("h1") && !errors[0].contains("h2"));
+    });
+}
+
+#[test]
+fn a_setup_that_does_not_ask_for_resumption_is_refused() {
+    run(|| async {
+        let (connector, control) = go_away_script().into_connector();
+        let mut conn = connector.connect().await.unwrap();
+        let setup = json!({ "setup": { "model": "models/m" } });
+        conn.send(Frame::Text(setup.to_string())).await.unwrap();
+        assert_eq!(next(&mut conn).await, None);
+        control.drained().await;
+        assert!(errors(&control)[0].contains("does not ask for them (no sessionResumption"));
+    });
+}
+
+#[test]
+fn a_call_left_on_the_old_connection_cannot_be_answered_on_the_new_one() {
+    let script = || {
+        ScriptedServer::new()
+            .named("stale")
+            .resumption_update("h1", true)
+            .calls_without_waiting("pay", json!({ "amount": 5 }))
+            .pause(Duration::from_millis(10))
+            .close(1011, "Internal error encountered.")
+            .reconnect_resuming("h1")
+            .says("Where were we?")
+    };
+    // Answering on the new connection: an error.
+    run(move || async move {
+        let (connector, control) = script().into_connector();
+        let (mut first, _) = open(&connector, None, false).await;
+        control.release();
+        let call = until(&mut first, "toolCall").await.unwrap();
+        let id = call["toolCall"]["functionCalls"][0]["id"].clone();
+        assert_eq!(next(&mut first).await, None, "closed with 1011");
+        let (mut second, _) = open(&connector, Some("h1"), false).await;
+        let answer = json!({ "toolResponse": { "functionResponses": [
+            { "id": id, "name": "pay", "response": { "ok": true } }
+        ] } });
+        second.send(Frame::Text(answer.to_string())).await.unwrap();
+        control.drained().await;
+        let errors = errors(&control);
+        assert!(
+            errors.iter().any(|e| e
+                .contains("answered call-1 on connection #2, but it was issued on connection #1")),
+            "{errors:?}"
+        );
+    });
+    // Not answering: the script goes on, the call counts as abandoned.
+    run(move || async move {
+        let (connector, control) = script().into_connector();
+        let (mut first, _) = open(&connector, None, false).await;
+        control.release();
+        until(&mut first, "toolCall").await.unwrap();
+        assert_eq!(next(&mut first).await, None);
+        let (mut second, _) = open(&connector, Some("h1"), false).await;
+        assert_eq!(said(&mut second).await, "Where were we?");
+        control.drained().await;
+        assert_eq!(errors(&control), Vec::<String>::new());
+        assert!(control.unanswered_calls().is_empty());
+        assert_eq!(control.abandoned_calls(), ["call-1"]);
+    });
+}
+
+#[test]
+fn session_not_found_then_a_fresh_session() {
+    run(|| async {
+        let script = ScriptedServer::new()
+            .named("restart")
+            .resumption_update("h1", true)
+            .abort()
+            .reconnect_resuming("h1")
+            .rejects_setup(1008, "BidiGenerateContent session not found")
+            .reconnect_fresh()
+            .says("Hello again");
+        let (connector, control) = script.into_connector();
+        let (mut first, _) = open(&connector, None, false).await;
+        control.release();
+        until(&mut first, "sessionResumptionUpdate").await.unwrap();
+        assert_eq!(next(&mut first).await, None, "dropped");
+        let mut second = connector.connect().await.unwrap();
+        let setup = json!({ "setup": { "model": "m", "sessionResumption": { "handle": "h1" } } });
+        second.send(Frame::Text(setup.to_string())).await.unwrap();
+        match second.recv().await {
+            Some(Ok(Frame::Close(Some(close)))) => {
+                assert_eq!(close.code, 1008);
+                assert_eq!(close.reason, "BidiGenerateContent session not found");
+            }
+            other => panic!("expected the setup refused, got {other:?}"),
+        }
+        let (mut third, answer) = open(&connector, None, false).await;
+        assert!(answer.unwrap().get("setupComplete").is_some());
+        assert_eq!(said(&mut third).await, "Hello again");
+        control.drained().await;
+        assert_eq!(errors(&control), Vec::<String>::new());
+        assert_eq!(control.connections(), 2);
+    });
+}
+
+/// A transparent script: the server consumed nothing when it issued h1,
+/// then two messages arrived, then the connection died.
+fn transparent_script() -> ScriptedServer {
+    ScriptedServer::new()
+        .named("transparent")
+        .resumption_update_transparent("h1")
+        .expects("realtimeInput")
+        .expects("realtimeInput")
+        .abort()
+        .reconnect_resuming("h1")
+        .expects("realtimeInput")
+        .says("Got all three")
+}
+
+fn input(text: &str) -> Frame {
+    Frame::Text(json!({ "realtimeInput": { "text": text } }).to_string())
+}
+
+#[test]
+fn transparent_resumption_replays_what_was_not_consumed_once_in_order() {
+    run(|| async {
+        let (connector, control) = transparent_script().into_connector();
+        let (mut first, _) = open(&connector, None, true).await;
+        control.release();
+        let update = until(&mut first, "sessionResumptionUpdate").await.unwrap();
+        assert_eq!(
+            update["sessionResumptionUpdate"]["lastConsumedClientMessageIndex"],
+            "0"
+        );
+        first.send(input("one")).await.unwrap();
+        first.send(input("two")).await.unwrap();
+        assert_eq!(next(&mut first).await, None, "dropped");
+        let (mut second, _) = open(&connector, Some("h1"), true).await;
+        for text in ["one", "two", "three"] {
+            second.send(input(text)).await.unwrap();
+        }
+        assert_eq!(said(&mut second).await, "Got all three");
+        control.drained().await;
+        assert_eq!(errors(&control), Vec::<String>::new());
+    });
+}
+
+#[test]
+fn a_lost_or_repeated_replay_is_an_error() {
+    for replayed in [&["two", "three"][..], &["one", "one", "two"][..]] {
+        run(move || async move {
+            let (connector, control) = transparent_script().into_connector();
+            let (mut first, _) = open(&connector, None, true).await;
+            control.release();
+            until(&mut first, "sessionResumptionUpdate").await.unwrap();
+            first.send(input("one")).await.unwrap();
+            first.send(input("two")).await.unwrap();
+            assert_eq!(next(&mut first).await, None);
+            let (mut second, _) = open(&connector, Some("h1"), true).await;
+            for text in replayed {
+                let _ = second.send(input(text)).await;
+            }
+            control.drained().await;
+            let errors = errors(&control);
+            assert!(
+                errors
+                    .iter()
+                    .any(|e| e.contains("should replay what the server received")),
+                "{replayed:?}: {errors:?}"
+            );
+        });
+    }
+}
+
+#[test]
+fn script_files_with_connections_round_trip_and_are_checked() {
+    let script = go_away_script();
+    let text = script.to_json().to_string();
+    assert!(text.contains(r#"{"reconnect":{"handle":"h2"}}"#), "{text}");
+    assert!(text.contains(r#"{"go_away_ms":2000}"#), "{text}");
+    let back = ScriptedServer::from_json_str(&text, "mem").unwrap();
+    assert_eq!(back.actions(), script.actions());
+    assert!(back.spans_connections());
+
+    let bad = json!({ "v": 1, "actions": [
+        { "resumption_update": { "handle": "h1", "resumable": false } },
+        { "reconnect": { "handle": "h1" } }
+    ]});
+    let error = ScriptedServer::from_json_str(&bad.to_string(), "bad.json").unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "script bad.json: action #2: reconnect resumes a handle that no earlier resumable resumption_update issues"
+    );
+    let late_reject = json!({ "v": 1, "actions": [
+        { "pause_ms": 1 }, { "reject_setup": { "code": 1008 } }
+    ]});
+    assert!(
+        ScriptedServer::from_json_str(&late_reject.to_string(), "x")
+            .unwrap_err()
+            .to_string()
+            .contains("or the first after a reconnect")
+    );
+    let after_reconnect = json!({ "v": 1, "actions": [
+        { "reconnect": {} }, { "reject_setup": { "code": 1008 } }
+    ]});
+    assert!(ScriptedServer::from_json_str(&after_reconnect.to_string(), "x").is_ok());
+    let typo = json!({ "v": 1, "actions": [{ "reconnect": { "handel": "h1" } }] });
+    let error = ScriptedServer::from_json_str(&typo.to_string(), "typo.json")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("handel"), "{error}");
+}

@@ -1,0 +1,482 @@
+//! Reconnection with resumption, against scripts that span connections:
+//! goAway moves make-before-break with the latest handle after the turn;
+//! 1011 or a dropped connection mid-tool-call resumes, the tool having
+//! run once and its stale answer never sent; session not found starts a
+//! fresh session; fatal closes end; attempts are capped; a disconnect
+//! during backoff stops everything; transparent resumption replays what
+//! the server had not consumed; the handle is in no event, trace, log,
+//! journal or error.
+
+use std::io;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use livesim::Seed;
+use livesim::executor::{Runner, Simulation};
+use livesim::prelude::*;
+use livesim::session::{LiveHandle, Resumption};
+use livesim::testing::{ReplayControl, ScriptedServer};
+use serde_json::{Value, json};
+
+/// Connects `builder` (resumption on) to `script` over its connector and
+/// releases the script.
+async fn connect(script: ScriptedServer, builder: LiveBuilder) -> (LiveHandle, ReplayControl) {
+    let (connector, control) = script.into_connector();
+    let handle = builder
+        .resumption(Resumption::on())
+        .connect_with_connector(connector)
+        .await
+        .unwrap();
+    control.release();
+    (handle, control)
+}
+
+/// Waits for the first event that `pick` accepts; panics if the session
+/// ends first.
+async fn until(
+    events: &mut livesim::session::EventStream,
+    pick: impl Fn(&LiveEvent) -> bool,
+) -> LiveEvent {
+    while let Some(event) = events.next().await {
+        if pick(&event) {
+            return event;
+        }
+    }
+    panic!("the session ended first");
+}
+
+fn turn_complete(e: &LiveEvent) -> bool {
+    matches!(e, LiveEvent::TurnComplete { .. })
+}
+
+/// Every setup the session sent, in order.
+fn setups(control: &ReplayControl) -> Vec<Value> {
+    control
+        .sent()
+        .into_iter()
+        .filter_map(|m| m.get("setup").cloned())
+        .collect()
+}
+
+fn kinds(log: &[LiveEvent]) -> Vec<String> {
+    log.iter()
+        .map(|e| match e {
+            LiveEvent::TextComplete { text, .. } => format!("text {text}"),
+            LiveEvent::Resumed { connection, fresh } => {
+                format!("resumed #{connection} fresh={fresh}")
+            }
+            LiveEvent::Reconnecting { attempt, .. } => format!("reconnecting {attempt}"),
+            other => other.kind().to_string(),
+        })
+        .collect()
+}
+
+fn go_away_script(handle: &str) -> ScriptedServer {
+    ScriptedServer::new()
+        .named("go-away mid-turn")
+        .resumption_update("first-handle", true)
+        .expects("clientContent")
+        .text("Hel")
+        .go_away(Duration::from_secs(2))
+        .pause(Duration::from_millis(300))
+        .text("lo")
+        .turn_complete()
+        .resumption_update(handle, true)
+        .reconnect_resuming(handle)
+        .expects("clientContent")
+        .says("Second")
+}
+
+/// Property: whatever the seed, a goAway mid-turn lets the turn finish
+/// on the old connection, then the session moves (make-before-break, with
+/// the latest handle, history not resent) and the next turn completes.
+#[test]
+fn go_away_mid_turn_moves_after_the_turn_with_the_latest_handle() {
+    Runner::new(livesim::test_id!())
+        .seeds(20)
+        .run(|_seed| async {
+            let (handle, control) =
+                connect(go_away_script("latest-handle"), Live::builder().text_only()).await;
+            let mut events = handle.events();
+            handle.send_text("first").unwrap();
+            until(&mut events, turn_complete).await;
+            until(&mut events, |e| matches!(e, LiveEvent::Resumed { .. })).await;
+            handle.send_text("second").unwrap();
+            until(&mut events, turn_complete).await;
+            control.drained().await;
+            assert_eq!(control.errors(), vec![]);
+            let setups = setups(&control);
+            assert_eq!(setups.len(), 2);
+            assert_eq!(setups[0]["sessionResumption"], json!({}));
+            assert_eq!(
+                setups[1]["sessionResumption"],
+                json!({ "handle": "latest-handle" })
+            );
+            assert_eq!(
+                kinds(&handle.session_log()),
+                [
+                    "connected",
+                    "resumption_update",
+                    "go_away",
+                    "text Hello",
+                    "turn_complete",
+                    "resumption_update",
+                    "reconnecting 1",
+                    "resumed #2 fresh=false",
+                    "text Second",
+                    "turn_complete",
+                ]
+            );
+            assert_eq!(handle.state().get("session:connection"), Some(json!(2)));
+            handle.disconnect().await;
+        });
+}
+
+/// A payment tool that counts its runs and takes 200 ms.
+fn pay(runs: Arc<AtomicU32>) -> ToolComposite {
+    T::simple("pay", "Pays", move |_args| {
+        let runs = runs.clone();
+        async move {
+            runs.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            Ok(json!({ "paid": true }))
+        }
+    })
+}
+
+#[test]
+fn a_tool_call_cut_off_by_1011_or_a_drop_runs_once_and_is_not_answered_after() {
+    for cut in ["1011", "drop"] {
+        Simulation::new(Seed::new(5))
+            .run(move || async move {
+                let script = ScriptedServer::new()
+                    .named("cut mid-call")
+                    .resumption_update("h-pay", true)
+                    .calls_without_waiting("pay", json!({ "amount": 5 }))
+                    .pause(Duration::from_millis(20));
+                let script = match cut {
+                    "1011" => script.close(1011, "Internal error encountered."),
+                    _ => script.abort(),
+                };
+                let script = script
+                    .reconnect_resuming("h-pay")
+                    .pause(Duration::from_millis(500))
+                    .says("Let me check on that payment.");
+                let runs = Arc::new(AtomicU32::new(0));
+                let builder = Live::builder().text_only().tools(pay(runs.clone()));
+                let (handle, control) = connect(script, builder).await;
+                let mut events = handle.events();
+                let warning = until(&mut events, |e| {
+                    matches!(e, LiveEvent::Warning { message } if message.contains("after its connection ended"))
+                })
+                .await;
+                until(&mut events, turn_complete).await;
+                control.drained().await;
+                assert_eq!(runs.load(Ordering::SeqCst), 1, "{cut}: the tool ran once");
+                assert_eq!(control.errors(), vec![], "{cut}: no stale answer was sent");
+                assert!(
+                    !control.sent().iter().any(|m| m.get("toolResponse").is_some()),
+                    "{cut}: no answer on either connection (the first had closed)"
+                );
+                let log = handle.session_log();
+                assert!(!log.iter().any(|e| e.kind() == "tool_response"), "{cut}: {log:?}");
+                let LiveEvent::Reconnecting { cause, .. } = log
+                    .iter()
+                    .find(|e| e.kind() == "reconnecting")
+                    .unwrap()
+                else {
+                    unreachable!()
+                };
+                assert!(cause.contains("1006") || cause.contains("1011"), "{cause}");
+                assert!(warning.to_string().contains("pay (call-1)"), "{warning}");
+                assert_eq!(setups(&control)[1]["sessionResumption"]["handle"], "h-pay");
+                handle.disconnect().await;
+            })
+            .unwrap();
+    }
+}
+
+#[test]
+fn session_not_found_drops_the_handle_and_starts_fresh() {
+    Simulation::new(Seed::new(6))
+        .run(|| async {
+            let script = ScriptedServer::new()
+                .named("server restart")
+                .resumption_update("stale", true)
+                .abort()
+                .reconnect_resuming("stale")
+                .rejects_setup(1008, "BidiGenerateContent session not found")
+                .reconnect_fresh()
+                .says("Hello again");
+            let (handle, control) = connect(script, Live::builder().text_only()).await;
+            let mut events = handle.events();
+            until(&mut events, turn_complete).await;
+            control.drained().await;
+            assert_eq!(control.errors(), vec![]);
+            let setups = setups(&control);
+            assert_eq!(setups.len(), 3);
+            assert_eq!(setups[1]["sessionResumption"]["handle"], "stale");
+            assert_eq!(setups[2]["sessionResumption"], json!({}));
+            let log = kinds(&handle.session_log());
+            let from = log.iter().position(|k| k == "reconnecting 1").unwrap();
+            assert_eq!(
+                log[from..],
+                [
+                    "reconnecting 1",
+                    "resumption_failed",
+                    "reconnecting 1",
+                    "resumed #2 fresh=true",
+                    "text Hello again",
+                    "turn_complete",
+                ]
+            );
+            assert_eq!(handle.state().get("session:resumed"), Some(json!("fresh")));
+            handle.disconnect().await;
+        })
+        .unwrap();
+}
+
+#[test]
+fn fatal_closes_end_and_no_handle_means_no_reconnect() {
+    for (close, handle_first) in [(1007, true), (1008, true), (1011, false)] {
+        Simulation::new(Seed::new(7))
+            .run(move || async move {
+                let mut script = ScriptedServer::new().named("ends");
+                if handle_first {
+                    script = script.resumption_update("h", true);
+                }
+                let script = script
+                    .close(close, "Request contains an invalid argument.")
+                    .reconnect_resuming("h")
+                    .says("never");
+                let script = if handle_first {
+                    script
+                } else {
+                    // Issued after the close: the session never had it.
+                    ScriptedServer::new()
+                        .named("no handle")
+                        .close(close, "Internal error encountered.")
+                };
+                let (handle, control) = connect(script, Live::builder().text_only()).await;
+                handle.closed().await;
+                assert_eq!(control.connections(), 1, "{close}");
+                let log = handle.session_log();
+                assert!(
+                    !log.iter().any(|e| e.kind() == "reconnecting"),
+                    "{close}: {log:?}"
+                );
+                assert!(matches!(
+                    log.last(),
+                    Some(LiveEvent::Disconnected { code: Some(c), .. }) if *c == close
+                ));
+            })
+            .unwrap();
+    }
+}
+
+#[test]
+fn attempts_are_capped_and_backoff_waits_in_virtual_time() {
+    Simulation::new(Seed::new(8))
+        .run(|| async {
+            // The script ends at its close: no server answers afterwards.
+            let script = ScriptedServer::new()
+                .named("gone")
+                .resumption_update("h", true)
+                .close(1011, "The service is currently unavailable.");
+            let (connector, _control) = script.into_connector();
+            let handle = Live::builder()
+                .text_only()
+                .resumption(
+                    Resumption::on()
+                        .attempts(3)
+                        .backoff(Duration::from_millis(100), Duration::from_millis(400)),
+                )
+                .connect_with_connector(connector)
+                .await
+                .unwrap();
+            _control.release();
+            let started = livesim::executor::now();
+            handle.closed().await;
+            let log = handle.session_log();
+            let attempts: Vec<u32> = log
+                .iter()
+                .filter_map(|e| match e {
+                    LiveEvent::Reconnecting { attempt, .. } => Some(*attempt),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(attempts, [1, 2, 3]);
+            let LiveEvent::Disconnected { reason, .. } = log.last().unwrap() else {
+                panic!("{log:?}")
+            };
+            assert!(
+                reason.starts_with("gave up after 3 attempts to reconnect"),
+                "{reason}"
+            );
+            // Backoff waits: at most 100 + 200 + 400 ms, at least half.
+            let waited = livesim::executor::now() - started;
+            assert!(
+                waited >= Duration::from_millis(350) && waited <= Duration::from_millis(800),
+                "{waited:?}"
+            );
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_disconnect_during_backoff_stops_every_attempt() {
+    Simulation::new(Seed::new(9))
+        .run(|| async {
+            let script = ScriptedServer::new()
+                .named("backoff")
+                .resumption_update("h", true)
+                .close(1011, "Internal error encountered.")
+                .reconnect_resuming("h")
+                .says("too late");
+            let (connector, control) = script.into_connector();
+            let handle = Live::builder()
+                .text_only()
+                .resumption(
+                    Resumption::on().backoff(Duration::from_secs(10), Duration::from_secs(10)),
+                )
+                .connect_with_connector(connector)
+                .await
+                .unwrap();
+            let mut events = handle.events();
+            control.release();
+            until(&mut events, |e| e.kind() == "reconnecting").await;
+            handle.disconnect().await;
+            assert!(livesim::executor::now() < Duration::from_secs(1));
+            assert_eq!(control.connections(), 1);
+            let LiveEvent::Disconnected { reason, .. } = handle.session_log().pop().unwrap() else {
+                panic!()
+            };
+            assert_eq!(reason, "disconnected by the client while reconnecting");
+        })
+        .unwrap();
+}
+
+/// Property: with transparent resumption, every message the server had
+/// not consumed is sent again after the drop, in order, once; the script
+/// checks each replay and fails on a lost or repeated one.
+#[test]
+fn transparent_resumption_replays_unconsumed_messages_once_in_order() {
+    Runner::new(livesim::test_id!())
+        .seeds(20)
+        .run(|_seed| async {
+            let script = ScriptedServer::new()
+                .named("transparent")
+                .resumption_update_transparent("h")
+                .expects("realtimeInput")
+                .expects("realtimeInput")
+                .abort()
+                .reconnect_resuming("h")
+                .expects("realtimeInput")
+                .says("Got all three");
+            let (connector, control) = script.into_connector();
+            let handle = Live::builder()
+                .text_only()
+                .resumption(Resumption::on().transparent(true))
+                .connect_with_connector(connector)
+                .await
+                .unwrap();
+            let mut events = handle.events();
+            control.release();
+            handle.send_realtime_text("one").unwrap();
+            handle.send_realtime_text("two").unwrap();
+            until(&mut events, |e| matches!(e, LiveEvent::Resumed { .. })).await;
+            handle.send_realtime_text("three").unwrap();
+            until(&mut events, turn_complete).await;
+            control.drained().await;
+            assert_eq!(control.errors(), vec![]);
+            let inputs: Vec<String> = control
+                .sent()
+                .iter()
+                .filter_map(|m| m.pointer("/realtimeInput/text").and_then(Value::as_str))
+                .map(String::from)
+                .collect();
+            // What the server had consumed when it issued the handle (none,
+            // "one", or both, as the seed times it) is not sent again; the
+            // rest is, in order; the player checked each replay.
+            assert_eq!(inputs[..2], ["one", "two"]);
+            assert_eq!(inputs.last().map(String::as_str), Some("three"));
+            let replayed = &inputs[2..inputs.len() - 1];
+            let whole = ["one".to_string(), "two".to_string()];
+            assert!(whole.ends_with(replayed), "{inputs:?}");
+            assert_eq!(
+                setups(&control)[1]["sessionResumption"],
+                json!({ "handle": "h", "transparent": true })
+            );
+            handle.disconnect().await;
+        });
+}
+
+#[derive(Clone, Default)]
+struct Sink(Arc<Mutex<Vec<u8>>>);
+
+impl io::Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn the_handle_is_in_no_event_trace_log_line_or_journal() {
+    const SECRET: &str = "HANDLE-Zq81-do-not-print";
+    let logs = Sink::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .with_writer({
+            let logs = logs.clone();
+            move || logs.clone()
+        })
+        .finish();
+    // Global, so no callsite's interest is decided without it (a scoped
+    // one races with the other tests' threads); they log into it too.
+    tracing::subscriber::set_global_default(subscriber).expect("the only global subscriber");
+    let outcome = Simulation::new(Seed::new(11))
+        .run(|| async {
+            let journal = Arc::new(livesim::state::MemoryJournalSink::new());
+            let state = livesim::state::State::new().with_journal_sink(journal.clone());
+            let (handle, control) = connect(
+                go_away_script(SECRET),
+                Live::builder().text_only().state(state),
+            )
+            .await;
+            let mut events = handle.events();
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            handle.send_text("first").unwrap();
+            until(&mut events, |e| matches!(e, LiveEvent::Resumed { .. })).await;
+            handle.send_text("second").unwrap();
+            until(&mut events, turn_complete).await;
+            control.drained().await;
+            // The session did resume with it, so it was held.
+            assert_eq!(setups(&control)[1]["sessionResumption"]["handle"], SECRET);
+            seen.lock()
+                .unwrap()
+                .push(format!("{:?}", handle.session_log()));
+            seen.lock().unwrap().push(format!("{handle:?}"));
+            for entry in journal.entries() {
+                seen.lock().unwrap().push(format!("{entry:?}"));
+            }
+            handle.disconnect().await;
+            seen.lock().unwrap().clone()
+        })
+        .unwrap();
+    let logs = String::from_utf8_lossy(&logs.0.lock().unwrap()).into_owned();
+    assert!(!logs.is_empty(), "trace-level logs were captured");
+    for (what, text) in [
+        ("the trace", outcome.trace.tail(usize::MAX)),
+        ("the logs", logs),
+        ("the log, handle and journal", outcome.value.join("\n")),
+    ] {
+        assert!(!text.contains(SECRET), "the handle is in {what}");
+    }
+}

@@ -52,7 +52,12 @@ pub(crate) struct Target {
 
 impl Target {
     pub(crate) fn faults(&self, seed: Seed) -> Faults {
-        Faults::draw(seed).tuned(&self.tuning)
+        let drawn = if self.repertoire.resumption.is_on() {
+            Faults::draw_resuming(seed)
+        } else {
+            Faults::draw(seed)
+        };
+        drawn.tuned(&self.tuning)
     }
 
     pub(crate) fn script(&self, seed: Seed, faults: &Faults) -> ScriptedServer {

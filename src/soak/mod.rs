@@ -24,6 +24,7 @@ mod agent;
 mod agent_file;
 mod args;
 mod check;
+mod connections;
 mod engine;
 mod faults;
 mod file_reader;

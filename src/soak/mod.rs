@@ -30,6 +30,7 @@ mod faults;
 mod file_reader;
 mod generate;
 pub mod invariants;
+mod reconnects;
 mod record;
 mod repertoire;
 mod report;

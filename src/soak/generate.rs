@@ -501,7 +501,11 @@ impl<'a> Generator<'a> {
             // An id seen before on this connection (ids belong to their
             // connection): the session answers only its first call.
             let first = self.connections.as_ref().map_or(0, |c| c.first_call);
-            let id = self.args.pick(&self.issued[first..]).cloned().unwrap_or_default();
+            let id = self
+                .args
+                .pick(&self.issued[first..])
+                .cloned()
+                .unwrap_or_default();
             let (name, args) = self.pick_call(false);
             self.push(Action::Call(Call {
                 id,

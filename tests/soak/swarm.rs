@@ -109,5 +109,8 @@ fn a_resuming_swarm_adds_its_kinds_and_keeps_every_other_draw() {
             assert!(resuming.to_string().contains("reconnect="), "{resuming}");
         }
     }
-    assert!(mixed_on > 50, "reconnect is on in {mixed_on} mixed seeds of 400");
+    assert!(
+        mixed_on > 50,
+        "reconnect is on in {mixed_on} mixed seeds of 400"
+    );
 }

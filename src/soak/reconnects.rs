@@ -22,13 +22,31 @@ use crate::testing::Action;
 /// connections (numbered from 1) that issued it.
 pub(crate) fn issues(run: &RunRecord) -> BTreeMap<String, BTreeSet<usize>> {
     let mut issues: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
-    for (n, connection) in wire_order::connections(run).iter().enumerate() {
-        for event in connection.frames.iter().flat_map(|f| &f.events) {
-            if let LiveEvent::ToolCall { calls } = event {
-                for call in calls {
-                    issues.entry(call.id.clone()).or_default().insert(n + 1);
-                }
-            }
+    let mut connection = 0;
+    for frame in &run.server_frames {
+        let bytes = frame.payload().unwrap_or_default();
+        if wire_order::is_setup_complete(bytes) {
+            connection += 1;
+            continue;
+        }
+        if !wire_order::mentions(bytes, b"toolCall") {
+            continue;
+        }
+        let Ok(message) = serde_json::from_slice::<Value>(bytes) else {
+            continue;
+        };
+        let calls = message
+            .pointer("/toolCall/functionCalls")
+            .and_then(Value::as_array);
+        for id in calls
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.get("id")?.as_str())
+        {
+            issues
+                .entry(id.to_string())
+                .or_default()
+                .insert(connection.max(1));
         }
     }
     issues
@@ -123,7 +141,9 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
     let messages: Vec<Value> = run
         .server_frames
         .iter()
-        .filter_map(|f| serde_json::from_slice(f.payload()?).ok())
+        .filter_map(|f| f.payload())
+        .filter(|bytes| wire_order::mentions(bytes, b"sessionResumptionUpdate"))
+        .filter_map(|bytes| serde_json::from_slice(bytes).ok())
         .collect();
     for message in &messages {
         let update = message.get("sessionResumptionUpdate");

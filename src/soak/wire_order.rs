@@ -143,8 +143,16 @@ pub(crate) fn connections(run: &RunRecord) -> Vec<Connection> {
     out
 }
 
-fn is_setup_complete(bytes: &[u8]) -> bool {
-    serde_json::from_slice::<Value>(bytes).is_ok_and(|m| m.get("setupComplete").is_some())
+/// Whether a frame is a `setupComplete`: the start of a connection.
+pub(crate) fn is_setup_complete(bytes: &[u8]) -> bool {
+    // Most frames are not: look for the key before parsing.
+    mentions(bytes, b"setupComplete")
+        && serde_json::from_slice::<Value>(bytes).is_ok_and(|m| m.get("setupComplete").is_some())
+}
+
+/// Whether `bytes` hold `word` anywhere.
+pub(crate) fn mentions(bytes: &[u8], word: &[u8]) -> bool {
+    bytes.windows(word.len()).any(|w| w == word)
 }
 
 /// What the fast lane must deliver for these frames, in order (media left

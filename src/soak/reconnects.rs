@@ -127,8 +127,9 @@ fn content_text(message: &Value) -> Option<String> {
 pub(crate) struct Contents {
     /// The new messages (replays left out), in order.
     pub new: Vec<String>,
-    /// Messages sent again on a resumed connection (transparent).
-    pub replayed: usize,
+    /// Where, in the messages the session sent, those it sent again on a
+    /// resumed connection are (transparent resumption).
+    pub replays: Vec<usize>,
 }
 
 /// Walks the messages the session sent, connection by connection: on a
@@ -168,7 +169,7 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
     // Content the current connection got: none means it was refused or
     // died at once, and the next one owes what it owed.
     let mut got = 0;
-    for message in &run.sent {
+    for (at, message) in run.sent.iter().enumerate() {
         if let Some(setup) = message.get("setup") {
             connection += 1;
             if connection == 1 {
@@ -210,7 +211,7 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
                      a reconnect"
                 ));
             }
-            out.replayed += 1;
+            out.replays.push(at);
             continue;
         }
         session.push(text.clone());
@@ -245,20 +246,30 @@ pub(crate) fn client_messages_once(run: &RunRecord) -> Result<(), String> {
     }
     let lost = run.typed.len().saturating_sub(contents.new.len());
     // A fresh session starts without what was queued for the old one (a
-    // warning says so); a session that ended keeps what it queued.
-    let fresh = run
+    // warning counts them); a session that ended keeps what it queued.
+    let dropped: usize = run
         .delivered()
-        .any(|e| matches!(e, LiveEvent::Resumed { fresh: true, .. }));
-    if lost > 0 && !fresh && !run.settling.ended {
+        .filter_map(|e| match e {
+            LiveEvent::Warning { message } if message.contains(DROPPED_FOR_FRESH) => {
+                message.split_whitespace().next()?.parse::<usize>().ok()
+            }
+            _ => None,
+        })
+        .sum();
+    if lost > dropped && !run.settling.ended {
         return Err(format!(
-            "the user typed {} message(s), but the server got {} of them: {lost} lost, with no \
-             fresh session and the session still connected",
+            "the user typed {} message(s), but the server got {} of them: {lost} lost, of which \
+             {dropped} were dropped for a fresh session, and the session is still connected",
             run.typed.len(),
             contents.new.len()
         ));
     }
     Ok(())
 }
+
+/// What the session's warning says of the messages a fresh session does
+/// not get (it starts with their number).
+const DROPPED_FOR_FRESH: &str = "client message(s) waiting for the resumed session are not sent";
 
 /// How long one reconnect may take: every backoff at its longest, and
 /// each attempt's setup taking its whole timeout.

@@ -175,6 +175,18 @@ impl RunRecord {
             .collect()
     }
 
+    /// Where, in [`sent`](Self::sent), the messages are that a
+    /// transparently resumed session sent again: on a connection that
+    /// resumed a handle, what the server had not consumed when it issued
+    /// the handle. The count stops where the messages stop making sense
+    /// (where `client-messages-once` fails).
+    pub fn replays(&self) -> Vec<usize> {
+        match super::reconnects::contents(self) {
+            Ok(contents) => contents.replays,
+            Err(_) => Vec::new(),
+        }
+    }
+
     /// The events, without their times.
     pub fn delivered(&self) -> impl Iterator<Item = &LiveEvent> {
         self.events.iter().map(|e| &e.event)

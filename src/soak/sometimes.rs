@@ -34,7 +34,6 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::reconnects;
 use super::record::{ExecutionOutcome, RunRecord};
 use crate::session::LiveEvent;
 
@@ -257,7 +256,7 @@ fn resumption_goals(reach: &Reach) -> Vec<Sometimes> {
     ];
     if reach.transparent {
         goals.push(Sometimes::new("transparent-replay", |run| {
-            reconnects::contents(run).is_ok_and(|c| c.replayed > 0)
+            !run.replays().is_empty()
         }));
     }
     if reach.tools {

@@ -73,6 +73,23 @@ fn support_soaks_clean_with_parallel_calls_cancellations_and_its_tape() {
     );
 }
 
+#[test]
+fn resumable_soaks_clean_through_drops_stale_handles_and_moves() {
+    soaks_clean(
+        "resumable",
+        &[
+            "resumed",
+            "fresh-session",
+            "go-away-move",
+            "transparent-replay",
+            "stale-answer",
+            "reconnect-gave-up",
+            "refusal",
+            "transferred",
+        ],
+    );
+}
+
 /// Every scenario beside a spec runs clean against it.
 #[test]
 fn the_scenario_corpus_runs_clean_against_each_spec() {

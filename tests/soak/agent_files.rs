@@ -208,11 +208,52 @@ fn the_planted_bug_needs_its_feature() {
     assert!(err.contains("--features planted-bug"), "{err}");
 }
 
+/// `resumable` turns transparent resumption on; the reconnect fault needs
+/// it, and says so.
+#[test]
+fn resumption_is_a_switch_and_its_fault_needs_it() {
+    let dir = folder(
+        "resumable",
+        &format!("{{\"v\": 1, {LINES}, \"resumable\": true}}"),
+        &[],
+    );
+    let agent = Agent::load(&dir).unwrap();
+    assert!(agent.resumable());
+    assert!(agent.repertoire.resumption.is_transparent());
+    let setup = agent
+        .builder(&livesim::soak::RunContext {
+            seed: livesim::Seed::new(1),
+            faults: livesim::soak::Faults::calm(),
+            state: livesim::state::State::new(),
+        })
+        .setup_message();
+    assert_eq!(
+        setup["setup"]["sessionResumption"],
+        serde_json::json!({ "transparent": true })
+    );
+
+    let text = format!("{{\"v\": 1, {LINES},\n \"faults\": {{\"reconnect\": 0.3}}}}");
+    assert_eq!(
+        error("reconnect-alone", &text, &[]),
+        "agent.json:2:26: at faults.reconnect: `reconnect` needs a session that resumes on new \
+         connections: add \"resumable\": true"
+    );
+    let text = format!("{{\"v\": 1, {LINES},\n \"resumable\": \"yes\"}}");
+    let err = error("resumable-string", &text, &[]);
+    assert!(
+        err.starts_with(
+            "agent.json:2:15: at resumable: expected true or false, found the string \"yes\""
+        ),
+        "{err}"
+    );
+}
+
 #[test]
 fn every_sim_agent_loads() {
-    for name in ["weather", "payment", "booking", "support"] {
+    for name in ["weather", "payment", "booking", "support", "resumable"] {
         let agent = super::agent(name);
         assert_eq!(agent.name, name);
         assert!(!agent.planted_bug());
+        assert_eq!(agent.resumable(), name == "resumable");
     }
 }

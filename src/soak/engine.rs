@@ -26,7 +26,7 @@ use super::sometimes::{self, Reach, Sometimes};
 use crate::executor::logs::Capture;
 use crate::executor::{FailureKind, Seed, Simulation, Trace, format_time};
 use crate::flow::FlowSpec;
-use crate::session::LiveBuilder;
+use crate::session::{LiveBuilder, LiveEvent};
 use crate::state::State;
 use crate::testing::ScriptedServer;
 
@@ -442,6 +442,12 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
                 run.record
                     .as_ref()
                     .map_or(Duration::ZERO, |r| r.virtual_time),
+                run.record.as_ref().map_or(0, |r| {
+                    r.events
+                        .iter()
+                        .filter(|e| matches!(e.event, LiveEvent::Reconnecting { .. }))
+                        .count() as u64
+                }),
                 &verdicts,
                 &run.reached,
                 run.failures,

@@ -23,9 +23,10 @@ use super::repertoire::Repertoire;
 use super::report::{AgentSummary, Failure, Summary};
 use super::run;
 use super::sometimes::{self, Reach, Sometimes};
+use crate::executor::logs::Capture;
 use crate::executor::{FailureKind, Seed, Simulation, Trace, format_time};
 use crate::flow::FlowSpec;
-use crate::session::LiveBuilder;
+use crate::session::{LiveBuilder, LiveEvent};
 use crate::state::State;
 use crate::testing::ScriptedServer;
 
@@ -52,7 +53,12 @@ pub(crate) struct Target {
 
 impl Target {
     pub(crate) fn faults(&self, seed: Seed) -> Faults {
-        Faults::draw(seed).tuned(&self.tuning)
+        let drawn = if self.repertoire.resumption.is_on() {
+            Faults::draw_resuming(seed)
+        } else {
+            Faults::draw(seed)
+        };
+        drawn.tuned(&self.tuning)
     }
 
     pub(crate) fn script(&self, seed: Seed, faults: &Faults) -> ScriptedServer {
@@ -83,6 +89,8 @@ impl Target {
                 .iter()
                 .map(|e| e.name().to_string())
                 .collect(),
+            resumes: config.resumption.is_on(),
+            transparent: config.resumption.is_transparent(),
         }
     }
 }
@@ -181,6 +189,10 @@ pub struct SeedRun {
     pub failures: Vec<Failure>,
 }
 
+/// The log lines kept for `handle-secret`: everything livesim logs but
+/// the executor's scheduling (which never sees a frame).
+const HANDLE_LOG_FILTER: &str = "trace,livesim::executor=info";
+
 /// Runs one session of `target` for `seed` and returns its trace, however
 /// the run ended (a failed run's trace stops where it failed).
 pub(crate) fn trace_of(target: &Target, seed: Seed) -> Trace {
@@ -209,7 +221,15 @@ pub(crate) fn run_seed(target: &Target, seed: Seed, checks: Checks) -> SeedRun {
             .run(move || async move { run::play(&target, seed, faults, swarm, script).await });
         (simulation, outcome)
     };
-    let (simulation, outcome) = simulate();
+    // A run whose script gives resumption handles keeps its log lines, so
+    // `handle-secret` can look for them there too.
+    let capture = script
+        .uses_resumption()
+        .then(|| Capture::new(HANDLE_LOG_FILTER));
+    let (simulation, outcome) = match &capture {
+        Some(capture) => capture.scope(simulate),
+        None => simulate(),
+    };
     let failure = |invariant: &str, message: String, script: &ScriptedServer| Failure {
         agent: target.name.clone(),
         seed,
@@ -265,6 +285,9 @@ pub(crate) fn run_seed(target: &Target, seed: Seed, checks: Checks) -> SeedRun {
         };
     let mut verdicts = Vec::new();
     record.script = script;
+    if let Some(capture) = capture {
+        record.logs = capture.tail(usize::MAX).0;
+    }
     if let Some(error) = record.connect_error.clone() {
         verdicts.push((invariants::SETUP.to_string(), Err(error)));
     } else {
@@ -419,6 +442,12 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
                 run.record
                     .as_ref()
                     .map_or(Duration::ZERO, |r| r.virtual_time),
+                run.record.as_ref().map_or(0, |r| {
+                    r.events
+                        .iter()
+                        .filter(|e| matches!(e.event, LiveEvent::Reconnecting { .. }))
+                        .count() as u64
+                }),
                 &verdicts,
                 &run.reached,
                 run.failures,

@@ -1,7 +1,8 @@
 //! The soak, tested through its public API: the swarm of faults each
 //! seed draws, the script generator, agent files and their errors, the
 //! invariants catching broken runs, the engine (shards, jobs, budgets,
-//! JUnit), every `sim/` agent soaked clean, and a Rust user's own agent.
+//! JUnit), every `sim/` agent soaked clean, sessions that resume, and a
+//! Rust user's own agent.
 //!
 //! Seed counts scale with `LIVESIM_SEEDS` for nightly runs.
 
@@ -10,6 +11,7 @@ mod agents;
 mod engine;
 mod generator;
 mod invariants;
+mod resumable;
 mod swarm;
 mod user_agent;
 

@@ -23,7 +23,10 @@
 mod agent;
 mod agent_file;
 mod args;
+mod case;
 mod check;
+mod corpus;
+mod corpus_decode;
 mod engine;
 mod faults;
 mod file_reader;
@@ -33,6 +36,7 @@ mod record;
 mod repertoire;
 mod report;
 mod run;
+mod shrink;
 #[allow(clippy::module_inception)]
 mod soak;
 mod sometimes;
@@ -40,6 +44,8 @@ mod tools;
 mod wire_order;
 
 pub use agent::{AGENT_VERSION, Agent, AgentGoal, AgentInvariant, ExtractorSpec, RunContext};
+pub use case::Case;
+pub use corpus::{CORPUS_VERSION, CorpusEntry, ShrinkNote, corpus_files};
 pub use check::{Determinism, Divergence, SeedHash, check_determinism};
 pub use engine::{Checks, Progress, SeedRun, Shard, all_cores};
 pub use faults::{CloseKind, FaultKind, Faults, Weather};
@@ -52,6 +58,7 @@ pub use record::{
 pub use repertoire::{Repertoire, ToolModel};
 pub use report::{AgentSummary, Failure, KEPT_PER_AGENT, Summary};
 pub use run::{LIVENESS_BOUND, SETTLE_WINDOW};
+pub use shrink::{DEFAULT_BUDGET, ShrinkError, ShrinkProgress, Shrunk};
 pub use soak::{Soak, soak_all};
 pub use sometimes::Sometimes;
-pub use tools::{SimTool, render};
+pub use tools::{LATENCY_SPIKE, SimTool, TOOL_FAILURE, TOOL_LATENCY, render};

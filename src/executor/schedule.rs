@@ -207,7 +207,10 @@ impl Schedule {
             kind: kind.to_string(),
             n,
         };
-        let allowed = state.only.as_ref().is_none_or(|only| only.contains(&decision));
+        let allowed = state
+            .only
+            .as_ref()
+            .is_none_or(|only| only.contains(&decision));
         if allowed {
             state.taken.push(decision);
         }

@@ -183,15 +183,8 @@ impl CorpusEntry {
     /// Reads entry text; `origin` names it in errors.
     pub fn from_json_str(text: &str, origin: &str) -> Result<Self, AgentFileError> {
         let value = file_reader::parse(origin, text)?;
-        let script = ScriptedServer::from_json_str(text, origin).map_err(|e| {
-            // The script's own reader says where; keep its words.
-            let message = e.to_string();
-            let message = message
-                .strip_prefix(&format!("script {origin}: "))
-                .unwrap_or(&message)
-                .to_string();
-            AgentFileError::plain(origin, message)
-        });
+        let script =
+            ScriptedServer::from_json_str(text, origin).map_err(|e| script_error(origin, e));
         let decoded = decode(&value).map_err(|m| m.locate(origin, text))?;
         let script = script?;
         Ok(CorpusEntry {
@@ -207,6 +200,33 @@ impl CorpusEntry {
             },
             shrunk: decoded.shrunk,
         })
+    }
+}
+
+/// A script reader's error as this file's: its words, its place moved to
+/// the front (`file:line:column: …`).
+fn script_error(origin: &str, error: crate::testing::ScriptError) -> AgentFileError {
+    let text = error.to_string();
+    let message = text
+        .strip_prefix(&format!("script {origin}: "))
+        .unwrap_or(&text);
+    let place = message.find(" at line ").and_then(|at| {
+        let rest = &message[at + " at line ".len()..];
+        let (line, rest) = rest.split_once(", column ")?;
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let end = at + " at line ".len() + line.len() + ", column ".len() + digits;
+        Some(((line.parse().ok()?, rest[..digits].parse().ok()?), at..end))
+    });
+    match place {
+        Some((position, cut)) => AgentFileError {
+            file: origin.to_string(),
+            position: Some(position),
+            path: None,
+            problem: format!("{}{}", &message[..cut.start], &message[cut.end..]),
+        },
+        None => AgentFileError::plain(origin, message),
     }
 }
 

@@ -162,7 +162,10 @@ pub(crate) fn swarm_json(swarm: &Swarm) -> Value {
 fn decode_swarm(node: &Node<'_>) -> Decoded<Swarm> {
     let fields = node.object("the swarm", &SWARM_KEYS)?;
     let lanes_node = fields.require("lanes", "\"fixed\", \"random\" or \"pct\"")?;
-    let lanes = match lanes_node.string("\"fixed\", \"random\" or \"pct\"")?.as_str() {
+    let lanes = match lanes_node
+        .string("\"fixed\", \"random\" or \"pct\"")?
+        .as_str()
+    {
         "fixed" => LaneStrategy::Fixed,
         "random" => LaneStrategy::Random,
         "pct" => LaneStrategy::Pct {

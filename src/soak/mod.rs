@@ -45,8 +45,8 @@ mod wire_order;
 
 pub use agent::{AGENT_VERSION, Agent, AgentGoal, AgentInvariant, ExtractorSpec, RunContext};
 pub use case::Case;
-pub use corpus::{CORPUS_VERSION, CorpusEntry, ShrinkNote, corpus_files};
 pub use check::{Determinism, Divergence, SeedHash, check_determinism};
+pub use corpus::{CORPUS_VERSION, CorpusEntry, ShrinkNote, corpus_files};
 pub use engine::{Checks, Progress, SeedRun, Shard, all_cores};
 pub use faults::{CloseKind, FaultKind, Faults, Weather};
 pub use file_reader::AgentFileError;

@@ -171,8 +171,7 @@ impl Judge<'_> {
         let broken: BTreeSet<&str> = run.failures.iter().map(|f| f.invariant.as_str()).collect();
         let same = broken.contains(self.invariant.as_str())
             && broken.iter().all(|b| self.allowed.contains(*b));
-        if same && let Some(failure) = run.failures.iter().find(|f| f.invariant == self.invariant)
-        {
+        if same && let Some(failure) = run.failures.iter().find(|f| f.invariant == self.invariant) {
             self.message = failure.message.clone();
         }
         same

@@ -12,6 +12,7 @@ mod corpus;
 mod engine;
 mod generator;
 mod invariants;
+mod orderings;
 mod shrink;
 mod swarm;
 mod user_agent;

@@ -14,6 +14,11 @@
 //! with its seed, swarm, faults, invariant and the one line that replays
 //! it.
 //!
+//! A failure is then **shrunk** ([`Soak::shrink`]: its script, faults,
+//! swarm and seeded decisions cut down to what it needs, every candidate
+//! re-run) and kept in the **seeds corpus** ([`CorpusEntry`]:
+//! `seeds/<agent>/<seed>.json`), which every later test run replays.
+//!
 //! Agents come from folders ([`Agent`]: `sim/<name>/agent.json`, what
 //! `livesim sim soak` runs) or from Rust ([`Soak::new`] over your own
 //! `Live::builder()` and real tools).

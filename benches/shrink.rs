@@ -65,18 +65,20 @@ fn broken() -> Vec<(&'static str, Soak, String)> {
     ));
     out.push((
         "user invariant",
-        Soak::new("ascii-only", || Live::builder().instruction("Plain English."))
-            .lines(["Hello"], ["Hello, how can I help?"])
-            .faults(&[(FaultKind::NonAscii, 0.5)])
-            .invariant("ascii-only", |run| {
-                match run
-                    .delivered()
-                    .find(|e| e.kind() == "text_complete" && !e.to_string().is_ascii())
-                {
-                    Some(e) => Err(format!("non-ASCII text: {e}")),
-                    None => Ok(()),
-                }
-            }),
+        Soak::new("ascii-only", || {
+            Live::builder().instruction("Plain English.")
+        })
+        .lines(["Hello"], ["Hello, how can I help?"])
+        .faults(&[(FaultKind::NonAscii, 0.5)])
+        .invariant("ascii-only", |run| {
+            match run
+                .delivered()
+                .find(|e| e.kind() == "text_complete" && !e.to_string().is_ascii())
+            {
+                Some(e) => Err(format!("non-ASCII text: {e}")),
+                None => Ok(()),
+            }
+        }),
         "ascii-only".into(),
     ));
     out.push((

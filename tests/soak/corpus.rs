@@ -41,7 +41,7 @@ fn an_entry_is_saved_read_back_and_loads_as_a_script() {
             .join(format!("{}.json", entry.case.seed))
     );
     assert_eq!(CorpusEntry::load(&path).unwrap(), entry);
-    assert_eq!(corpus_files(&dir).unwrap(), [path.clone()]);
+    assert_eq!(corpus_files(&dir).unwrap(), std::slice::from_ref(&path));
     // The same file is a script for ScriptedServer::load (and serve).
     let script = ScriptedServer::load(&path).unwrap();
     assert_eq!(script.actions(), entry.case.script.actions());

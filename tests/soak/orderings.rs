@@ -89,7 +89,7 @@ fn send(message: Value) -> Action {
 fn script(steps: &[Step]) -> ScriptedServer {
     let mut script = ScriptedServer::new().named("orderings");
     let mut issued: Vec<String> = Vec::new();
-    let mut call = |tool: usize, wait: bool, issued: &mut Vec<String>| {
+    let call = |tool: usize, wait: bool, issued: &mut Vec<String>| {
         let id = format!("call-{}", issued.len() + 1);
         issued.push(id.clone());
         Call {

@@ -2,7 +2,9 @@
 //!
 //! It has the shape of `#[tokio::test]`: write an `async fn`, get a `#[test]`.
 //! The body runs once per seed, each time in a fresh simulated runtime, and
-//! a failure is reported with its seed and the command that replays it.
+//! a failure is reported with its seed and the command that replays it. A
+//! failing seed is kept in the test's regressions file and runs first from
+//! then on (`livesim::executor::regressions_file`).
 
 use proc_macro::TokenStream;
 use quote::quote;
@@ -95,6 +97,7 @@ fn expand(
         #vis fn #name() {
             async fn __livesim_body(#inputs) #output #body
             ::livesim::executor::Runner::new(::livesim::test_id!() #ignored)
+                .regressions_beside(env!("CARGO_MANIFEST_DIR"), file!())
                 #(#configure)*
                 .run(#call);
         }

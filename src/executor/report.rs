@@ -27,6 +27,8 @@ pub struct Summary {
     /// (`LIVESIM_SEEDS=10000`), and whether that overrode a seed the test
     /// pinned.
     pub chosen_by: Option<String>,
+    /// How many of the seeds were recorded regressions, run first.
+    pub regressions: u64,
 }
 
 impl Summary {
@@ -52,6 +54,17 @@ impl Summary {
             self.seeds,
             wall.as_secs_f64()
         );
+        if self.regressions > 0 {
+            let seeds = if self.regressions == 1 {
+                "seed"
+            } else {
+                "seeds"
+            };
+            line.push_str(&format!(
+                "; {} recorded regression {seeds} ran first",
+                self.regressions
+            ));
+        }
         if let Some(chosen_by) = &self.chosen_by {
             line.push_str(&format!(" ({chosen_by})"));
         }
@@ -75,6 +88,9 @@ pub struct Report {
     /// Whether the trace and logs show every scheduling decision
     /// (`LIVESIM_LOG=scheduling`) rather than one folded line per instant.
     pub scheduling: bool,
+    /// What the regressions file says of the seed: recorded now, or
+    /// recorded before.
+    pub regression: Option<String>,
 }
 
 /// Trace entries (other than scheduling) shown in a report.
@@ -140,6 +156,9 @@ impl fmt::Display for Report {
                     writeln!(f, "    {line}")?;
                 }
             }
+        }
+        if let Some(note) = &self.regression {
+            writeln!(f, "  {note}")?;
         }
         write!(f, "  replay: {}", self.replay_command())
     }

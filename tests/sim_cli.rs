@@ -90,7 +90,7 @@ fn soak_runs_every_sim_agent_and_prints_the_summary() {
     );
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(
-        out.starts_with("soak: 4 agents (booking, payment, support, weather), seeds 0..3, 2 jobs"),
+        out.starts_with("soak: 5 agents (booking, payment, resumable, support, weather), seeds 0..3, 2 jobs"),
         "{out}"
     );
     assert!(out.contains("sessions: 12 in "), "{out}");
@@ -102,7 +102,7 @@ fn soak_runs_every_sim_agent_and_prints_the_summary() {
     assert!(out.trim_end().ends_with("failures: none"), "{out}");
     assert!(
         err.contains(
-            "livesim sim soak: booking, payment, support, weather (4 agents), seeds 0..3, 2 jobs"
+            "livesim sim soak: booking, payment, resumable, support, weather (5 agents), seeds 0..3, 2 jobs"
         ),
         "{err}"
     );
@@ -206,7 +206,7 @@ fn run_shows_one_seed_the_same_way_every_time() {
     assert_eq!(code, Some(2));
     assert!(err.contains("no agent \"paymnt\""), "{err}");
     assert!(
-        err.contains("(agents: booking, payment, support, weather)"),
+        err.contains("(agents: booking, payment, resumable, support, weather)"),
         "{err}"
     );
 }

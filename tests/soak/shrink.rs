@@ -169,3 +169,44 @@ fn a_passing_case_is_not_shrunk() {
     );
     assert!(err.to_string().contains("every invariant holds"), "{err}");
 }
+
+/// A failure that needs a stale handle, in an agent whose sessions resume,
+/// shrinks to a script that still spans connections: every candidate is a
+/// valid script file, so the connection the stale handle ends stays with
+/// the `resumption_update` that issued it.
+#[test]
+fn a_failure_across_connections_shrinks_to_a_valid_script() {
+    use livesim::LiveEvent;
+    let soak = Soak::agent(&agent("resumable"))
+        .check_determinism_every(0)
+        .invariant("never-fresh", |run| {
+            match run
+                .events
+                .iter()
+                .find(|e| matches!(e.event, LiveEvent::Resumed { fresh: true, .. }))
+            {
+                Some(e) => Err(format!("a fresh session began at {:?}", e.at)),
+                None => Ok(()),
+            }
+        });
+    let failure = first_failure(&soak, "never-fresh");
+    let shrunk = soak
+        .shrink(&Case::from(&failure), "never-fresh", BUDGET, &|_| {})
+        .unwrap();
+    assert!(shrunk.finished, "{shrunk}");
+    assert!(
+        shrunk.case.actions() < failure.script.actions().len(),
+        "{shrunk}"
+    );
+    assert!(shrunk.case.script.spans_connections(), "{}", shrunk.case);
+    let entry = CorpusEntry::from_shrunk(&shrunk);
+    let text = serde_json::to_string_pretty(&entry.to_json()).unwrap();
+    let read = CorpusEntry::from_json_str(&text, "entry.json").unwrap();
+    assert_eq!(read.case, shrunk.case);
+    assert!(
+        soak.replay(&read)
+            .failures
+            .iter()
+            .any(|f| f.invariant == "never-fresh")
+    );
+}

@@ -106,7 +106,7 @@ async fn weather() {
         )
         .await
         .unwrap();
-    assert!(run.transcript_text().contains("It is sunny"));
+    assert!(run.model_text().contains("It is sunny"));
     run.disconnect().await;
 }
 

@@ -9,7 +9,8 @@ use livesim::Seed;
 use livesim::clock::Timestamp;
 use livesim::executor::Simulation;
 use livesim::prelude::*;
-use livesim::testing::{ManualClock, ScriptedServer};
+use livesim::clock::ManualClock;
+use livesim::testing::ScriptedServer;
 use serde_json::json;
 
 fn origin() -> Timestamp {

@@ -9,7 +9,8 @@ use livesim::flow::resolver;
 use livesim::llm::{LlmExtractor, LlmResponse, MockLlm};
 use livesim::prelude::*;
 use livesim::tape::{MemoryTape, TapedLlm};
-use livesim::testing::{ManualClock, ScriptedServer};
+use livesim::clock::ManualClock;
+use livesim::testing::ScriptedServer;
 use serde_json::{Value, json};
 
 #[tokio::test]

@@ -2,7 +2,7 @@
 
 use livesim::Seed;
 use livesim::executor::{Simulation, check_determinism};
-use livesim::transport::Frame;
+use livesim::wire::Frame;
 use livesim::transport::split::{TextSplit, split_text};
 use livesim::wire::ServerMessage;
 use proptest::prelude::*;

@@ -37,9 +37,11 @@ async fn main() -> ExitCode {
     // Counts real charges: the refused call must never reach the tool.
     let charges = Arc::new(AtomicU32::new(0));
     let counted = charges.clone();
-    let tools = T::simple("verify_identity", "Checks the caller's name and date of birth", |_| async {
-        Ok(json!({ "verified": true }))
-    }) | T::simple("take_payment", "Charges the caller's card", move |args| {
+    let tools = T::simple(
+        "verify_identity",
+        "Checks the caller's name and date of birth",
+        |_| async { Ok(json!({ "verified": true })) },
+    ) | T::simple("take_payment", "Charges the caller's card", move |args| {
         let counted = counted.clone();
         async move {
             counted.fetch_add(1, Ordering::SeqCst);
@@ -61,7 +63,10 @@ async fn main() -> ExitCode {
         .calls("take_payment", json!({ "amount": 40 }))
         .says("I need to verify you first. Your name and date of birth?")
         .hears("Ana Silva, 4 May 1990.")
-        .calls("verify_identity", json!({ "name": "Ana Silva", "dob": "1990-05-04" }))
+        .calls(
+            "verify_identity",
+            json!({ "name": "Ana Silva", "dob": "1990-05-04" }),
+        )
         .calls("take_payment", json!({ "amount": 40 }))
         .says("Done: 40 euros, receipt R-4242.");
 

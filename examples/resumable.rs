@@ -57,7 +57,9 @@ async fn demo() -> Result<Vec<String>, String> {
     let connection = run.state().get("session:connection");
     run.disconnect().await;
     if connection != Some(serde_json::json!(3)) {
-        return Err(format!("expected to end on connection 3, not {connection:?}"));
+        return Err(format!(
+            "expected to end on connection 3, not {connection:?}"
+        ));
     }
     Ok(log)
 }

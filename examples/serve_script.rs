@@ -24,7 +24,10 @@ use livesim::serve::{ServeOptions, Server};
 use livesim::testing::ScriptedServer;
 use serde_json::json;
 
-const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/serve/weather-first.json");
+const SCRIPT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/examples/serve/weather-first.json"
+);
 
 /// The client side: a livesim session against the served script.
 async fn play_client(base_url: String) -> Result<String, String> {
@@ -32,9 +35,11 @@ async fn play_client(base_url: String) -> Result<String, String> {
         .base_url(base_url)
         .api_key("FAKE-KEY") // sent, never printed; the server does not check it
         .text_only()
-        .tools(T::simple("get_weather", "Weather for a city", |args| async move {
-            Ok(json!({ "city": args["city"], "sky": "sunny" }))
-        }))
+        .tools(T::simple(
+            "get_weather",
+            "Weather for a city",
+            |args| async move { Ok(json!({ "city": args["city"], "sky": "sunny" })) },
+        ))
         .connect()
         .await
         .map_err(|e| e.to_string())?;

@@ -53,7 +53,10 @@ async fn demo(tape: &Path) -> Result<(), String> {
     let recorded = topic_of_a_turn(topic_model(true, tape)?).await?;
     println!("recorded: the extractor wrote topic = {recorded}");
     let lines = std::fs::read_to_string(tape).map_err(|e| e.to_string())?;
-    println!("the tape ({} lines: a header, then one call):", lines.lines().count());
+    println!(
+        "the tape ({} lines: a header, then one call):",
+        lines.lines().count()
+    );
     for line in lines.lines() {
         let shown: String = line.chars().take(120).collect();
         println!("  {shown}…");
@@ -62,21 +65,32 @@ async fn demo(tape: &Path) -> Result<(), String> {
     let replayed = topic_of_a_turn(topic_model(false, tape)?).await?;
     println!("replayed: the extractor wrote topic = {replayed}");
     if replayed != recorded || recorded != json!({ "topic": "billing" }) {
-        return Err(format!("replay wrote {replayed}, recording wrote {recorded}"));
+        return Err(format!(
+            "replay wrote {replayed}, recording wrote {recorded}"
+        ));
     }
 
     // A request the tape does not hold: an error, and no call goes out.
     let offline = topic_model(false, tape)?;
-    match offline.generate(LlmRequest::from_text("Something never recorded")).await {
+    match offline
+        .generate(LlmRequest::from_text("Something never recorded"))
+        .await
+    {
         Err(e) => println!("a request the tape never heard: {e}"),
-        Ok(reply) => return Err(format!("an unrecorded request was answered: {}", reply.text())),
+        Ok(reply) => {
+            return Err(format!(
+                "an unrecorded request was answered: {}",
+                reply.text()
+            ));
+        }
     }
     Ok(())
 }
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
-    let tape = std::env::temp_dir().join(format!("livesim-tape-example-{}.jsonl", std::process::id()));
+    let tape =
+        std::env::temp_dir().join(format!("livesim-tape-example-{}.jsonl", std::process::id()));
     let outcome = demo(&tape).await;
     let _ = std::fs::remove_file(&tape);
     match outcome {

@@ -51,7 +51,10 @@ fn main() -> ExitCode {
                 if let ExecutionOutcome::Ok(result) = &e.outcome
                     && result["city"] != e.args["city"]
                 {
-                    return Err(format!("asked {} answered {}", e.args["city"], result["city"]));
+                    return Err(format!(
+                        "asked {} answered {}",
+                        e.args["city"], result["city"]
+                    ));
                 }
             }
             Ok(())

@@ -354,9 +354,13 @@ fn every_example_is_run_by_ci_and_listed_in_the_readme() {
     names.sort();
     assert!(!names.is_empty());
     for name in names {
-        let run = ci
-            .lines()
-            .any(|line| line.contains(&format!("--example {name}")) || (line.starts_with("for example in") && line.split_whitespace().any(|w| w == name || w == format!("{name};"))));
+        let run = ci.lines().any(|line| {
+            line.contains(&format!("--example {name}"))
+                || (line.starts_with("for example in")
+                    && line
+                        .split_whitespace()
+                        .any(|w| w == name || w == format!("{name};")))
+        });
         assert!(run, ".ci/run does not run the example {name}");
         assert!(
             examples_section.contains(&format!("--example {name}")),

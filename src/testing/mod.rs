@@ -30,4 +30,3 @@ pub use script::{
     Action, Call, CloseAction, Reconnect, ResumptionUpdate, SCRIPT_VERSION, ScriptError,
     ScriptedServer,
 };
-

@@ -17,9 +17,9 @@ use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
 use livesim::session::{Live, LiveEvent};
-use livesim::wire::Secret;
 use livesim::transport::recording::{Recording, WireLogWriter};
 use livesim::transport::websocket::{Endpoint, WebSocketTransport};
+use livesim::wire::Secret;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};

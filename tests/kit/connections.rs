@@ -8,8 +8,8 @@ use std::time::Duration;
 use livesim::Seed;
 use livesim::executor::Simulation;
 use livesim::testing::{ReplayControl, ScriptedServer};
-use livesim::transport::connector::{BoxedTransport, Connector};
 use livesim::transport::Transport;
+use livesim::transport::connector::{BoxedTransport, Connector};
 use livesim::wire::{CloseFrame, Frame};
 use serde_json::{Value, json};
 

@@ -8,8 +8,8 @@ use livesim::Seed;
 use livesim::executor::Simulation;
 use livesim::network::{FaultKind, Faults, Network};
 use livesim::testing::ScriptedServer;
-use livesim::transport::connector::{BoxedTransport, Connector};
 use livesim::transport::Transport;
+use livesim::transport::connector::{BoxedTransport, Connector};
 use livesim::wire::Frame;
 use serde_json::{Value, json};
 

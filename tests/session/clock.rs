@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use livesim::Seed;
+use livesim::clock::ManualClock;
 use livesim::clock::Timestamp;
 use livesim::executor::Simulation;
 use livesim::prelude::*;
-use livesim::clock::ManualClock;
 use livesim::testing::ScriptedServer;
 use serde_json::json;
 

@@ -6,11 +6,11 @@
 use std::io;
 
 use futures::{SinkExt, StreamExt};
+use livesim::transport::Transport;
 use livesim::transport::recording::{MemorySink, Recording, WireLogWriter};
 use livesim::transport::websocket::{Endpoint, WebSocketTransport};
-use livesim::transport::Transport;
-use livesim::wire::{Frame, Secret};
 use livesim::wire::{Closed, Decoded, ServerMessage, decode};
+use livesim::wire::{Frame, Secret};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame as WsCloseFrame;
 

@@ -3,8 +3,8 @@
 use futures::{SinkExt, StreamExt};
 use livesim::transport::websocket::{Endpoint, GOOGLE_AI_PATH, WebSocketTransport};
 use livesim::transport::{Transport, TransportError};
-use livesim::wire::{CloseFrame, Frame, Secret};
 use livesim::wire::{ClientMessage, CloseClass, Decoded, ServerMessage, Setup, decode};
+use livesim::wire::{CloseFrame, Frame, Secret};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame as WsCloseFrame;
 

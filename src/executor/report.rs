@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::determinism::NonDeterminism;
@@ -75,6 +76,10 @@ pub struct Report {
     /// Whether the trace and logs show every scheduling decision
     /// (`LIVESIM_LOG=scheduling`) rather than one folded line per instant.
     pub scheduling: bool,
+    /// Where the failing seed's timeline page was written, or why it
+    /// could not be (set by a [failure hook](super::Runner::on_failure);
+    /// `#[livesim::test]` writes one).
+    pub timeline: Option<Result<PathBuf, String>>,
 }
 
 /// Trace entries (other than scheduling) shown in a report.
@@ -140,6 +145,11 @@ impl fmt::Display for Report {
                     writeln!(f, "    {line}")?;
                 }
             }
+        }
+        match &self.timeline {
+            Some(Ok(path)) => writeln!(f, "  timeline: {}", path.display())?,
+            Some(Err(why)) => writeln!(f, "  timeline: not written ({why})")?,
+            None => {}
         }
         write!(f, "  replay: {}", self.replay_command())
     }

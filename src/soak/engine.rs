@@ -403,9 +403,18 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
         .zip(&reaches)
         .map(|(t, goals)| Mutex::new(AgentSummary::new(&t.name, goals.iter().map(|g| g.name()))))
         .collect();
+    let throughput: Mutex<Vec<u64>> = Mutex::new(Vec::new());
     let work = |index: u64| {
         let (agent, seed) = item(&plan.seeds, plan.shard, agents, index);
         let run = run_seed(&targets[agent], seed, plan.checks);
+        {
+            let second = usize::try_from(started.elapsed().as_secs()).unwrap_or(usize::MAX);
+            let mut counts = throughput.lock().unwrap_or_else(|p| p.into_inner());
+            if counts.len() <= second {
+                counts.resize(second.saturating_add(1), 0);
+            }
+            counts[second] += 1;
+        }
         let found = run.failures.len() as u64;
         let verdicts: Vec<(String, bool)> = run
             .verdicts
@@ -460,6 +469,7 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
         shard: plan.shard,
         jobs,
         stopped_by_budget: out_of_time.load(Ordering::Relaxed),
+        throughput: throughput.into_inner().unwrap_or_else(|p| p.into_inner()),
     }
 }
 

@@ -2,7 +2,8 @@
 //!
 //! It has the shape of `#[tokio::test]`: write an `async fn`, get a `#[test]`.
 //! The body runs once per seed, each time in a fresh simulated runtime, and
-//! a failure is reported with its seed and the command that replays it.
+//! a failure is reported with its seed and the command that replays it, and
+//! its timeline page is written (`livesim::timeline::write_test_timeline`).
 
 use proc_macro::TokenStream;
 use quote::quote;
@@ -96,6 +97,7 @@ fn expand(
             async fn __livesim_body(#inputs) #output #body
             ::livesim::executor::Runner::new(::livesim::test_id!() #ignored)
                 #(#configure)*
+                .on_failure(::livesim::timeline::write_test_timeline)
                 .run(#call);
         }
     })

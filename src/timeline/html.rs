@@ -379,7 +379,13 @@ impl Timeline {
                 let _ = write!(path, "M{column} {top}v{height}");
             }
         }
-        for (kind, (path, _)) in paths {
+        // What matters most is drawn last, on top.
+        let mut paths: Vec<(MarkKind, String)> = paths
+            .into_iter()
+            .map(|(kind, (path, _))| (kind, path))
+            .collect();
+        paths.sort_by_key(|(kind, _)| layer(*kind));
+        for (kind, path) in paths {
             let _ = write!(out, "<path class=\"m {}\" d=\"{path}\"/>", kind.name());
         }
         out.push_str("</g>\n");
@@ -436,6 +442,21 @@ impl Timeline {
                 escape(&text)
             );
         }
+    }
+}
+
+/// The order marks are drawn in, bottom first: what matters most last.
+fn layer(kind: MarkKind) -> u8 {
+    match kind {
+        MarkKind::Event | MarkKind::ToolStep => 0,
+        MarkKind::StateWrite | MarkKind::Delivery => 1,
+        MarkKind::Decision => 2,
+        MarkKind::FrameIn | MarkKind::FrameOut | MarkKind::Partial => 3,
+        MarkKind::Full => 4,
+        MarkKind::ToolCall | MarkKind::ToolAnswer => 5,
+        MarkKind::Cancel => 6,
+        MarkKind::Refusal => 7,
+        MarkKind::Panic => 8,
     }
 }
 

@@ -65,7 +65,8 @@ pub enum MarkKind {
     ToolAnswer,
     /// The server cancelled calls.
     Cancel,
-    /// The flow refused a call.
+    /// The flow refused a call (a `tool_denied` event, or the journal's
+    /// `flow:tool_denied` write).
     Refusal,
     /// Another flow decision (a `flow:` state write).
     Decision,

@@ -76,7 +76,11 @@ fn kind_of(lane: LaneKind, event: &str) -> MarkKind {
 }
 
 fn state_kind(event: &str) -> MarkKind {
-    if event.starts_with("state flow:") {
+    // The flow's journal says what it decided; a denial is a refusal
+    // whether or not the gate then kept to it.
+    if event.starts_with("state flow:tool_denied ") {
+        MarkKind::Refusal
+    } else if event.starts_with("state flow:") {
         MarkKind::Decision
     } else if event.starts_with("state ") {
         MarkKind::StateWrite
@@ -516,6 +520,30 @@ mod tests {
         assert_eq!(
             (timeline.texts[1].stream.as_str(), timeline.texts[1].full),
             ("thought", None)
+        );
+    }
+
+    #[test]
+    fn the_flows_denials_are_refusals_and_its_other_writes_decisions() {
+        let mut trace = Trace::default();
+        let at = Duration::from_millis(1);
+        trace.push(at, "control".into(), "state flow:tool_denied = {} (seq 1)");
+        trace.push(at, "control".into(), "tool_denied pay(c1): not now");
+        trace.push(at, "control".into(), "state flow:tool_call = {} (seq 2)");
+        trace.push(at, "tool:t(c2)".into(), "state cart = 1 (seq 3)");
+        let kinds: Vec<MarkKind> = Timeline::from_trace(&trace)
+            .entries
+            .iter()
+            .map(|e| e.kind)
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                MarkKind::Refusal,
+                MarkKind::Refusal,
+                MarkKind::Decision,
+                MarkKind::StateWrite
+            ]
         );
     }
 

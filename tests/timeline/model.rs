@@ -323,6 +323,7 @@ fn a_hundred_thousand_entries_stay_under_the_stated_size() {
 #[test]
 fn the_soak_page_and_its_json_say_the_same() {
     let soak = Soak::agent(&Agent::load(failing_weather("soak-page")).unwrap())
+        .sometimes("a-goal-no-run-reaches", |_| false)
         .seeds(8)
         .jobs(1);
     let summary = *soak.try_run().expect_err("the invariant breaks");
@@ -349,6 +350,7 @@ fn the_soak_page_and_its_json_say_the_same() {
     for failure in &summary.agents[0].failures {
         assert!(html.contains(&format!("weather seed {}", failure.seed)));
     }
+    assert!(!summary.never_reached().is_empty());
     assert_eq!(
         html.matches("NEVER REACHED").count(),
         summary.never_reached().len()

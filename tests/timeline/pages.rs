@@ -191,10 +191,12 @@ fn the_soak_page_charts_goals_and_links_failure_timelines() {
     let agent = failing_weather("page-soak");
     let agent = Agent::load(&agent).unwrap();
     let summary = *Soak::agent(&agent)
+        .sometimes("a-goal-no-run-reaches", |_| false)
         .seeds(12)
         .jobs(1)
         .try_run()
         .expect_err("the invariant breaks");
+    assert!(!summary.never_reached().is_empty());
     let soaks = [Soak::agent(&agent)];
     let dir = artifacts().join("soak");
     let _ = std::fs::remove_dir_all(&dir);
@@ -219,7 +221,11 @@ fn the_soak_page_charts_goals_and_links_failure_timelines() {
         .await;
         let goals: usize = summary.agents.iter().map(|a| a.goals.len()).sum();
         assert_eq!(seen[0], goals);
-        assert_eq!(seen[1], summary.never_reached().len());
+        assert_eq!(
+            seen[1],
+            summary.never_reached().len(),
+            "each never-reached goal flagged"
+        );
         assert!(seen[2].as_u64().unwrap() >= 1);
         let links = seen[3].as_array().unwrap();
         assert_eq!(links.len(), shown);

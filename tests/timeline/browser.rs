@@ -307,11 +307,17 @@ impl Browser {
         &self.errors
     }
 
-    /// Closes the browser and removes its profile.
+    /// Closes the browser (its profile goes when it is dropped).
     pub async fn close(mut self) {
         self.session.clear();
         let _ = self.call("Browser.close", json!({})).await;
         let _ = tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await;
+    }
+}
+
+impl Drop for Browser {
+    /// A test that fails half-way leaves no browser and no profile behind.
+    fn drop(&mut self) {
         let _ = self.child.start_kill();
         let _ = std::fs::remove_dir_all(&self.profile);
     }

@@ -2,7 +2,9 @@
 //! earlier message's call is still running (built only with the
 //! `planted-bug` feature, turned on per agent). The default soak finds
 //! it; the replay line it prints reproduces it; the same agent without the
-//! switch passes the same seed; a three-action script triggers it.
+//! switch passes the same seed; the soak saves it shrunk to a few actions,
+//! and the saved entry fails with the bug and passes without it; a
+//! three-action script triggers it.
 //!
 //! Run with `cargo test --features planted-bug --test planted`.
 
@@ -11,7 +13,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use livesim::Seed;
-use livesim::soak::{Agent, Soak, invariants};
+use livesim::soak::{Agent, CorpusEntry, Soak, invariants};
 use livesim::testing::ScriptedServer;
 use serde_json::json;
 
@@ -51,11 +53,20 @@ fn planted_payment() -> PathBuf {
 
 /// The default soak budget finds the bug as `refused-never-runs`; the
 /// first failure's replay line, run as printed, fails the same way; the
-/// agent without the switch passes that seed.
+/// agent without the switch passes that seed. The soak saves the failure
+/// shrunk to at most five actions; the saved entry fails while the bug
+/// is planted and passes once it is removed.
 #[test]
 fn the_default_soak_finds_the_planted_bug_and_its_replay_reproduces_it() {
     let agent = planted_payment();
-    let (code, out) = livesim(&["sim", "soak", agent.to_str().unwrap()]);
+    let corpus = agent.parent().unwrap().join("seeds");
+    let (code, out) = livesim(&[
+        "sim",
+        "soak",
+        agent.to_str().unwrap(),
+        "--save",
+        corpus.to_str().unwrap(),
+    ]);
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("seeds 0..2000"), "the default budget: {out}");
     let failed = out
@@ -95,6 +106,38 @@ fn the_default_soak_finds_the_planted_bug_and_its_replay_reproduces_it() {
         Some(0),
         "without the switch the seed passes:\n{clean}"
     );
+
+    // Saved, shrunk: the entry of that seed has at most five actions.
+    let file = corpus.join("payment").join(format!("{seed}.json"));
+    assert!(
+        out.contains(&format!("saved {}: refused-never-runs, ", file.display())),
+        "{out}"
+    );
+    let entry = CorpusEntry::load(&file).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(entry.invariant, invariants::REFUSED_NEVER_RUNS);
+    assert!(entry.case.actions() <= 5, "{}", entry.case);
+    let note = entry.shrunk.as_ref().expect("shrunk before saving");
+    assert!(note.finished && note.actions_before > entry.case.actions());
+    // The bug planted: the entry still fails (exit 1); removed: it passes.
+    let (code, planted) = livesim(&[
+        "sim",
+        "replay",
+        file.to_str().unwrap(),
+        "--agent",
+        agent.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(1), "{planted}");
+    assert!(
+        planted.contains(": FAILS\n  refused-never-runs: "),
+        "{planted}"
+    );
+    let (code, fixed) = livesim(&["sim", "replay", file.to_str().unwrap()]);
+    assert_eq!(
+        code,
+        Some(0),
+        "against sim/payment, without the bug:\n{fixed}"
+    );
+    assert!(fixed.contains("): passes"), "{fixed}");
 }
 
 /// Three actions trigger it: a call the script does not wait for, a short

@@ -57,8 +57,12 @@ fn sim_help_lists_only_what_exists() {
         .take_while(|l| !l.trim().is_empty())
         .filter_map(|l| l.split_whitespace().next())
         .collect();
-    assert_eq!(commands, ["soak", "run", "check", "help"], "{out}");
-    for command in ["soak", "run", "check"] {
+    assert_eq!(
+        commands,
+        ["soak", "run", "check", "shrink", "replay", "help"],
+        "{out}"
+    );
+    for command in ["soak", "run", "check", "shrink", "replay"] {
         let (code, out, _) = livesim_in(&repo(), &["sim", command, "--help"]);
         assert_eq!(code, Some(0));
         assert!(
@@ -86,7 +90,7 @@ fn soak_runs_every_sim_agent_and_prints_the_summary() {
     );
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(
-        out.starts_with("soak: 4 agents (booking, payment, support, weather), seeds 0..3, 2 jobs"),
+        out.starts_with("soak: 5 agents (booking, payment, resumable, support, weather), seeds 0..3, 2 jobs"),
         "{out}"
     );
     assert!(out.contains("sessions: 12 in "), "{out}");
@@ -98,7 +102,7 @@ fn soak_runs_every_sim_agent_and_prints_the_summary() {
     assert!(out.trim_end().ends_with("failures: none"), "{out}");
     assert!(
         err.contains(
-            "livesim sim soak: booking, payment, support, weather (4 agents), seeds 0..3, 2 jobs"
+            "livesim sim soak: booking, payment, resumable, support, weather (5 agents), seeds 0..3, 2 jobs"
         ),
         "{err}"
     );
@@ -202,7 +206,7 @@ fn run_shows_one_seed_the_same_way_every_time() {
     assert_eq!(code, Some(2));
     assert!(err.contains("no agent \"paymnt\""), "{err}");
     assert!(
-        err.contains("(agents: booking, payment, support, weather)"),
+        err.contains("(agents: booking, payment, resumable, support, weather)"),
         "{err}"
     );
 }
@@ -226,11 +230,58 @@ fn a_failing_soak_prints_replay_lines_that_reproduce_it() {
     let agent = copy_agent("weather", "failing", |a| {
         a["invariants"] = serde_json::json!([{"before": ["get_forecast", "get_weather"]}]);
     });
+    let corpus = agent.parent().unwrap().join("seeds");
     let (code, out, err) = livesim_in(
         &repo(),
-        &["sim", "soak", agent.to_str().unwrap(), "--seeds", "0..10"],
+        &[
+            "sim",
+            "soak",
+            agent.to_str().unwrap(),
+            "--seeds",
+            "0..10",
+            "--save",
+            corpus.to_str().unwrap(),
+            "--save-limit",
+            "1",
+        ],
     );
     assert_eq!(code, Some(1), "{out}{err}");
+    // One failure saved, shrunk (progress on stderr), the rest counted.
+    let saved = out
+        .lines()
+        .find(|l| l.starts_with("saved "))
+        .unwrap_or_else(|| panic!("nothing saved:\n{out}"));
+    assert!(
+        saved.contains(": before(get_forecast, get_weather), 1 actions (shrunk from "),
+        "{saved}"
+    );
+    assert!(
+        err.contains("livesim sim soak: shrink [decisions] 1 actions"),
+        "{err}"
+    );
+    assert!(
+        out.contains("more weather failures not saved (--save-limit 1"),
+        "{out}"
+    );
+    let entries = livesim::soak::corpus_files(&corpus).unwrap();
+    assert_eq!(entries.len(), 1);
+    assert!(saved.contains(&format!("livesim sim replay {}", entries[0].display())));
+    // The entry fails against the broken agent, and a second soak keeps it.
+    let (code, again, _) = livesim_in(
+        &repo(),
+        &[
+            "sim",
+            "replay",
+            entries[0].to_str().unwrap(),
+            "--agent",
+            agent.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, Some(1), "{again}");
+    assert!(
+        again.contains(": FAILS\n  before(get_forecast, get_weather): "),
+        "{again}"
+    );
     let failed = out
         .lines()
         .find(|l| l.starts_with("FAILED weather seed "))
@@ -258,4 +309,69 @@ fn a_failing_soak_prints_replay_lines_that_reproduce_it() {
         out.contains("before(get_forecast, get_weather)  FAILED: get_weather"),
         "{out}"
     );
+}
+
+/// `sim replay`: an entry whose agent is gone, or that cannot be read,
+/// exits 2 naming it; one that passes exits 0.
+#[test]
+fn replay_exits_2_for_a_missing_agent_or_a_damaged_entry() {
+    let dir = temp("replay");
+    // An entry made by hand: weather's seed 3 as a corpus entry.
+    let script = temp("replay-script").join("s.json");
+    let (code, _, _) = livesim_in(
+        &repo(),
+        &[
+            "sim",
+            "run",
+            "weather",
+            "--seed",
+            "3",
+            "--save-script",
+            script.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, Some(0));
+    let mut entry: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&script).unwrap()).unwrap();
+    entry["regression"] = serde_json::json!({
+        "v": 1, "agent": "weather", "seed": "0x3", "invariant": "liveness",
+        "swarm": {"lanes": "fixed", "yield_chance": 0.0, "yield_max": 0, "sleep_chance": 0.0,
+                  "sleep_max_ms": 0, "task_yield_chance": 0.0, "delivery_jitter_ms": 0},
+        "faults": {"weather": "calm"}
+    });
+    let file = dir.join("weather").join("0x3.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, serde_json::to_string_pretty(&entry).unwrap()).unwrap();
+    let (code, out, err) = livesim_in(&repo(), &["sim", "replay", dir.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("weather seed 0x3 (liveness, "), "{out}");
+    assert!(out.contains("): passes"), "{out}");
+    // --html draws the replay: one entry, one page; a folder of entries,
+    // a page per entry in the folder it names.
+    let page = dir.join("one.html");
+    let (code, _, err) = livesim_in(
+        &repo(),
+        &["sim", "replay", file.to_str().unwrap(), "--html", page.to_str().unwrap()],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("weather seed 0x3"), "{html}");
+    let pages = dir.join("pages");
+    let (code, _, err) = livesim_in(
+        &repo(),
+        &["sim", "replay", dir.to_str().unwrap(), "--html", pages.to_str().unwrap()],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(pages.join("weather-0x3.html").is_file(), "{err}");
+
+    entry["regression"]["agent"] = serde_json::json!("retired");
+    std::fs::write(&file, serde_json::to_string_pretty(&entry).unwrap()).unwrap();
+    let (code, _, err) = livesim_in(&repo(), &["sim", "replay", file.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("its agent `retired` is not in "), "{err}");
+
+    std::fs::write(&file, "{\"v\": 1,").unwrap();
+    let (code, _, err) = livesim_in(&repo(), &["sim", "replay", file.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains(&format!("{}:1:", file.display())), "{err}");
 }

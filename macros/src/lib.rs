@@ -4,6 +4,8 @@
 //! The body runs once per seed, each time in a fresh simulated runtime, and
 //! a failure is reported with its seed and the command that replays it, and
 //! its timeline page is written (`livesim::timeline::write_test_timeline`).
+//! A failing seed is kept in the test's regressions file and runs first
+//! from then on (`livesim::executor::regressions_file`).
 
 use proc_macro::TokenStream;
 use quote::quote;
@@ -96,6 +98,7 @@ fn expand(
         #vis fn #name() {
             async fn __livesim_body(#inputs) #output #body
             ::livesim::executor::Runner::new(::livesim::test_id!() #ignored)
+                .regressions_beside(env!("CARGO_MANIFEST_DIR"), file!())
                 #(#configure)*
                 .on_failure(::livesim::timeline::write_test_timeline)
                 .run(#call);

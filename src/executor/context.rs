@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::task::Waker;
 use std::time::Duration;
 
+use super::schedule::Schedule;
 use super::seed::Seed;
 use super::stream::Stream;
 use super::swarm::Swarm;
@@ -34,6 +35,9 @@ pub(crate) enum Abort {
 pub(crate) struct Context {
     pub(crate) seed: Seed,
     pub(crate) swarm: Swarm,
+    /// Numbers and may calm the run's decisions (shrinking); `None`: every
+    /// decision as drawn, uncounted.
+    schedule: Option<Schedule>,
     start: Cell<Option<tokio::time::Instant>>,
     stopped_at: Cell<Option<Duration>>,
     cached_now: Cell<Option<Duration>>,
@@ -93,6 +97,7 @@ impl Context {
         Context {
             seed,
             swarm,
+            schedule: None,
             start: Cell::new(None),
             stopped_at: Cell::new(None),
             cached_now: Cell::new(None),
@@ -116,6 +121,22 @@ impl Context {
             tasks: RefCell::new(BTreeMap::new()),
             next_task: Cell::new(0),
             threads_at_start: super::stalls::sibling_threads(),
+        }
+    }
+
+    /// A context whose decisions `schedule` numbers and may calm.
+    pub(crate) fn with_schedule(mut self, schedule: Option<Schedule>) -> Self {
+        self.schedule = schedule;
+        self
+    }
+
+    /// Whether a decision of `kind` that the streams drew as `perturbed`
+    /// goes ahead (see [`Schedule`]).
+    #[inline]
+    pub(crate) fn decide(&self, kind: &'static str, perturbed: bool) -> bool {
+        match &self.schedule {
+            None => perturbed,
+            Some(schedule) => schedule.decide(kind, perturbed),
         }
     }
 

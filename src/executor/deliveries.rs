@@ -151,7 +151,16 @@ impl<T> Deliveries<T> {
                 } else {
                     stream.millis(Duration::ZERO..=*max)
                 };
-                (jitter, stream.next_u64())
+                let tiebreak = stream.next_u64();
+                let perturbs = !jitter.is_zero() || tiebreak != 0;
+                // Calm: on time, in push order.
+                if context::with(|ctx| ctx.decide(super::schedule::DELIVERY, perturbs))
+                    .unwrap_or(perturbs)
+                {
+                    (jitter, tiebreak)
+                } else {
+                    (Duration::ZERO, 0)
+                }
             }
             None => (Duration::ZERO, 0),
         };

@@ -59,6 +59,7 @@ impl Simulation {
         panics::install_hook();
         let ctx = Rc::new(
             Context::new(self.seed(), self.swarm_options().clone(), u64::MAX)
+                .with_schedule(self.schedule_options().cloned())
                 .with_clock(ExternalClock::new(clock)),
         );
         let guard = context::enter(ctx.clone());

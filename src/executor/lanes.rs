@@ -166,7 +166,16 @@ impl LaneSet {
             if ready == 0 {
                 return Poll::Pending;
             }
-            let index = picker.pick(ready);
+            let mut index = picker.pick(ready);
+            if ready.count_ones() > 1
+                && let Some(ctx) = ctx
+            {
+                // The calm pick is production's: the first ready lane.
+                let calm = ready.trailing_zeros() as usize;
+                if !ctx.decide(super::schedule::LANE, index != calm) {
+                    index = calm;
+                }
+            }
             self.shared
                 .ready
                 .fetch_and(!(1u64 << index), Ordering::AcqRel);

@@ -29,9 +29,11 @@ mod hash;
 mod lanes;
 pub mod logs;
 mod panics;
+mod regressions;
 mod report;
 mod runner;
 mod runtime;
+mod schedule;
 mod seed;
 mod settle;
 mod spawn;
@@ -50,9 +52,11 @@ pub use enter::Entered;
 pub use failure::{Failure, FailureKind};
 pub use hash::{Fnv64, fnv1a64};
 pub use lanes::{LaneSet, MAX_LANES};
+pub use regressions::{REGRESSIONS_FOLDER, regressions_file};
 pub use report::{Report, Summary};
 pub use runner::{Outcome as TestOutcome, Runner, SeedPlan};
 pub use runtime::{DEFAULT_POLL_LIMIT, DEFAULT_TIME_LIMIT, Outcome, Simulation};
+pub use schedule::{DELIVERY, Decision, LANE, Schedule, TASK, YIELD};
 pub use seed::{ParseSeedError, Seed};
 pub use settle::settle;
 pub use spawn::spawn;
@@ -153,6 +157,26 @@ pub fn record_with_detail(event: impl FnOnce() -> (String, String)) {
         let (head, detail) = event();
         ctx.record_detailed(&head, &detail);
     });
+}
+
+/// Whether a seeded decision of `kind` goes ahead: `perturbed` says
+/// whether the outcome the stream drew differs from the calm one (what
+/// production does). Returns `perturbed` unless the run's
+/// [`Schedule`] calms this decision; outside a simulation, `perturbed`.
+///
+/// Components above the executor that perturb runs from the seed (a link's
+/// latency, a simulated tool's failures) pass each such draw through this,
+/// so a shrinker can calm it:
+///
+/// ```
+/// # livesim::executor::Simulation::new(livesim::Seed::new(1)).run(|| async {
+/// let drawn = livesim::executor::draw("demo/latency", |s| s.range(0..=20)).unwrap_or(0);
+/// let ms = if livesim::executor::decide("demo-latency", drawn > 0) { drawn } else { 0 };
+/// # let _ = ms;
+/// # }).unwrap();
+/// ```
+pub fn decide(kind: &'static str, perturbed: bool) -> bool {
+    context::with(|ctx| ctx.decide(kind, perturbed)).unwrap_or(perturbed)
 }
 
 /// How many entries the running simulation's trace holds.

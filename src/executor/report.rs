@@ -28,6 +28,8 @@ pub struct Summary {
     /// (`LIVESIM_SEEDS=10000`), and whether that overrode a seed the test
     /// pinned.
     pub chosen_by: Option<String>,
+    /// How many of the seeds were recorded regressions, run first.
+    pub regressions: u64,
 }
 
 impl Summary {
@@ -53,6 +55,17 @@ impl Summary {
             self.seeds,
             wall.as_secs_f64()
         );
+        if self.regressions > 0 {
+            let seeds = if self.regressions == 1 {
+                "seed"
+            } else {
+                "seeds"
+            };
+            line.push_str(&format!(
+                "; {} recorded regression {seeds} ran first",
+                self.regressions
+            ));
+        }
         if let Some(chosen_by) = &self.chosen_by {
             line.push_str(&format!(" ({chosen_by})"));
         }
@@ -80,6 +93,9 @@ pub struct Report {
     /// could not be (set by a [failure hook](super::Runner::on_failure);
     /// `#[livesim::test]` writes one).
     pub timeline: Option<Result<PathBuf, String>>,
+    /// What the regressions file says of the seed: recorded now, or
+    /// recorded before.
+    pub regression: Option<String>,
 }
 
 /// Trace entries (other than scheduling) shown in a report.
@@ -150,6 +166,9 @@ impl fmt::Display for Report {
             Some(Ok(path)) => writeln!(f, "  timeline: {}", path.display())?,
             Some(Err(why)) => writeln!(f, "  timeline: not written ({why})")?,
             None => {}
+        }
+        if let Some(note) = &self.regression {
+            writeln!(f, "  {note}")?;
         }
         write!(f, "  replay: {}", self.replay_command())
     }

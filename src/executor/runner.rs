@@ -12,6 +12,13 @@
 //! | `LIVESIM_CHECK_DETERMINISM=0` | skip the check, even on the first seed |
 //! | `LIVESIM_LOG=scheduling` | show every scheduling decision in reports |
 //! | `RUST_LOG=livesim=debug` | capture logs at that level for the report |
+//! | `LIVESIM_REGRESSIONS=read` | run the recorded regression seeds, but never write the file (CI); `off`: neither |
+//! | `LIVESIM_REGRESSIONS_DIR=dir` | keep regression files under `dir` instead of the crate |
+//!
+//! A test with a [regressions file](super::regressions_file) (every
+//! `#[livesim::test]` has one) runs the seeds recorded there first, then
+//! its own; a seed of its own that fails is appended to the file, so it
+//! runs first from then on.
 //!
 //! A run of several seeds checks determinism on its first seed by default
 //! (it runs twice and the traces must match), which catches a leak of real
@@ -32,12 +39,14 @@ use std::fmt;
 use std::future::Future;
 use std::io::Write as _;
 use std::ops::Range;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::determinism;
 use super::failure::{Failure, FailureKind};
 use super::fold::show_scheduling;
 use super::logs::Capture;
+use super::regressions::{self, Use};
 use super::report::{REPORT_LOG_LINES, Report, Summary};
 use super::runtime::{DEFAULT_POLL_LIMIT, DEFAULT_TIME_LIMIT, Simulation};
 use super::seed::Seed;
@@ -181,6 +190,8 @@ pub struct Runner {
     swarm: Option<Swarm>,
     check_determinism: Option<bool>,
     on_failure: Option<fn(&mut Report)>,
+    /// The regressions file, and the source file it is for.
+    regressions: Option<(PathBuf, String)>,
 }
 
 /// Log filter for re-running a failing seed when `RUST_LOG` is unset.
@@ -198,7 +209,27 @@ impl Runner {
             swarm: None,
             check_determinism: None,
             on_failure: None,
+            regressions: None,
         }
+    }
+
+    /// Keeps this test's failing seeds in `file`, and runs the seeds
+    /// recorded there first (see [`regressions_file`](super::regressions_file)
+    /// for the format and the environment).
+    pub fn regressions(mut self, file: impl Into<PathBuf>) -> Self {
+        let file = file.into();
+        let source = file.display().to_string();
+        self.regressions = Some((file, source));
+        self
+    }
+
+    /// Keeps this test's failing seeds in the regressions file of the
+    /// source file `file` (`file!()`) of the crate in `manifest_dir`
+    /// (`env!("CARGO_MANIFEST_DIR")`): what `#[livesim::test]` does.
+    pub fn regressions_beside(mut self, manifest_dir: &str, file: &str) -> Self {
+        let path = regressions::regressions_file(manifest_dir, file);
+        self.regressions = Some((path, file.replace('\\', "/")));
+        self
     }
 
     /// Runs seeds `0..n` unless the environment names other seeds.
@@ -359,18 +390,45 @@ impl Runner {
             Ok(None) => (self.default_plan.clone(), None),
             Err(e) => panic!("livesim: {e}"),
         };
+        // Recorded regressions run first, for a test that runs a range of
+        // seeds (one seed, pinned, replayed or the default, is left alone).
+        let regressions = match (&self.regressions, &plan) {
+            (Some((file, _)), SeedPlan::Range(range)) if range.end - range.start > 1 => {
+                let use_ = Use::from_env().unwrap_or_else(|e| panic!("livesim: {e}"));
+                let seeds = match use_ {
+                    Use::Off => Vec::new(),
+                    _ => regressions::read(file, &self.test.name)
+                        .unwrap_or_else(|e| panic!("livesim: regressions file {e}")),
+                };
+                Some((use_, seeds))
+            }
+            _ => None,
+        };
+        let recorded: Vec<Seed> = regressions
+            .as_ref()
+            .map(|(_, seeds)| seeds.clone())
+            .unwrap_or_default();
         // Wall time is for the summary line only; it never enters a run.
         #[allow(clippy::disallowed_methods)]
         let started = std::time::Instant::now();
-        let check = self.check(plan.len());
+        let overlap = recorded
+            .iter()
+            .filter(|s| plan_contains(&plan, **s))
+            .count() as u64;
+        let check = self.check(plan.len() + recorded.len() as u64 - overlap);
         let env_filter = std::env::var("RUST_LOG").ok().filter(|f| !f.is_empty());
-        let total = plan.len();
+        let total = plan.len() + recorded.len() as u64 - overlap;
         let mut summary = Summary {
             chosen_by: chosen_by.clone(),
+            regressions: recorded.len() as u64,
             ..Summary::default()
         };
         let mut warned = false;
-        for (i, seed) in plan.seeds().enumerate() {
+        let seeds = recorded
+            .iter()
+            .copied()
+            .chain(plan.seeds().filter(|seed| !recorded.contains(seed)));
+        for (i, seed) in seeds.enumerate() {
             let capture = env_filter.as_deref().map(Capture::new);
             let first = self.run_seed(seed, &run, capture.as_ref());
             if !warned && let Some(warning) = first.warnings().first() {
@@ -413,7 +471,14 @@ impl Runner {
                 capture
             });
             let (lines, earlier) = capture.tail(REPORT_LOG_LINES);
+            let regression = self.note_regression(
+                regressions.as_ref().map(|(use_, _)| *use_),
+                recorded.contains(&seed),
+                seed,
+                &failure.summary(),
+            );
             return Err(Box::new(Report {
+                regression,
                 test: self.test.clone(),
                 failure,
                 nondeterminism,
@@ -427,6 +492,40 @@ impl Runner {
             eprint_direct(&summary.line(started.elapsed()));
         }
         Ok(summary)
+    }
+
+    /// Records a failing `seed` in the regressions file when it is new
+    /// and writing is allowed; says what the report should say about it.
+    fn note_regression(
+        &self,
+        use_: Option<Use>,
+        recorded: bool,
+        seed: Seed,
+        why: &str,
+    ) -> Option<String> {
+        let (file, source) = self.regressions.as_ref()?;
+        let use_ = use_?;
+        if recorded {
+            return Some(format!(
+                "seed {seed} is a recorded regression ({}): it failed before",
+                file.display()
+            ));
+        }
+        if use_ != Use::ReadWrite {
+            return None;
+        }
+        Some(
+            match regressions::append(file, source, &self.test.name, seed, why) {
+                Ok(()) => format!(
+                    "seed {seed} recorded in {}: it runs first from now on (commit the file)",
+                    file.display()
+                ),
+                Err(e) => format!(
+                    "seed {seed} could not be recorded in {}: {e}",
+                    file.display()
+                ),
+            },
+        )
     }
 
     fn run_seed<F, T>(
@@ -465,6 +564,14 @@ impl Runner {
                 Err(Box::new(failure))
             }
         }
+    }
+}
+
+/// Whether `plan` runs `seed`.
+fn plan_contains(plan: &SeedPlan, seed: Seed) -> bool {
+    match plan {
+        SeedPlan::One(one) => *one == seed,
+        SeedPlan::Range(range) => range.contains(&seed.value()),
     }
 }
 

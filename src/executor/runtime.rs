@@ -29,6 +29,7 @@ use futures::FutureExt;
 use super::context::{self, Abort, Context};
 use super::failure::{Failure, FailureKind};
 use super::panics;
+use super::schedule::Schedule;
 use super::seed::Seed;
 use super::spawn::Task;
 use super::stalls::stall_report;
@@ -57,6 +58,7 @@ pub struct Simulation {
     swarm: Swarm,
     time_limit: Duration,
     poll_limit: u64,
+    schedule: Option<Schedule>,
 }
 
 /// What a run that finished returns: the test's value and its trace.
@@ -92,7 +94,21 @@ impl Simulation {
             swarm: Swarm::draw(seed),
             time_limit: DEFAULT_TIME_LIMIT,
             poll_limit: DEFAULT_POLL_LIMIT,
+            schedule: None,
         }
+    }
+
+    /// Numbers the run's decisions and lets `schedule` calm them (see
+    /// [`Schedule`]); keep a clone to read what the run took. Give each
+    /// run its own ([`Schedule::fresh`]).
+    pub fn schedule(mut self, schedule: Schedule) -> Self {
+        self.schedule = Some(schedule);
+        self
+    }
+
+    /// The schedule in force, if any.
+    pub fn schedule_options(&self) -> Option<&Schedule> {
+        self.schedule.as_ref()
     }
 
     /// Replaces the drawn swarm, e.g. with [`Swarm::calm`].
@@ -139,7 +155,10 @@ impl Simulation {
         Fut::Output: 'static,
     {
         panics::install_hook();
-        let ctx = Rc::new(Context::new(self.seed, self.swarm.clone(), self.poll_limit));
+        let ctx = Rc::new(
+            Context::new(self.seed, self.swarm.clone(), self.poll_limit)
+                .with_schedule(self.schedule.clone()),
+        );
         let _entered = context::enter(ctx.clone());
         let runtime = match tokio::runtime::Builder::new_current_thread()
             .enable_time()

@@ -83,7 +83,12 @@ impl<F: Future> Future for Task<F> {
         let polled = context::with(|ctx| {
             let _unit = ctx.enter_unit(&this.label);
             this.id = ctx.task_polled(this.id, &this.label);
-            if this.chance > 0.0 && ctx.draw_task(|s| s.chance(this.chance)) {
+            if this.chance > 0.0
+                && ctx.decide(
+                    super::schedule::TASK,
+                    ctx.draw_task(|s| s.chance(this.chance)),
+                )
+            {
                 tracing::debug!(target: "livesim::executor", "task steps aside");
                 cx.waker().wake_by_ref();
                 return Poll::Pending;

@@ -37,7 +37,7 @@ pub async fn yield_point(label: &'static str) {
         }
         let (yield_chance, yield_max) = (swarm.yield_chance, swarm.yield_max);
         let (sleep_chance, sleep_max) = (swarm.sleep_chance, swarm.sleep_max);
-        ctx.draw_yield(label, |s| {
+        let action = ctx.draw_yield(label, |s| {
             if s.chance(yield_chance) {
                 Action::Yield(s.range(1..=u64::from(yield_max.max(1))) as u32)
             } else if s.chance(sleep_chance) {
@@ -45,7 +45,13 @@ pub async fn yield_point(label: &'static str) {
             } else {
                 Action::Continue
             }
-        })
+        });
+        let perturbs = !matches!(action, Action::Continue);
+        if ctx.decide(super::schedule::YIELD, perturbs) {
+            action
+        } else {
+            Action::Continue
+        }
     })
     .unwrap_or(Action::Continue);
     match action {

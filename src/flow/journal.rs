@@ -17,8 +17,8 @@
 //! | `flow:interrupted` | `{}` | the user interrupted |
 //! | `flow:escalated` | `{"stage", "reason"}` | a step escalates (once per step) |
 //!
-//! `flow:tool_failed` and `flow:interrupted` are not in the seed documents'
-//! table: they are written so that a recorded session's escalations replay
+//! `flow:tool_failed` and `flow:interrupted` are livesim's own additions to
+//! the ADK's set of keys: they are written so that a recorded session's escalations replay
 //! (`Scenario::from_journal` maps them to `ToolFailed` and `Interrupt`).
 
 use serde_json::{Value, json};

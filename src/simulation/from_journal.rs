@@ -15,8 +15,8 @@
 //!
 //! The runtime-owned prefixes ([`RUNTIME_PREFIXES`]) are skipped because
 //! the simulator reaches those keys itself. `flow:tool_failed` and
-//! `flow:interrupted` are livesim's additions to the seed documents'
-//! table, so recorded escalations replay.
+//! `flow:interrupted` are livesim's additions to the ADK's set of keys, so
+//! recorded escalations replay.
 //!
 //! Entries are read through the small [`JournalRecord`] trait, implemented
 //! for the state layer's `StateMutation`, for a journal file's lines, and

@@ -32,7 +32,8 @@
 //!   "extractor": {"name": "topic", "tape": "support.tape.jsonl", "prompt": "…", "window": 1},
 //!   "invariants": [{"at_most_once": "take_payment"}, {"before": ["verify_identity", "take_payment"]}],
 //!   "sometimes": [{"name": "paid", "tool_ok": "take_payment"}, {"name": "booked", "state": "booked"}],
-//!   "faults": {"parallel-calls": 0.5}
+//!   "faults": {"parallel-calls": 0.5},
+//!   "resumable": false
 //! }
 //! ```
 //!
@@ -280,7 +281,8 @@ impl Agent {
 
     /// The session builder for one seed: the instruction, the simulated
     /// tools (writing to `ctx.state`, under `ctx.faults`), the governing
-    /// spec and the extractor over its tape.
+    /// spec, the extractor over its tape and, for a resumable agent,
+    /// transparent resumption.
     pub fn builder(&self, ctx: &RunContext) -> LiveBuilder {
         let mut builder = Live::builder()
             .instruction(self.instruction.clone())
@@ -303,10 +305,19 @@ impl Agent {
                 extractor.window,
             ));
         }
+        if self.repertoire.resumption.is_on() {
+            builder = builder.resumption(self.repertoire.resumption.clone());
+        }
         if self.planted_bug {
             builder = with_planted_bug(builder);
         }
         builder
+    }
+
+    /// Whether the agent file turned resumption on (`"resumable": true`):
+    /// its sessions resume on new connections, transparently.
+    pub fn resumable(&self) -> bool {
+        self.repertoire.resumption.is_on()
     }
 
     /// Whether the agent file turned the planted bug on.

@@ -15,8 +15,9 @@ use super::file_reader::{self, Decoded, Node};
 use super::repertoire::Repertoire;
 use super::tools::SimTool;
 use crate::flow::Enforcement;
+use crate::session::Resumption;
 
-const TOP_KEYS: [&str; 15] = [
+const TOP_KEYS: [&str; 16] = [
     "v",
     "instruction",
     "spec",
@@ -31,6 +32,7 @@ const TOP_KEYS: [&str; 15] = [
     "invariants",
     "sometimes",
     "faults",
+    "resumable",
     "planted_bug",
 ];
 
@@ -192,6 +194,10 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
             }
         }
     }
+    let resumption = match top.get("resumable") {
+        Some(node) if node.boolean("true or false")? => Resumption::on().transparent(true),
+        _ => Resumption::off(),
+    };
     let mut faults = Vec::new();
     if let Some(node) = top.get("faults") {
         let names: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
@@ -201,6 +207,11 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
                 Ok(kind) => kind,
                 Err(problem) => return rate.fail(problem),
             };
+            if kind.needs_resumption() && !resumption.is_on() {
+                return rate.fail(format!(
+                    "`{kind}` needs a session that resumes on new connections: add \"resumable\": true"
+                ));
+            }
             faults.push((kind, rate.rate("a fault rate")?));
         }
     }
@@ -229,6 +240,7 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
         turns,
         pauses,
         call_chance,
+        resumption,
     };
     Ok(Decoded2 {
         agent: Agent {

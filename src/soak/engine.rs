@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::agent::RunContext;
+use super::case::Case;
 use super::faults::{FaultKind, Faults};
 use super::generate::generate;
 use super::invariants::{self, Invariant};
@@ -23,9 +24,12 @@ use super::repertoire::Repertoire;
 use super::report::{AgentSummary, Failure, Summary};
 use super::run;
 use super::sometimes::{self, Reach, Sometimes};
-use crate::executor::{FailureKind, Seed, Simulation, Trace, format_time};
+use crate::executor::logs::Capture;
+use crate::executor::{
+    FailureKind, Outcome, Schedule, Seed, Simulation, Swarm, Trace, format_time,
+};
 use crate::flow::FlowSpec;
-use crate::session::LiveBuilder;
+use crate::session::{LiveBuilder, LiveEvent};
 use crate::state::State;
 use crate::testing::ScriptedServer;
 
@@ -52,7 +56,24 @@ pub(crate) struct Target {
 
 impl Target {
     pub(crate) fn faults(&self, seed: Seed) -> Faults {
-        Faults::draw(seed).tuned(&self.tuning)
+        let drawn = if self.repertoire.resumption.is_on() {
+            Faults::draw_resuming(seed)
+        } else {
+            Faults::draw(seed)
+        };
+        drawn.tuned(&self.tuning)
+    }
+
+    /// What seed `seed` plays: the swarm and faults it draws, its script.
+    pub(crate) fn case(&self, seed: Seed) -> Case {
+        let faults = self.faults(seed);
+        Case {
+            seed,
+            swarm: Swarm::draw(seed),
+            script: self.script(seed, &faults),
+            faults,
+            decisions: None,
+        }
     }
 
     pub(crate) fn script(&self, seed: Seed, faults: &Faults) -> ScriptedServer {
@@ -83,6 +104,8 @@ impl Target {
                 .iter()
                 .map(|e| e.name().to_string())
                 .collect(),
+            resumes: config.resumption.is_on(),
+            transparent: config.resumption.is_transparent(),
         }
     }
 }
@@ -181,45 +204,77 @@ pub struct SeedRun {
     pub failures: Vec<Failure>,
 }
 
-/// Runs one session of `target` for `seed` and returns its trace, however
-/// the run ended (a failed run's trace stops where it failed).
-pub(crate) fn trace_of(target: &Target, seed: Seed) -> Trace {
-    let faults = target.faults(seed);
-    let script = target.script(seed, &faults);
-    let simulation = Simulation::new(seed);
-    let swarm = simulation.swarm_options().clone();
-    let target = target.clone();
-    match simulation
-        .run(move || async move { run::play(&target, seed, faults, swarm, script).await })
-    {
+/// The log lines kept for `handle-secret`: everything livesim logs but
+/// the executor's scheduling (which never sees a frame).
+const HANDLE_LOG_FILTER: &str = "trace,livesim::executor=info";
+
+/// Runs `case` of `target` once and returns its trace, however the run
+/// ended (a failed run's trace stops where it failed).
+pub(crate) fn trace_of(target: &Target, case: &Case) -> Trace {
+    match simulate(target, case, None) {
         Ok(outcome) => outcome.trace,
         Err(failure) => failure.trace,
     }
 }
 
+/// Runs `case` of `target` once, in its simulation: the case's swarm, and
+/// `schedule` numbering (and perhaps calming) its decisions.
+fn simulate(
+    target: &Target,
+    case: &Case,
+    schedule: Option<Schedule>,
+) -> Result<Outcome<RunRecord>, Box<crate::executor::Failure>> {
+    let mut simulation = Simulation::new(case.seed).swarm(case.swarm.clone());
+    if let Some(schedule) = schedule {
+        simulation = simulation.schedule(schedule);
+    }
+    let (target, seed, faults, swarm, script) = (
+        target.clone(),
+        case.seed,
+        case.faults.clone(),
+        case.swarm.clone(),
+        case.script.clone(),
+    );
+    simulation.run(move || async move { run::play(&target, seed, faults, swarm, script).await })
+}
+
 /// Runs one seed of `target`.
 pub(crate) fn run_seed(target: &Target, seed: Seed, checks: Checks) -> SeedRun {
-    let faults = target.faults(seed);
-    let script = target.script(seed, &faults);
-    let simulate = || {
-        let simulation = Simulation::new(seed);
-        let swarm = simulation.swarm_options().clone();
-        let (target, faults, script) = (target.clone(), faults.clone(), script.clone());
-        let outcome = simulation
-            .run(move || async move { run::play(&target, seed, faults, swarm, script).await });
-        (simulation, outcome)
+    run_case(target, &target.case(seed), checks, None)
+}
+
+/// Runs `case` of `target`: its simulation, then every check. `schedule`
+/// numbers the run's decisions (its restriction, or the case's, applies);
+/// without one, the case's own decides.
+pub(crate) fn run_case(
+    target: &Target,
+    case: &Case,
+    checks: Checks,
+    schedule: Option<Schedule>,
+) -> SeedRun {
+    let seed = case.seed;
+    let schedule = schedule.or_else(|| case.schedule());
+    // A run whose script gives resumption handles keeps its log lines, so
+    // `handle-secret` can look for them there too.
+    let capture = case
+        .script
+        .uses_resumption()
+        .then(|| Capture::new(HANDLE_LOG_FILTER));
+    let outcome = match &capture {
+        Some(capture) => capture.scope(|| simulate(target, case, schedule.clone())),
+        None => simulate(target, case, schedule.clone()),
     };
-    let (simulation, outcome) = simulate();
     let failure = |invariant: &str, message: String, script: &ScriptedServer| Failure {
         agent: target.name.clone(),
         seed,
-        swarm: simulation.swarm_options().clone(),
-        faults: faults.clone(),
+        swarm: case.swarm.clone(),
+        faults: case.faults.clone(),
         invariant: invariant.to_string(),
         message,
         script: script.clone(),
         replay: (target.replay)(seed),
     };
+    let script = &case.script;
     let mut record = match outcome {
         Ok(outcome) => {
             let mut record = outcome.value;
@@ -242,14 +297,14 @@ pub(crate) fn run_seed(target: &Target, seed: Seed, checks: Checks) -> SeedRun {
                 record: None,
                 verdicts: vec![(invariant.to_string(), Err(message.clone()))],
                 reached: Vec::new(),
-                failures: vec![failure(invariant, message, &script)],
+                failures: vec![failure(invariant, message, script)],
             };
         }
     };
     // Run again before the record is checked; reported after the others.
     let determinism =
         if checks.determinism_every > 0 && seed.value().is_multiple_of(checks.determinism_every) {
-            let verdict = match simulate().1 {
+            let verdict = match simulate(target, case, schedule.as_ref().map(Schedule::fresh)) {
                 Ok(again) => match record.trace.first_divergence(&again.trace) {
                     None => Ok(()),
                     Some(divergence) => Err(format!("two runs of the seed differ: {divergence}")),
@@ -264,7 +319,10 @@ pub(crate) fn run_seed(target: &Target, seed: Seed, checks: Checks) -> SeedRun {
             None
         };
     let mut verdicts = Vec::new();
-    record.script = script;
+    record.script = script.clone();
+    if let Some(capture) = capture {
+        record.logs = capture.tail(usize::MAX).0;
+    }
     if let Some(error) = record.connect_error.clone() {
         verdicts.push((invariants::SETUP.to_string(), Err(error)));
     } else {
@@ -428,6 +486,12 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
                 run.record
                     .as_ref()
                     .map_or(Duration::ZERO, |r| r.virtual_time),
+                run.record.as_ref().map_or(0, |r| {
+                    r.events
+                        .iter()
+                        .filter(|e| matches!(e.event, LiveEvent::Reconnecting { .. }))
+                        .count() as u64
+                }),
                 &verdicts,
                 &run.reached,
                 run.failures,

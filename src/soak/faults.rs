@@ -13,6 +13,10 @@
 //!   that decides on or off under `mixed`, then its rate (5 %, 20 % or
 //!   50 % of the chances it gets); `close` draws which close instead.
 //!
+//! Kinds that need a session that resumes ([`FaultKind::needs_resumption`]:
+//! `reconnect`) are drawn only for such sessions ([`Faults::draw_resuming`]),
+//! so other agents' seeds never see them.
+//!
 //! Each kind reads only its own stream, so adding a kind never changes
 //! another kind's draws for a recorded seed. The script generator then
 //! fires each kind at its rate, from streams of its own
@@ -64,11 +68,17 @@ pub enum FaultKind {
     /// The connection ends with a close (or an abrupt drop) at the end of
     /// the fault phase.
     Close,
+    /// The connection ends mid-conversation (a close 1000 or 1011, or an
+    /// abrupt drop; at a turn's end or while a call runs) and the session
+    /// resumes on the next one; sometimes its handle has gone stale (1008
+    /// "session not found") and a fresh session starts. Only for sessions
+    /// that resume (see [`needs_resumption`](Self::needs_resumption)).
+    Reconnect,
 }
 
 impl FaultKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [FaultKind; 17] = [
+    pub const ALL: [FaultKind; 18] = [
         FaultKind::Split,
         FaultKind::Thoughts,
         FaultKind::Transcriptions,
@@ -86,6 +96,7 @@ impl FaultKind {
         FaultKind::UnknownMessage,
         FaultKind::GoAway,
         FaultKind::Close,
+        FaultKind::Reconnect,
     ];
 
     /// The kind's name, as reports, agent files and stream labels write
@@ -109,7 +120,14 @@ impl FaultKind {
             FaultKind::UnknownMessage => "unknown-message",
             FaultKind::GoAway => "go-away",
             FaultKind::Close => "close",
+            FaultKind::Reconnect => "reconnect",
         }
+    }
+
+    /// Whether the kind only makes sense for a session that resumes on a
+    /// new connection: seeds of other sessions never draw it.
+    pub fn needs_resumption(self) -> bool {
+        self == FaultKind::Reconnect
     }
 
     fn index(self) -> usize {
@@ -144,7 +162,7 @@ pub enum Weather {
     Calm,
     /// Each kind on or off with even odds.
     Mixed,
-    /// Every kind on.
+    /// Every kind on (that the session can have).
     Storm,
 }
 
@@ -248,8 +266,31 @@ impl Faults {
         }
     }
 
-    /// The faults seed `seed` turns on (see the module docs).
+    /// The faults seed `seed` turns on for a session on one connection
+    /// (see the module docs).
     pub fn draw(seed: Seed) -> Faults {
+        Faults::drawn(seed, false)
+    }
+
+    /// The faults seed `seed` turns on for a session that resumes on new
+    /// connections: those of [`draw`](Self::draw), the same for the same
+    /// seed, and the kinds that need resumption.
+    ///
+    /// ```
+    /// use livesim::Seed;
+    /// use livesim::soak::{FaultKind, Faults};
+    ///
+    /// let (one, resuming) = (Faults::draw(Seed::new(5)), Faults::draw_resuming(Seed::new(5)));
+    /// assert!(!one.is_on(FaultKind::Reconnect));
+    /// for (kind, rate) in one.on() {
+    ///     assert_eq!(resuming.rate(kind), rate);
+    /// }
+    /// ```
+    pub fn draw_resuming(seed: Seed) -> Faults {
+        Faults::drawn(seed, true)
+    }
+
+    fn drawn(seed: Seed, resuming: bool) -> Faults {
         let weather = {
             let roll = Stream::new(seed, "soak/faults").unit();
             if roll < 0.15 {
@@ -265,6 +306,9 @@ impl Faults {
             ..Faults::calm()
         };
         for kind in FaultKind::ALL {
+            if kind.needs_resumption() && !resuming {
+                continue;
+            }
             let mut stream = Stream::new(seed, &format!("soak/faults/{}", kind.name()));
             // Both draws happen whatever the weather, so a kind's stream
             // reads the same for every seed.

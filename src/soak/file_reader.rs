@@ -11,7 +11,8 @@ use serde_json::{Map, Value};
 
 use crate::flow::json_position::{JsonPath, position};
 
-/// Why an agent file (or a file it names) cannot be used.
+/// Why an agent file (or a file it names), or a seeds-corpus entry, cannot
+/// be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", self.render())]
 pub struct AgentFileError {

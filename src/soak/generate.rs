@@ -33,7 +33,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::args;
-use super::faults::{FaultKind, Faults};
+use super::connections::Connections;
+use super::faults::{CloseKind, FaultKind, Faults};
 use super::repertoire::Repertoire;
 use crate::executor::{Seed, Stream};
 use crate::testing::{Action, Call, CloseAction, ScriptedServer};
@@ -88,13 +89,7 @@ pub fn generate(
                 let line = generator.model_line();
                 generator.model_text(&line);
             }
-            generator.push(match close.frame() {
-                Some((code, reason)) => Action::Close(CloseAction {
-                    code,
-                    reason: reason.to_string(),
-                }),
-                None => Action::Abort,
-            });
+            generator.push(ending(close));
         }
         None => generator.calm_turn(),
     }
@@ -105,18 +100,31 @@ pub fn generate(
     script
 }
 
-struct Generator<'a> {
+/// The action that ends a connection with `close`.
+pub(super) fn ending(close: CloseKind) -> Action {
+    match close.frame() {
+        Some((code, reason)) => Action::Close(CloseAction {
+            code,
+            reason: reason.to_string(),
+        }),
+        None => Action::Abort,
+    }
+}
+
+pub(super) struct Generator<'a> {
     repertoire: &'a Repertoire,
     faults: &'a Faults,
     actions: Vec<Action>,
     /// Ids issued so far (call-1, call-2, …), for repeats.
-    issued: Vec<String>,
+    pub(super) issued: Vec<String>,
     shape: Stream,
     text: Stream,
     args: Stream,
     gaps: Stream,
     fires: Vec<Stream>,
-    went_away: bool,
+    pub(super) went_away: bool,
+    /// For a session that resumes: its handles and connections.
+    pub(super) connections: Option<Connections>,
 }
 
 impl<'a> Generator<'a> {
@@ -136,10 +144,14 @@ impl<'a> Generator<'a> {
                 .map(|kind| stream(&format!("fault/{}", kind.name())))
                 .collect(),
             went_away: false,
+            connections: repertoire
+                .resumption
+                .is_on()
+                .then(|| Connections::new(seed, repertoire.resumption.is_transparent())),
         }
     }
 
-    fn push(&mut self, action: Action) {
+    pub(super) fn push(&mut self, action: Action) {
         self.actions.push(action);
     }
 
@@ -148,7 +160,7 @@ impl<'a> Generator<'a> {
     }
 
     /// Whether `kind` fires at this chance.
-    fn fires(&mut self, kind: FaultKind) -> bool {
+    pub(super) fn fires(&mut self, kind: FaultKind) -> bool {
         let rate = self.faults.rate(kind);
         let index = FaultKind::ALL.iter().position(|k| *k == kind).unwrap_or(0);
         self.fires[index].chance(rate)
@@ -353,6 +365,10 @@ impl<'a> Generator<'a> {
         if !self.went_away {
             self.went_away = true;
             self.send(json!({ "goAway": { "timeLeft": "50s" } }));
+            if let Some(connections) = &mut self.connections {
+                // A session that resumes moves after the turn.
+                connections.moving = true;
+            }
         }
     }
 
@@ -382,6 +398,7 @@ impl<'a> Generator<'a> {
     }
 
     fn turn_end_gap(&mut self) {
+        self.after_turn();
         let pauses = &self.repertoire.pauses;
         let lo = pauses.start().as_millis() as u64;
         let hi = pauses.end().as_millis() as u64;
@@ -415,7 +432,7 @@ impl<'a> Generator<'a> {
         }
     }
 
-    fn latency_of(&self, name: &str) -> RangeInclusive<Duration> {
+    pub(super) fn latency_of(&self, name: &str) -> RangeInclusive<Duration> {
         self.repertoire
             .tools
             .iter()
@@ -474,10 +491,21 @@ impl<'a> Generator<'a> {
             call.name = format!("no_such_tool_{}", self.shape.range(1..=9));
             call.args = json!({});
         }
+        // The connection may end while this call runs: nobody waits for
+        // its answer then.
+        let cut = self.cuts_mid_call();
+        call.wait = !cut;
+        let name = call.name.clone();
         self.push(Action::Call(call));
         if self.fires(FaultKind::DuplicateId) {
-            // An id seen before: the session answers only its first call.
-            let id = self.args.pick(&self.issued).cloned().unwrap_or_default();
+            // An id seen before on this connection (ids belong to their
+            // connection): the session answers only its first call.
+            let first = self.connections.as_ref().map_or(0, |c| c.first_call);
+            let id = self
+                .args
+                .pick(&self.issued[first..])
+                .cloned()
+                .unwrap_or_default();
             let (name, args) = self.pick_call(false);
             self.push(Action::Call(Call {
                 id,
@@ -485,6 +513,9 @@ impl<'a> Generator<'a> {
                 args,
                 wait: false,
             }));
+        }
+        if cut {
+            self.cut_mid_call(&name);
         }
         false
     }

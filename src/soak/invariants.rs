@@ -12,7 +12,16 @@
 //! | `aggregation` | partial chunks concatenate to the full text that follows; nothing partial is stored; `interrupted` rides on the flush; the fast lane delivers what aggregation makes of the frames |
 //! | `wire-order` | the stored log is what the frames the script sent imply, in wire order |
 //! | `liveness` | the session settles within its bound after the fault phase: every call answered, or the connection over when the script ended it |
+//! | `tool-ran-once` | no tool runs twice for one call, across reconnects too (a call runs at most once per connection that issued its id) |
+//! | `client-messages-once` | every message the user typed reaches the server once, none invented or sent twice; on a connection that resumes transparently, what the server had not consumed is replayed first, in order, once |
+//! | `reconnect-ends` | every reconnect ends, resumed, fresh or failed, within its bound: the policy's attempts, counted from 1, each backoff at its longest plus a setup timeout |
+//! | `stored-once` | the stored log holds `connected` and `disconnected` once, each new connection once and in order, and each call's answer or refusal once per connection that issued it |
+//! | `handle-secret` | no resumption handle the script gave is in an event, the stored log, the journal, the trace, the run's log lines, an error or the report |
 //! | `determinism` | the same seed gives the same trace (checked on a sample of seeds, and by `livesim sim check`) |
+//!
+//! Calls issued on a connection that has since ended cannot be answered
+//! (call ids belong to their connection): `answered-once` and `liveness`
+//! do not wait for them.
 //!
 //! Runs that panic are reported as `panic`; runs that deadlock, overstay
 //! the executor's time limit or livelock as `liveness`; sessions that do
@@ -24,11 +33,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::reconnects;
 use super::record::RunRecord;
 use super::wire_order;
 use crate::executor::format_time;
 use crate::flow::FlowEntry;
-use crate::session::{Lane, LiveEvent};
+use crate::session::{FrameFacts, Lane, LiveEvent};
 use crate::simulation::Scenario;
 
 /// `protocol`.
@@ -47,6 +57,16 @@ pub const AGGREGATION: &str = "aggregation";
 pub const WIRE_ORDER: &str = "wire-order";
 /// `liveness`.
 pub const LIVENESS: &str = "liveness";
+/// `tool-ran-once`.
+pub const TOOL_RAN_ONCE: &str = "tool-ran-once";
+/// `client-messages-once`.
+pub const CLIENT_MESSAGES_ONCE: &str = "client-messages-once";
+/// `reconnect-ends`.
+pub const RECONNECT_ENDS: &str = "reconnect-ends";
+/// `stored-once`.
+pub const STORED_ONCE: &str = "stored-once";
+/// `handle-secret`.
+pub const HANDLE_SECRET: &str = "handle-secret";
 /// `determinism`.
 pub const DETERMINISM: &str = "determinism";
 /// A run that panicked.
@@ -117,6 +137,11 @@ pub fn builtin() -> Vec<Invariant> {
         Invariant::new(AGGREGATION, aggregation),
         Invariant::new(WIRE_ORDER, wire_order::check),
         Invariant::new(LIVENESS, liveness),
+        Invariant::new(TOOL_RAN_ONCE, reconnects::tool_ran_once),
+        Invariant::new(CLIENT_MESSAGES_ONCE, reconnects::client_messages_once),
+        Invariant::new(RECONNECT_ENDS, reconnects::reconnect_ends),
+        Invariant::new(STORED_ONCE, reconnects::stored_once),
+        Invariant::new(HANDLE_SECRET, reconnects::handle_secret),
     ]
 }
 
@@ -174,7 +199,7 @@ fn refused_never_runs(run: &RunRecord) -> Result<(), String> {
                     "{tool} ({id}) was refused, but was answered {response} instead of {wanted}"
                 ));
             }
-            None if !run.settling.ended => {
+            None if !run.settling.ended && !run.calls.abandoned.contains(&id) => {
                 let cancelled = if run.calls.cancelled.contains(&id) {
                     " (the script cancelled it later, but a refusal is answered at once)"
                 } else {
@@ -191,6 +216,7 @@ fn refused_never_runs(run: &RunRecord) -> Result<(), String> {
 }
 
 fn answered_once(run: &RunRecord) -> Result<(), String> {
+    let issues = reconnects::issues(run);
     let mut answers: BTreeMap<&str, usize> = BTreeMap::new();
     for response in run.responses() {
         let Some(id) = response.get("id").and_then(Value::as_str) else {
@@ -203,7 +229,12 @@ fn answered_once(run: &RunRecord) -> Result<(), String> {
         }
         *answers.entry(id).or_default() += 1;
     }
-    if let Some((id, n)) = answers.iter().find(|(_, n)| **n > 1) {
+    // Once per connection that issued the id (a later connection's call
+    // with an old id is a new call).
+    if let Some((id, n)) = answers
+        .iter()
+        .find(|(id, n)| **n > reconnects::allowed(&issues, id).max(1))
+    {
         return Err(format!("{id} was answered {n} times"));
     }
     // The session's own order: nothing answered after it handled a
@@ -233,12 +264,16 @@ fn answered_once(run: &RunRecord) -> Result<(), String> {
             .calls
             .issued
             .iter()
-            .filter(|id| !answers.contains_key(id.as_str()) && !run.calls.cancelled.contains(*id))
+            .filter(|id| {
+                !answers.contains_key(id.as_str())
+                    && !run.calls.cancelled.contains(*id)
+                    && !run.calls.abandoned.contains(*id)
+            })
             .collect();
         if let Some(first) = unanswered.first() {
             return Err(format!(
                 "{first} was never answered (unanswered: {unanswered:?}), though it was not \
-                 cancelled and the connection stayed up"
+                 cancelled and its connection stayed up"
             ));
         }
     }
@@ -301,9 +336,29 @@ fn aggregation(run: &RunRecord) -> Result<(), String> {
     if let Some(partial) = run.session_log.iter().find(|e| e.is_partial()) {
         return Err(format!("a partial event was stored: {partial}"));
     }
-    // Partials concatenate to the full event that follows, per stream.
+    // Partials concatenate to the full event that follows, per stream and
+    // per connection (a connection's end drops the text it left pending).
+    let connections = wire_order::connections(run);
+    // Where, in the fast lane's events, a connection whose aggregation
+    // started afresh begins.
+    let mut afresh = connections
+        .iter()
+        .scan(0, |fast, connection| {
+            let starts = *fast;
+            *fast += wire_order::fast_lane(&connection.frames).len();
+            Some((starts, connection.afresh))
+        })
+        .filter(|(starts, afresh)| *afresh && *starts > 0)
+        .map(|(starts, _)| starts)
+        .peekable();
     let mut pending: BTreeMap<&str, (String, Option<bool>)> = BTreeMap::new();
-    for event in run.delivered() {
+    let fast = run
+        .delivered()
+        .filter(|e| e.lane() == Lane::Fast && e.kind() != "media");
+    for (index, event) in fast.enumerate() {
+        while afresh.next_if(|starts| *starts <= index).is_some() {
+            pending.clear();
+        }
         let Some((stream, full, text, thought)) = stream_of(event) else {
             continue;
         };
@@ -335,7 +390,7 @@ fn aggregation(run: &RunRecord) -> Result<(), String> {
     }
     // `interrupted` rides on the flush: each interruption that does not end
     // the turn yields either the interrupted flush or a bare interruption.
-    let frames = wire_order::frame_facts(run);
+    let frames: Vec<FrameFacts> = connections.into_iter().flat_map(|c| c.frames).collect();
     let interruptions = frames.iter().filter(|f| f.interrupted).count();
     let alone = frames
         .iter()
@@ -429,7 +484,11 @@ fn unanswered(run: &RunRecord) -> Vec<String> {
     run.calls
         .issued
         .iter()
-        .filter(|id| !run.calls.answered.contains(*id) && !run.calls.cancelled.contains(*id))
+        .filter(|id| {
+            !run.calls.answered.contains(*id)
+                && !run.calls.cancelled.contains(*id)
+                && !run.calls.abandoned.contains(*id)
+        })
         .cloned()
         .collect()
 }

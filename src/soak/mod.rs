@@ -14,6 +14,11 @@
 //! with its seed, swarm, faults, invariant and the one line that replays
 //! it.
 //!
+//! A failure is then **shrunk** ([`Soak::shrink`]: its script, faults,
+//! swarm and seeded decisions cut down to what it needs, every candidate
+//! re-run) and kept in the **seeds corpus** ([`CorpusEntry`]:
+//! `seeds/<agent>/<seed>.json`), which every later test run replays.
+//!
 //! Agents come from folders ([`Agent`]: `sim/<name>/agent.json`, what
 //! `livesim sim soak` runs) or from Rust ([`Soak::new`] over your own
 //! `Live::builder()` and real tools).
@@ -23,16 +28,22 @@
 mod agent;
 mod agent_file;
 mod args;
+mod case;
 mod check;
+mod connections;
+mod corpus;
+mod corpus_decode;
 mod engine;
 mod faults;
 mod file_reader;
 mod generate;
 pub mod invariants;
+mod reconnects;
 mod record;
 mod repertoire;
 mod report;
 mod run;
+mod shrink;
 #[allow(clippy::module_inception)]
 mod soak;
 mod sometimes;
@@ -40,7 +51,9 @@ mod tools;
 mod wire_order;
 
 pub use agent::{AGENT_VERSION, Agent, AgentGoal, AgentInvariant, ExtractorSpec, RunContext};
+pub use case::Case;
 pub use check::{Determinism, Divergence, SeedHash, check_determinism};
+pub use corpus::{CORPUS_VERSION, CorpusEntry, ShrinkNote, corpus_files};
 pub use engine::{Checks, Progress, SeedRun, Shard, all_cores};
 pub use faults::{CloseKind, FaultKind, Faults, Weather};
 pub use file_reader::AgentFileError;
@@ -52,6 +65,7 @@ pub use record::{
 pub use repertoire::{Repertoire, ToolModel};
 pub use report::{AgentSummary, Failure, KEPT_PER_AGENT, Summary};
 pub use run::{LIVENESS_BOUND, SETTLE_WINDOW};
+pub use shrink::{DEFAULT_BUDGET, ShrinkError, ShrinkProgress, Shrunk};
 pub use soak::{Soak, soak_all};
 pub use sometimes::Sometimes;
-pub use tools::{SimTool, render};
+pub use tools::{LATENCY_SPIKE, SimTool, TOOL_FAILURE, TOOL_LATENCY, render};

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::faults::Faults;
 use crate::executor::{Seed, Swarm, Trace, format_time};
 use crate::flow::{Enforcement, FlowSpec};
-use crate::session::LiveEvent;
+use crate::session::{LiveEvent, Resumption};
 use crate::state::StateMutation;
 use crate::testing::{ReplayError, ScriptedServer};
 use crate::transport::Frame;
@@ -64,6 +64,9 @@ pub struct Calls {
     pub answered: BTreeSet<String>,
     /// The ids the script cancelled.
     pub cancelled: BTreeSet<String>,
+    /// Calls left unanswered on a connection that has since ended: call
+    /// ids belong to their connection, so nobody can answer them.
+    pub abandoned: BTreeSet<String>,
     /// Answers that reached the script after it had cancelled their call
     /// (they crossed the cancellation in flight).
     pub late_answers: Vec<String>,
@@ -134,6 +137,16 @@ pub struct RunRecord {
     pub governance: Option<Governance>,
     /// How the run ended.
     pub settling: Settling,
+    /// The session's reconnect policy (off for a session that never
+    /// reconnects).
+    pub resumption: Resumption,
+    /// How long the session waits for a connection's `setupComplete`.
+    pub setup_timeout: Duration,
+    /// What the soak's user typed, in order (each text the session took).
+    pub typed: Vec<String>,
+    /// The run's log lines, captured for a run whose script gives
+    /// resumption handles (so `handle-secret` can look for them there).
+    pub logs: Vec<String>,
     /// The executor's trace of the run.
     pub trace: Trace,
     /// The trace's hash: the run's fingerprint.
@@ -160,6 +173,18 @@ impl RunRecord {
             .filter_map(Value::as_array)
             .flatten()
             .collect()
+    }
+
+    /// Where, in [`sent`](Self::sent), the messages are that a
+    /// transparently resumed session sent again: on a connection that
+    /// resumed a handle, what the server had not consumed when it issued
+    /// the handle. The count stops where the messages stop making sense
+    /// (where `client-messages-once` fails).
+    pub fn replays(&self) -> Vec<usize> {
+        match super::reconnects::contents(self) {
+            Ok(contents) => contents.replays,
+            Err(_) => Vec::new(),
+        }
     }
 
     /// The events, without their times.

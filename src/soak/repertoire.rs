@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::session::Resumption;
+
 /// What the simulated model and user can say and call: the input to the
 /// generator, from an agent file or from a session builder.
 #[derive(Clone, Debug, PartialEq)]
@@ -25,6 +27,10 @@ pub struct Repertoire {
     pub pauses: RangeInclusive<Duration>,
     /// The chance that a turn calls tools.
     pub call_chance: f64,
+    /// Whether the session resumes on a new connection, and whether
+    /// transparently: a resuming session is given resumption handles, and
+    /// its connections end and move (`Resumption::off()`: one connection).
+    pub resumption: Resumption,
 }
 
 /// A tool, as the generator needs to know it.
@@ -65,14 +71,21 @@ impl Default for Repertoire {
             turns: 1..=20,
             pauses: Duration::from_millis(200)..=Duration::from_millis(3000),
             call_chance: 0.6,
+            resumption: Resumption::off(),
         }
     }
 }
 
 impl Repertoire {
     /// The repertoire for a session's `setup` message: its declared tools
-    /// (with their parameter schemas), and the default lines.
+    /// (with their parameter schemas), whether it asks for resumption (and
+    /// transparent resumption), and the default lines.
     pub fn from_setup(setup: &Value) -> Repertoire {
+        let resumption = match setup.pointer("/setup/sessionResumption") {
+            Some(field) if field.is_object() => Resumption::on()
+                .transparent(field.get("transparent").and_then(Value::as_bool) == Some(true)),
+            _ => Resumption::off(),
+        };
         let tools = setup
             .pointer("/setup/tools")
             .and_then(Value::as_array)
@@ -91,6 +104,7 @@ impl Repertoire {
             .collect();
         Repertoire {
             tools,
+            resumption,
             ..Repertoire::default()
         }
     }

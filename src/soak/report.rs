@@ -68,6 +68,8 @@ pub struct AgentSummary {
     pub sessions: u64,
     /// Virtual time, summed over the sessions.
     pub virtual_time: Duration,
+    /// Reconnects the sessions began (`Reconnecting` events), summed.
+    pub reconnects: u64,
     /// Each invariant checked: (name, runs it held in, runs it broke in),
     /// in the order first checked.
     pub checks: Vec<(String, u64, u64)>,
@@ -85,6 +87,7 @@ impl AgentSummary {
             name: name.to_string(),
             sessions: 0,
             virtual_time: Duration::ZERO,
+            reconnects: 0,
             checks: Vec::new(),
             goals: goals.map(|g| (g.to_string(), 0)).collect(),
             failures: Vec::new(),
@@ -95,12 +98,14 @@ impl AgentSummary {
     pub(crate) fn add(
         &mut self,
         virtual_time: Duration,
+        reconnects: u64,
         verdicts: &[(String, bool)],
         reached: &[String],
         failures: Vec<Failure>,
     ) {
         self.sessions += 1;
         self.virtual_time += virtual_time;
+        self.reconnects += reconnects;
         for (name, held) in verdicts {
             let at = match self.checks.iter().position(|(n, _, _)| n == name) {
                 Some(at) => at,
@@ -343,6 +348,15 @@ impl fmt::Display for Summary {
                 ""
             }
         )?;
+        let reconnects: u64 = self.agents.iter().map(|a| a.reconnects).sum();
+        if reconnects > 0 {
+            writeln!(
+                f,
+                "reconnects: {} ({:.0} per second of wall time)",
+                thousands(reconnects),
+                reconnects as f64 / wall
+            )?;
+        }
         let checks: u64 = self.agents.iter().map(AgentSummary::checks_made).sum();
         let broke: u64 = self
             .agents

@@ -14,7 +14,7 @@
 //! within its bound of virtual time ([`LIVENESS_BOUND`], or more for an
 //! agent whose tools are slow: see [`liveness_bound`]).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::agent::RunContext;
@@ -23,7 +23,7 @@ use super::faults::Faults;
 use super::record::{Calls, Governance, RunRecord, Settling, TimedEvent};
 use super::tools::{ExecutionLog, recorded};
 use crate::executor::{self, Seed, Stream, Swarm, Trace};
-use crate::session::{LiveBuilder, LiveHandle};
+use crate::session::{EventStream, LiveBuilder, LiveEvent, LiveHandle};
 use crate::state::{MemoryJournalSink, State};
 use crate::testing::{Action, ReplayControl, ScriptedServer};
 
@@ -95,8 +95,19 @@ fn typed_turns(target: &Target, seed: Seed, script: &ScriptedServer) -> Vec<(Str
         .collect()
 }
 
-/// Plays the user: sends each typed turn once the script waits for it.
-async fn user(control: ReplayControl, handle: LiveHandle, turns: Vec<(String, String)>) {
+/// Plays the user: sends each typed turn once the script waits for it,
+/// and keeps what it typed in `typed`. With `connections` (the session's
+/// events, for a script that spans connections) it also waits until the
+/// session is on the connection the script waits on: a user types once
+/// the session is back, since a fresh session would drop what it queued.
+async fn user(
+    control: ReplayControl,
+    handle: LiveHandle,
+    turns: Vec<(String, String)>,
+    typed: Arc<Mutex<Vec<String>>>,
+    mut connections: Option<EventStream>,
+) {
+    let mut on = 1;
     for (i, (key, text)) in turns.into_iter().enumerate() {
         control
             .wait_until(|c| c.expects_reached() > i || c.is_finished())
@@ -104,13 +115,23 @@ async fn user(control: ReplayControl, handle: LiveHandle, turns: Vec<(String, St
         if control.is_finished() {
             return;
         }
+        if let Some(events) = &mut connections {
+            while on < control.connections() {
+                match events.next().await {
+                    Some(LiveEvent::Resumed { connection, .. }) => on = connection,
+                    Some(_) => {}
+                    None => return,
+                }
+            }
+        }
         let sent = match key.as_str() {
-            "realtimeInput" => handle.send_realtime_text(text),
-            _ => handle.send_text(text),
+            "realtimeInput" => handle.send_realtime_text(text.clone()),
+            _ => handle.send_text(text.clone()),
         };
         if sent.is_err() {
             return;
         }
+        typed.lock().unwrap_or_else(|p| p.into_inner()).push(text);
     }
 }
 
@@ -144,6 +165,8 @@ pub(crate) async fn play(
     let log = ExecutionLog::default();
     let (builder, governance) =
         prepare(target, (target.builder)(&ctx), &ctx, journal.clone(), &log);
+    let resumption = builder.inner.config.resumption.clone();
+    let setup_timeout = builder.inner.config.setup_timeout;
     let mut record = RunRecord {
         agent: target.name.clone(),
         seed,
@@ -164,11 +187,15 @@ pub(crate) async fn play(
             bound: target.liveness_bound,
             ..Settling::default()
         },
+        resumption,
+        setup_timeout,
+        typed: Vec::new(),
+        logs: Vec::new(),
         trace: Trace::default(),
         trace_hash: 0,
         virtual_time: Duration::ZERO,
     };
-    let typed = typed_turns(target, seed, &script);
+    let turns = typed_turns(target, seed, &script);
     let calls = script
         .actions()
         .iter()
@@ -180,8 +207,16 @@ pub(crate) async fn play(
         .sum::<u32>();
     let cap = script_pauses(&script) + target.liveness_bound * (RUN_CAP_BOUNDS + calls);
     // The caller puts its copy of the script in the record.
-    let (transport, control) = script.answers_may_cross_cancellations().into_transport();
-    let handle = match builder.connect_with_transport(transport).await {
+    let script = script.answers_may_cross_cancellations();
+    let spans = script.spans_connections();
+    let (connected, control) = if spans {
+        let (connector, control) = script.into_connector();
+        (builder.connect_with_connector(connector).await, control)
+    } else {
+        let (transport, control) = script.into_transport();
+        (builder.connect_with_transport(transport).await, control)
+    };
+    let handle = match connected {
         Ok(handle) => handle,
         Err(e) => {
             record.connect_error = Some(e.to_string());
@@ -190,9 +225,19 @@ pub(crate) async fn play(
         }
     };
     let mut stream = handle.events();
+    let typed = Arc::new(Mutex::new(Vec::new()));
+    let connections = (spans && !turns.is_empty()).then(|| handle.events());
     control.release();
-    let driver = (!typed.is_empty())
-        .then(|| executor::spawn("soak:user", user(control.clone(), handle.clone(), typed)));
+    let driver = (!turns.is_empty()).then(|| {
+        let user = user(
+            control.clone(),
+            handle.clone(),
+            turns,
+            typed.clone(),
+            connections,
+        );
+        executor::spawn("soak:user", user)
+    });
 
     let give_up = tokio::time::Instant::now() + cap;
     let script_done = |control: &ReplayControl| control.is_drained() || control.is_finished();
@@ -271,8 +316,10 @@ pub(crate) async fn play(
         issued: control.issued_calls(),
         answered: control.answered_calls(),
         cancelled: control.cancelled_calls(),
+        abandoned: control.abandoned_calls().into_iter().collect(),
         late_answers: control.late_answers(),
     };
+    record.typed = typed.lock().unwrap_or_else(|p| p.into_inner()).clone();
     record.replay_errors = control.errors();
     record
 }

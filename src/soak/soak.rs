@@ -6,8 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::agent::Agent;
+use super::case::Case;
+use super::corpus::CorpusEntry;
 use super::engine::{
-    Checks, Plan, Progress, SeedRun, Shard, Target, all_cores, run_plan, run_seed,
+    Checks, Plan, Progress, SeedRun, Shard, Target, all_cores, run_case, run_plan, run_seed,
 };
 use super::faults::{FaultKind, Faults};
 use super::invariants::Invariant;
@@ -15,6 +17,7 @@ use super::record::RunRecord;
 use super::repertoire::Repertoire;
 use super::report::Summary;
 use super::run::{LIVENESS_BOUND, liveness_bound};
+use super::shrink::{ShrinkError, ShrinkProgress, Shrunk};
 use super::sometimes::Sometimes;
 use crate::executor::{Seed, SeedPlan, TestId, Trace};
 use crate::flow::FlowSpec;
@@ -267,10 +270,62 @@ impl Soak {
         run_seed(&self.target, seed, self.checks)
     }
 
+    /// What seed `seed` plays: its swarm, faults and generated script.
+    pub fn case(&self, seed: Seed) -> Case {
+        self.target.case(seed)
+    }
+
+    /// Runs `case` (a seed's own, a shrunk one, a corpus entry's) and
+    /// returns everything about it, as [`run_seed`](Self::run_seed) does.
+    pub fn run_case(&self, case: &Case) -> SeedRun {
+        run_case(&self.target, case, self.checks, None)
+    }
+
+    /// Replays a corpus entry: its case, with every invariant checked and
+    /// determinism too (the case runs twice). It passes when
+    /// `failures` is empty.
+    pub fn replay(&self, entry: &CorpusEntry) -> SeedRun {
+        let checks = Checks {
+            determinism_every: 1,
+        };
+        run_case(&self.target, &entry.case, checks, None)
+    }
+
+    /// Shrinks `case`, which breaks `invariant`, to a small case that
+    /// breaks it too, within `budget` of wall time (see the
+    /// [shrinking stages](crate::soak::Shrunk)); `progress` hears of each
+    /// stage.
+    ///
+    /// ```no_run
+    /// use livesim::soak::{Agent, Case, DEFAULT_BUDGET, Soak};
+    ///
+    /// let soak = Soak::agent(&Agent::load("sim/payment").unwrap());
+    /// let summary = soak.try_run().unwrap_err();
+    /// let failure = summary.failures().next().unwrap();
+    /// let shrunk = Soak::agent(&Agent::load("sim/payment").unwrap())
+    ///     .shrink(&Case::from(failure), &failure.invariant, DEFAULT_BUDGET, &|p| eprintln!("{p}"))
+    ///     .unwrap();
+    /// println!("{shrunk}"); // payment seed 0xf: … shrunk from 57 to 3 actions in 212 runs, 4.1s
+    /// ```
+    pub fn shrink(
+        &self,
+        case: &Case,
+        invariant: &str,
+        budget: Duration,
+        progress: &(dyn Fn(&ShrinkProgress) + Sync),
+    ) -> Result<Shrunk, ShrinkError> {
+        super::shrink::shrink(&self.target, case, invariant, budget, progress)
+    }
+
     /// Runs one seed and returns only its trace (the run's fingerprint;
     /// two runs of a seed must leave equal traces).
     pub fn trace(&self, seed: Seed) -> Trace {
-        super::engine::trace_of(&self.target, seed)
+        self.trace_case(&self.case(seed))
+    }
+
+    /// Runs `case` once and returns only its trace.
+    pub fn trace_case(&self, case: &Case) -> Trace {
+        super::engine::trace_of(&self.target, case)
     }
 
     /// The script and faults seed `seed` plays.

@@ -22,6 +22,12 @@
 //! | `connection-closed` | the server ended the connection | every agent |
 //! | `tape-answer` | an extractor wrote an answer from its tape | agents with an extractor |
 //! | `tape-miss` | an extractor's question was not on its tape | agents with an extractor |
+//! | `resumed` | a connection ended (a close or a drop) and the session resumed on the next | agents that resume |
+//! | `fresh-session` | a resume found no session (1008 "session not found") and a fresh one started | agents that resume |
+//! | `go-away-move` | the session moved to a new connection after a `goAway` | agents that resume |
+//! | `reconnect-gave-up` | every reconnect attempt failed and the session ended | agents that resume |
+//! | `transparent-replay` | a resumed connection got again what the server had not consumed | agents that resume transparently |
+//! | `stale-answer` | a tool finished after its call's connection ended, and its answer was not sent | agents that resume, with tools |
 
 use std::fmt;
 use std::sync::Arc;
@@ -84,6 +90,10 @@ pub(crate) struct Reach {
     pub escalates: bool,
     /// The extractors' names (the state keys they write).
     pub extractors: Vec<String>,
+    /// The session resumes on new connections.
+    pub resumes: bool,
+    /// … transparently.
+    pub transparent: bool,
 }
 
 /// The tools the session declared in its setup.
@@ -200,6 +210,9 @@ pub(crate) fn builtin(reach: &Reach) -> Vec<Sometimes> {
     goals.push(Sometimes::new("connection-closed", |run| {
         run.settling.ended_by_script
     }));
+    if reach.resumes {
+        goals.extend(resumption_goals(reach));
+    }
     if !reach.extractors.is_empty() {
         let keys = reach.extractors.clone();
         goals.push(Sometimes::new("tape-answer", move |run| {
@@ -207,6 +220,48 @@ pub(crate) fn builtin(reach: &Reach) -> Vec<Sometimes> {
         }));
         goals.push(Sometimes::new("tape-miss", |run| {
             warned(run, "no (more) recorded model calls")
+        }));
+    }
+    goals
+}
+
+/// The goals of an agent that resumes.
+fn resumption_goals(reach: &Reach) -> Vec<Sometimes> {
+    // Whether a move that began with a `reconnecting` for `cause` reached
+    // a new connection with `fresh`.
+    fn moved(run: &RunRecord, go_away: bool, fresh: bool) -> bool {
+        let mut cause_go_away = None;
+        run.delivered().any(|e| match e {
+            LiveEvent::Reconnecting { cause, attempt: 1 } if cause_go_away.is_none() => {
+                cause_go_away = Some(cause == "goAway");
+                false
+            }
+            LiveEvent::Resumed { fresh: f, .. } => {
+                let hit = *f == fresh && (fresh || cause_go_away == Some(go_away));
+                cause_go_away = None;
+                hit
+            }
+            _ => false,
+        })
+    }
+    let mut goals = vec![
+        Sometimes::new("resumed", |run| moved(run, false, false)),
+        Sometimes::new("fresh-session", |run| moved(run, false, true)),
+        Sometimes::new("go-away-move", |run| moved(run, true, false)),
+        Sometimes::new("reconnect-gave-up", |run| {
+            run.delivered().any(
+                |e| matches!(e, LiveEvent::Disconnected { reason, .. } if reason.starts_with("gave up after")),
+            )
+        }),
+    ];
+    if reach.transparent {
+        goals.push(Sometimes::new("transparent-replay", |run| {
+            !run.replays().is_empty()
+        }));
+    }
+    if reach.tools {
+        goals.push(Sometimes::new("stale-answer", |run| {
+            warned(run, "finished after its connection ended")
         }));
     }
     goals

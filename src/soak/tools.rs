@@ -28,6 +28,14 @@ use crate::compose::tools::{T, ToolComposite, ToolResult, call_id};
 use crate::executor;
 use crate::state::State;
 
+/// A simulated tool ran longer than its shortest latency (a seeded
+/// decision; see [`Schedule`](crate::executor::Schedule)).
+pub const TOOL_LATENCY: &str = "tool-latency";
+/// A simulated tool failed (its declared rate, or `tool-failure` faults).
+pub const TOOL_FAILURE: &str = "tool-failure";
+/// A simulated tool took ten times its longest latency.
+pub const LATENCY_SPIKE: &str = "latency-spike";
+
 /// A simulated tool, as an agent file declares it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SimTool {
@@ -87,6 +95,12 @@ impl SimTool {
                     )
                 })
                 .unwrap_or((lo, false, false));
+                // Each draw is a decision a shrinker may calm.
+                if !executor::decide(TOOL_LATENCY, ms > lo) {
+                    ms = lo;
+                }
+                let spiked = executor::decide(LATENCY_SPIKE, spiked);
+                let failed = executor::decide(TOOL_FAILURE, failed);
                 if spiked {
                     ms = hi.saturating_mul(10).max(1);
                 }

@@ -3,8 +3,10 @@
 //!
 //! Each returns a [`ScriptedServer`] (so it can be extended, played,
 //! served with `livesim serve`, or saved as a JSON file). The close codes
-//! and reasons are the ones the Live service is seen to send
-//! (`reference/LIVE_PROTOCOL.md` §4).
+//! and reasons are the ones the Live service is seen to send: 1007 for a
+//! bad request or key, 1008 for a policy rejection (and "session not
+//! found" for a stale resumption handle), 1011 for a server-side failure,
+//! and no close frame at all (seen as 1006) for a dropped connection.
 
 use std::time::Duration;
 

@@ -289,8 +289,8 @@ impl ReplayControl {
         state.sent.iter().take(delivered).cloned().collect()
     }
 
-    /// Whether the script ended the connection itself (a close, an abort
-    /// or a setup rejection).
+    /// Whether the script ended the session's last connection itself (a
+    /// close, an abort or a setup rejection that no `reconnect` follows).
     pub fn ended_by_script(&self) -> bool {
         self.progress.lock().ended_by_script
     }

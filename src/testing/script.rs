@@ -148,6 +148,11 @@ struct ScriptFile {
     name: String,
     #[serde(default = "default_settle_ms")]
     settle_ms: u64,
+    /// A seeds-corpus entry is a script with this member too (which agent,
+    /// seed and invariant it failed); the soak reads and checks it, a
+    /// script player ignores it.
+    #[serde(default, skip_serializing)]
+    regression: Option<Value>,
     actions: Vec<Action>,
 }
 
@@ -458,6 +463,7 @@ impl ScriptedServer {
             v: SCRIPT_VERSION,
             name: self.name.clone(),
             settle_ms: self.settle.as_millis() as u64,
+            regression: None,
             actions: self.actions.clone(),
         })
         .unwrap_or(Value::Null)

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::model::{FailurePoint, MarkKind, Timeline, Verdict};
 use super::read::word_at;
 use crate::executor::{Divergence, Failure, FailureKind, Report, Seed, format_time};
-use crate::soak::{RunRecord, SeedRun, Soak, invariants};
+use crate::soak::{Case, RunRecord, SeedRun, Soak, invariants};
 use crate::testing::ScriptedServer;
 use crate::transport::scrub::FrameScrubber;
 use crate::wire::{clip, known_secrets};
@@ -185,17 +185,36 @@ impl Timeline {
     ///     .unwrap();
     /// ```
     pub fn of_seed(soak: &Soak, seed: Seed, run: &SeedRun) -> Timeline {
+        Timeline::of_case(soak, &soak.case(seed), run)
+    }
+
+    /// The timeline of one case of a soak (a seed's own, a shrunk one, a
+    /// corpus entry's), from the run already made, as
+    /// [`of_seed`](Self::of_seed) draws a seed's.
+    ///
+    /// ```no_run
+    /// use livesim::soak::{Agent, CorpusEntry, Soak};
+    /// use livesim::timeline::Timeline;
+    ///
+    /// let entry = CorpusEntry::load("seeds/payment/0x1f.json").unwrap();
+    /// let soak = Soak::agent(&Agent::load("sim/payment").unwrap());
+    /// let run = soak.replay(&entry);
+    /// Timeline::of_case(&soak, &entry.case, &run)
+    ///     .write_html("payment-0x1f.html")
+    ///     .unwrap();
+    /// ```
+    pub fn of_case(soak: &Soak, case: &Case, run: &SeedRun) -> Timeline {
+        let seed = case.seed;
         let timeline = match &run.record {
             Some(record) => Timeline::of_record(record),
             None => {
-                let (script, faults) = soak.script_for(seed);
-                let mut timeline = Timeline::from_trace(&soak.trace(seed))
+                let mut timeline = Timeline::from_trace(&soak.trace_case(case))
                     .titled(format!("{} seed {seed}", soak.name()))
                     .fact("agent", soak.name())
                     .fact("seed", seed.to_string())
-                    .fact("faults", faults.to_string());
+                    .fact("faults", case.faults.to_string());
                 let mut scrubber = FrameScrubber::new(known_secrets());
-                timeline.script = Some(script_json(&script, &mut scrubber));
+                timeline.script = Some(script_json(&case.script, &mut scrubber));
                 timeline.scrub_texts(|text| scrubber.scrub_text(text));
                 timeline
             }

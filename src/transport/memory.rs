@@ -22,6 +22,12 @@ use tokio::time::Instant;
 use super::{CloseFrame, Frame, Transport, TransportError};
 use crate::executor::{self, Deliveries};
 
+/// The seeded decision a frame's latency is (see
+/// [`Schedule`](crate::executor::Schedule)): `link-latency#n` delays the
+/// `n`-th frame sent over in-memory links beyond the link's shortest
+/// latency.
+pub const LINK_LATENCY: &str = "link-latency";
+
 /// How a [`pair`] behaves under simulation.
 #[derive(Clone, Debug)]
 pub struct Link {
@@ -161,8 +167,14 @@ impl Sender {
                 last_at,
                 next_seq,
             } => {
-                let delay =
+                let drawn =
                     executor::draw(stream, |s| s.millis(latency.clone())).unwrap_or(Duration::ZERO);
+                // Calm: the link's shortest latency.
+                let delay = if executor::decide(LINK_LATENCY, drawn > *latency.start()) {
+                    drawn
+                } else {
+                    *latency.start()
+                };
                 let at = (Instant::now() + delay).max(last_at.unwrap_or_else(Instant::now));
                 *last_at = Some(at);
                 let seq = *next_seq;

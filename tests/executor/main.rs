@@ -6,5 +6,6 @@ mod escapes;
 mod interleaving;
 mod liveness;
 mod program;
+mod regressions;
 mod replay;
 mod runner;

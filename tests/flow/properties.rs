@@ -446,7 +446,7 @@ proptest! {
     }
 
     // Invariant: the scenario derived from a recorded journal, run against the same spec and
-    // enforcement, reproduces every recorded flow decision and turn (DESIGN.md invariant 3).
+    // enforcement, reproduces every recorded flow decision and turn.
     #[test]
     fn a_journal_replays_to_the_same_decisions(
         spec in flow_spec(),

@@ -304,6 +304,93 @@ fn a_lost_or_repeated_replay_is_an_error() {
     }
 }
 
+/// A transparent resume refused as `session not found` owes no replay:
+/// the fresh session after it has consumed nothing, and counts its
+/// messages from 1 again.
+#[test]
+fn a_refused_resume_owes_no_replay_and_a_fresh_session_counts_from_one() {
+    run(|| async {
+        let script = ScriptedServer::new()
+            .named("stale")
+            .resumption_update_transparent("h1")
+            .expects("realtimeInput")
+            .close(1011, "Internal error encountered.")
+            .reconnect_resuming("h1")
+            .rejects_setup(1008, "BidiGenerateContent session not found")
+            .reconnect_fresh()
+            .expects("realtimeInput")
+            .resumption_update_transparent("h2")
+            .says("Fresh");
+        let (connector, control) = script.into_connector();
+        let (mut first, _) = open(&connector, None, true).await;
+        control.release();
+        until(&mut first, "sessionResumptionUpdate").await.unwrap();
+        first.send(input("one")).await.unwrap();
+        assert_eq!(next(&mut first).await, None, "closed with 1011");
+        let (_refused, answer) = open(&connector, Some("h1"), true).await;
+        assert_eq!(answer, None, "session not found");
+        let (mut fresh, answer) = open(&connector, None, true).await;
+        assert!(answer.unwrap().get("setupComplete").is_some());
+        fresh.send(input("two")).await.unwrap();
+        let update = until(&mut fresh, "sessionResumptionUpdate").await.unwrap();
+        assert_eq!(
+            update["sessionResumptionUpdate"]["lastConsumedClientMessageIndex"],
+            "1"
+        );
+        assert_eq!(said(&mut fresh).await, "Fresh");
+        control.drained().await;
+        assert_eq!(errors(&control), Vec::<String>::new());
+        // The 1011 close had a reconnect after it: the script did not end
+        // the session there.
+        assert!(!control.ended_by_script());
+    });
+}
+
+/// Only a close that no reconnect follows ends the session.
+#[test]
+fn a_close_ends_the_session_only_when_no_reconnect_follows() {
+    for (closes_at_end, ended) in [(false, false), (true, true)] {
+        run(move || async move {
+            let mut script = ScriptedServer::new()
+                .named("closes")
+                .resumption_update("h1", true)
+                .close(1011, "Internal error encountered.")
+                .reconnect_resuming("h1")
+                .says("Back");
+            if closes_at_end {
+                script = script.close(1000, "");
+            }
+            let (connector, control) = script.into_connector();
+            let (mut first, _) = open(&connector, None, false).await;
+            control.release();
+            assert_eq!(
+                next(&mut first)
+                    .await
+                    .map(|m| m.get("sessionResumptionUpdate").is_some()),
+                Some(true)
+            );
+            assert_eq!(next(&mut first).await, None, "closed with 1011");
+            let (mut second, _) = open(&connector, Some("h1"), false).await;
+            assert_eq!(said(&mut second).await, "Back");
+            if closes_at_end {
+                assert_eq!(next(&mut second).await, None, "closed with 1000");
+            } else {
+                second
+                    .close(Some(CloseFrame::new(1000, "bye")))
+                    .await
+                    .unwrap();
+            }
+            control.drained().await;
+            assert_eq!(errors(&control), Vec::<String>::new());
+            assert_eq!(
+                control.ended_by_script(),
+                ended,
+                "close at the end: {closes_at_end}"
+            );
+        });
+    }
+}
+
 #[test]
 fn script_files_with_connections_round_trip_and_are_checked() {
     let script = go_away_script();

@@ -35,7 +35,8 @@ fn a_misspelt_key_names_the_nearest_valid_one() {
         error("top-typo", &text, &[]),
         "agent.json:4:17: at instrucion: unknown key `instrucion` in an agent file; did you mean \
          `instruction`? (valid keys: v, instruction, spec, enforcement, turns, pauses_ms, \
-         call_chance, user, model, tools, extractor, invariants, sometimes, faults, planted_bug)"
+         call_chance, user, model, tools, extractor, invariants, sometimes, faults, resumable, \
+         planted_bug)"
     );
     let text = format!(
         "{{\"v\": 1, {LINES},\n \"tools\": [\n  {{\"name\": \"lookup\",\n   \"latncy_ms\": [1, 2]}}]}}"
@@ -207,11 +208,52 @@ fn the_planted_bug_needs_its_feature() {
     assert!(err.contains("--features planted-bug"), "{err}");
 }
 
+/// `resumable` turns transparent resumption on; the reconnect fault needs
+/// it, and says so.
+#[test]
+fn resumption_is_a_switch_and_its_fault_needs_it() {
+    let dir = folder(
+        "resumable",
+        &format!("{{\"v\": 1, {LINES}, \"resumable\": true}}"),
+        &[],
+    );
+    let agent = Agent::load(&dir).unwrap();
+    assert!(agent.resumable());
+    assert!(agent.repertoire.resumption.is_transparent());
+    let setup = agent
+        .builder(&livesim::soak::RunContext {
+            seed: livesim::Seed::new(1),
+            faults: livesim::soak::Faults::calm(),
+            state: livesim::state::State::new(),
+        })
+        .setup_message();
+    assert_eq!(
+        setup["setup"]["sessionResumption"],
+        serde_json::json!({ "transparent": true })
+    );
+
+    let text = format!("{{\"v\": 1, {LINES},\n \"faults\": {{\"reconnect\": 0.3}}}}");
+    assert_eq!(
+        error("reconnect-alone", &text, &[]),
+        "agent.json:2:26: at faults.reconnect: `reconnect` needs a session that resumes on new \
+         connections: add \"resumable\": true"
+    );
+    let text = format!("{{\"v\": 1, {LINES},\n \"resumable\": \"yes\"}}");
+    let err = error("resumable-string", &text, &[]);
+    assert!(
+        err.starts_with(
+            "agent.json:2:15: at resumable: expected true or false, found the string \"yes\""
+        ),
+        "{err}"
+    );
+}
+
 #[test]
 fn every_sim_agent_loads() {
-    for name in ["weather", "payment", "booking", "support"] {
+    for name in ["weather", "payment", "booking", "support", "resumable"] {
         let agent = super::agent(name);
         assert_eq!(agent.name, name);
         assert!(!agent.planted_bug());
+        assert_eq!(agent.resumable(), name == "resumable");
     }
 }

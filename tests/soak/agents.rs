@@ -15,13 +15,14 @@ use livesim::tape::{FileTape, TapedLlm};
 use super::{agent, seeds};
 
 /// Soaks `name` and checks that it passed and reached `goals`.
-fn soaks_clean(name: &str, goals: &[&str]) {
+fn soaks_clean(name: &str, goals: &[&str]) -> livesim::soak::Summary {
     let range = seeds(40);
     let summary = Soak::agent(&agent(name))
         .seed_range(range.clone())
         .jobs(2)
         .run();
     assert_eq!(summary.sessions(), range.end - range.start);
+    assert!(summary.passed(), "{name} failed: {summary}");
     let reached: Vec<&str> = summary.agents[0]
         .goals
         .iter()
@@ -34,11 +35,12 @@ fn soaks_clean(name: &str, goals: &[&str]) {
             "{name} never reached {goal}: {summary}"
         );
     }
+    summary
 }
 
 #[test]
 fn weather_soaks_clean() {
-    soaks_clean(
+    let summary = soaks_clean(
         "weather",
         &[
             "forecast-given",
@@ -47,6 +49,7 @@ fn weather_soaks_clean() {
             "connection-closed",
         ],
     );
+    assert_eq!(summary.agents[0].reconnects, 0, "weather does not resume");
 }
 
 #[test]
@@ -71,6 +74,27 @@ fn support_soaks_clean_with_parallel_calls_cancellations_and_its_tape() {
             "refunded",
         ],
     );
+}
+
+#[test]
+fn resumable_soaks_clean_through_drops_stale_handles_and_moves() {
+    let summary = soaks_clean(
+        "resumable",
+        &[
+            "resumed",
+            "fresh-session",
+            "go-away-move",
+            "transparent-replay",
+            "stale-answer",
+            "reconnect-gave-up",
+            "refusal",
+            "transferred",
+        ],
+    );
+    // Every session that resumed began at least one reconnect.
+    let resumed = summary.agents[0].goals.iter().find(|(g, _)| g == "resumed");
+    assert!(summary.agents[0].reconnects >= resumed.map_or(1, |(_, n)| *n));
+    assert!(summary.to_string().contains("reconnects: "), "{summary}");
 }
 
 /// Every scenario beside a spec runs clean against it.

@@ -131,6 +131,7 @@ fn shows(kind: FaultKind, script: &ScriptedServer, rep: &Repertoire) -> bool {
         }),
         FaultKind::GoAway => msgs.iter().any(|(_, m)| m.get("goAway").is_some()),
         FaultKind::Close => matches!(actions.last(), Some(Action::Close(_) | Action::Abort)),
+        FaultKind::Reconnect => actions.iter().any(|a| matches!(a, Action::Reconnect(_))),
         FaultKind::ToolFailure | FaultKind::LatencySpike => unreachable!("tool-side kinds"),
     }
 }

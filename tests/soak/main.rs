@@ -1,15 +1,21 @@
 //! The soak, tested through its public API: the swarm of faults each
 //! seed draws, the script generator, agent files and their errors, the
 //! invariants catching broken runs, the engine (shards, jobs, budgets,
-//! JUnit), every `sim/` agent soaked clean, and a Rust user's own agent.
+//! JUnit), every `sim/` agent soaked clean, sessions that resume, a Rust
+//! user's own agent, shrinking, and the seeds corpus (every entry under
+//! `seeds/` replayed).
 //!
 //! Seed counts scale with `LIVESIM_SEEDS` for nightly runs.
 
 mod agent_files;
 mod agents;
+mod corpus;
 mod engine;
 mod generator;
 mod invariants;
+mod orderings;
+mod resumable;
+mod shrink;
 mod swarm;
 mod user_agent;
 

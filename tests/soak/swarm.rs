@@ -27,10 +27,15 @@ fn swarms_vary_from_calm_to_storm() {
         assert_eq!(calm.on(), [], "{calm}");
         assert_eq!(calm.to_string(), "calm");
     }
+    // Kinds that need a resuming session are never drawn for the others.
+    let kinds: Vec<FaultKind> = FaultKind::ALL
+        .into_iter()
+        .filter(|k| !k.needs_resumption())
+        .collect();
     for storm in swarms.iter().filter(|f| f.weather == Weather::Storm) {
-        assert_eq!(storm.on().len(), FaultKind::ALL.len(), "{storm}");
+        assert_eq!(storm.on().len(), kinds.len(), "{storm}");
     }
-    for kind in FaultKind::ALL {
+    for kind in kinds {
         let rates: BTreeSet<u64> = swarms
             .iter()
             .filter(|f| f.weather == Weather::Mixed)
@@ -76,4 +81,36 @@ fn tuning_applies_to_every_seed_but_calm_ones() {
             assert_eq!(tuned.close(), None);
         }
     }
+}
+
+/// A resuming session's swarm is another session's swarm for the same
+/// seed, kind for kind, plus the kinds only resumption has (on in storms
+/// and in some mixed seeds, never in calm ones); other sessions never draw
+/// those.
+#[test]
+fn a_resuming_swarm_adds_its_kinds_and_keeps_every_other_draw() {
+    let mut mixed_on = 0;
+    for s in 0..400 {
+        let seed = Seed::new(s);
+        let (one, resuming) = (Faults::draw(seed), Faults::draw_resuming(seed));
+        assert!(!one.is_on(FaultKind::Reconnect), "seed {s}: {one}");
+        assert_eq!(resuming.weather, one.weather);
+        assert_eq!(resuming.close(), one.close());
+        for kind in FaultKind::ALL.into_iter().filter(|k| !k.needs_resumption()) {
+            assert_eq!(resuming.rate(kind), one.rate(kind), "seed {s}: {kind}");
+        }
+        let on = resuming.is_on(FaultKind::Reconnect);
+        match resuming.weather {
+            Weather::Calm => assert!(!on, "seed {s}: {resuming}"),
+            Weather::Storm => assert!(on, "seed {s}: {resuming}"),
+            Weather::Mixed => mixed_on += usize::from(on),
+        }
+        if on {
+            assert!(resuming.to_string().contains("reconnect="), "{resuming}");
+        }
+    }
+    assert!(
+        mixed_on > 50,
+        "reconnect is on in {mixed_on} mixed seeds of 400"
+    );
 }

@@ -1,12 +1,13 @@
 //! `livesim sim`: the soak over agents described as data (`sim/`).
 //!
-//! `soak` runs every agent for many seeds and prints the summary; `run`
-//! plays one seed of one agent and shows it; `check` runs seeds twice here
-//! and once in a child process and reports the first divergence. `--html`
-//! and `--format json` hand the result to `livesim::timeline` (a run's
-//! timeline, the soak's report page). Exit status: 0 when everything
-//! held, 1 when something broke, 2 for bad usage or an agent that cannot
-//! be read.
+//! `soak` runs every agent for many seeds, prints the summary and saves
+//! each failure, shrunk, to the seeds corpus; `run` plays one seed of one
+//! agent and shows it; `check` runs seeds twice here and once in a child
+//! process and reports the first divergence; `shrink` and `replay` work
+//! the corpus (`sim/corpus.rs`). `--html` and `--format json` hand the
+//! result to `livesim::timeline` (a run's timeline, the soak's report
+//! page). Exit status: 0 when everything held, 1 when something broke, 2
+//! for bad usage or a file that cannot be read.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -35,6 +36,7 @@ macro_rules! say_raw {
 }
 
 mod check;
+mod corpus;
 mod progress;
 
 use progress::Display;
@@ -56,6 +58,14 @@ pub enum SimCommand {
     /// Run each seed twice here and once in a child process, and report
     /// the first place two runs of a seed differ.
     Check(CheckArgs),
+    /// Shrink one seed's failure to a small case that breaks the same
+    /// invariant, and save it to the seeds corpus. Exit status 1 when the
+    /// seed fails (and was shrunk), 0 when it passes.
+    Shrink(corpus::ShrinkArgs),
+    /// Replay seeds-corpus entries (files, or folders of them): exit
+    /// status 0 when every one passes now, 1 when one still fails, 2 when
+    /// one cannot be read or its agent no longer exists.
+    Replay(corpus::ReplayArgs),
 }
 
 #[derive(Args, Debug)]
@@ -80,6 +90,12 @@ pub struct SoakArgs {
     /// Also write the results as JUnit XML.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    #[command(flatten)]
+    pub save: corpus::SaveArgs,
+    /// Save at most N failures per agent and invariant (the lowest
+    /// seeds); 0: every one.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub save_limit: usize,
     /// Also write the report as a page (one HTML file; each failure's
     /// timeline in a folder beside it).
     #[arg(long, value_name = "FILE")]
@@ -144,6 +160,8 @@ pub fn run(command: SimCommand) -> ExitCode {
         SimCommand::Soak(args) => soak(args),
         SimCommand::Run(args) => run_one(args),
         SimCommand::Check(args) => check::run(args),
+        SimCommand::Shrink(args) => corpus::shrink(args),
+        SimCommand::Replay(args) => corpus::replay(args),
     }
 }
 
@@ -152,6 +170,8 @@ struct Agents {
     agents: Vec<Agent>,
     /// How a replay line names agent `name`.
     named_by_path: bool,
+    /// The nearest `sim/`, when the agents came from there.
+    home: Option<PathBuf>,
 }
 
 /// The nearest `sim/` folder holding an agent: here, or above.
@@ -188,8 +208,13 @@ fn agent_dirs(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn load_agents(dir: Option<&Path>) -> Result<Agents, String> {
+    let mut home = None;
     let (dirs, named_by_path) = match dir {
-        None => (agent_dirs(&nearest_sim()?), false),
+        None => {
+            let sim = nearest_sim()?;
+            home = Some(sim.clone());
+            (agent_dirs(&sim), false)
+        }
         Some(dir) if dir.join("agent.json").is_file() => (vec![dir.to_path_buf()], true),
         Some(dir) if !dir.is_dir() => return Err(format!("{}: no such folder", dir.display())),
         Some(dir) => {
@@ -212,6 +237,7 @@ fn load_agents(dir: Option<&Path>) -> Result<Agents, String> {
     Ok(Agents {
         agents,
         named_by_path,
+        home,
     })
 }
 
@@ -295,6 +321,10 @@ fn soak(args: SoakArgs) -> ExitCode {
         (None, Some(_)) => 0..u64::MAX,
         (None, None) => 0..DEFAULT_SEEDS,
     };
+    let saving = match corpus::Saving::from_args(&args.save, agents.home.as_deref()) {
+        Ok(saving) => saving,
+        Err(message) => return usage("soak", &message),
+    };
     let shard = args.shard.unwrap_or(Shard::WHOLE);
     let jobs = args.jobs.unwrap_or_else(all_cores).max(1);
     let checks = Checks::default();
@@ -328,7 +358,11 @@ fn soak(args: SoakArgs) -> ExitCode {
         display.update(p)
     });
     display.finish();
-    report(&summary, &soaks, &args)
+    let status = report(&summary, &soaks, &args);
+    if !corpus::save_failures(&summary, &soaks, &saving, args.save_limit) {
+        return ExitCode::from(2);
+    }
+    status
 }
 
 fn report(summary: &Summary, soaks: &[Soak], args: &SoakArgs) -> ExitCode {
@@ -386,6 +420,7 @@ fn find_agent(reference: &str) -> Result<Agents, String> {
     Ok(Agents {
         agents: vec![Agent::load(&dir).map_err(|e| e.to_string())?],
         named_by_path: false,
+        home: Some(sim),
     })
 }
 

@@ -44,16 +44,16 @@ impl<T: Transport> Player<'_, T> {
             // Handled by the handshake of its connection.
             Action::RejectSetup(_) => {}
             Action::Close(close) => {
-                self.progress.update(|s| s.ended_by_script = true);
                 self.close_current(close.code, &close.reason).await;
                 if !self.reconnect_at(index + 1) {
+                    self.progress.update(|s| s.ended_by_script = true);
                     return Err(Flow::Stop);
                 }
             }
             Action::Abort => {
-                self.progress.update(|s| s.ended_by_script = true);
                 self.current = None;
                 if !self.reconnect_at(index + 1) {
+                    self.progress.update(|s| s.ended_by_script = true);
                     return Err(Flow::Stop);
                 }
             }

@@ -47,7 +47,7 @@ impl<T: Transport> Player<'_, T> {
     pub(super) async fn handshake(
         &mut self,
         expect: Expect,
-        rejection: Option<crate::testing::CloseAction>,
+        rejection: Option<(crate::testing::CloseAction, bool)>,
     ) -> Result<Opened, ()> {
         let received = loop {
             let taking = self.resilient && self.incoming.is_some();
@@ -120,6 +120,8 @@ impl<T: Transport> Player<'_, T> {
             .map(String::from);
         let n = self.connection;
         let mut opened = Opened::Accepted;
+        // The handle the script resumes here, once the setup is accepted.
+        let mut resumes = None;
         match expect {
             Expect::First if !self.resilient => {}
             // The client resumes what the script's `reconnect` names: the
@@ -128,7 +130,7 @@ impl<T: Transport> Player<'_, T> {
             Expect::Scripted(Some(want))
                 if self.resilient && handle.as_deref() == Some(want.as_str()) =>
             {
-                self.resume_transparently(&want, false);
+                resumes = Some(want);
             }
             Expect::Scripted(want) if !self.resilient => {
                 if let Some(problem) = self.wrong_handle(want.as_deref(), handle.as_deref()) {
@@ -141,9 +143,7 @@ impl<T: Transport> Player<'_, T> {
                         .await
                         .map(|()| Opened::Rejected);
                 }
-                if let Some(want) = want {
-                    self.resume_transparently(&want, false);
-                }
+                resumes = want;
             }
             // A resilient player takes whatever the client resumes: the
             // network may have kept the latest handle from it.
@@ -179,10 +179,22 @@ impl<T: Transport> Player<'_, T> {
                 None => {}
             },
         }
-        if let Some(close) = rejection {
-            self.progress.update(|s| s.ended_by_script = true);
+        if let Some((close, last)) = rejection {
+            if last {
+                self.progress.update(|s| s.ended_by_script = true);
+            }
             self.close_setup(close.code, &close.reason).await;
             return Ok(Opened::Rejected);
+        }
+        match resumes {
+            Some(handle) => self.resume_transparently(&handle, false),
+            // A scripted fresh session has consumed nothing yet, and owes
+            // no replay: it counts its client messages from 1 again.
+            None if n > 1 && !self.resilient => {
+                self.consumed.clear();
+                self.replay.clear();
+            }
+            None => {}
         }
         let complete = serde_json::json!({ "setupComplete": {} }).to_string();
         self.send(Frame::Text(complete)).await?;

@@ -84,9 +84,9 @@ pub(crate) struct Recorded {
     /// Where the script is: `the handshake`, `action #3 (…)`, `after the
     /// last action` (what a report says when the client leaves early).
     pub at: String,
-    /// The script ended the connection itself (a `close`, `abort` or
-    /// `reject_setup` action): it played as written even though actions
-    /// may follow.
+    /// The script ended the session's last connection itself (a `close`,
+    /// `abort` or `reject_setup` action that no `reconnect` follows): it
+    /// played as written even though actions may follow.
     pub ended_by_script: bool,
     pub finished: bool,
     pub frames_sent: u64,
@@ -459,10 +459,13 @@ impl<'a, T: Transport> Player<'a, T> {
         self.progress.update(|s| s.actions_done = false);
     }
 
-    /// The script's `reject_setup` at `index`, if there is one.
-    fn rejection_at(&self, index: usize) -> Option<super::script::CloseAction> {
+    /// The script's `reject_setup` at `index`, if there is one, and
+    /// whether it ends the session (no `reconnect` follows it).
+    fn rejection_at(&self, index: usize) -> Option<(super::script::CloseAction, bool)> {
         match self.actions.get(index) {
-            Some(Action::RejectSetup(close)) => Some(close.clone()),
+            Some(Action::RejectSetup(close)) => {
+                Some((close.clone(), !self.reconnect_at(index + 1)))
+            }
             _ => None,
         }
     }

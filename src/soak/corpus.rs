@@ -1,0 +1,273 @@
+//! The seeds corpus: every failure a soak found, kept as a file and
+//! replayed by every later run, so a fixed bug stays fixed.
+//!
+//! An entry is `seeds/<agent>/<seed>.json`. It is a script file (what
+//! `ScriptedServer::load` and `livesim serve` read) with one more member,
+//! `regression`, saying which agent, seed, swarm, faults and decisions the
+//! script failed under, which invariant it broke and how:
+//!
+//! ```json
+//! {
+//!   "v": 1,
+//!   "name": "payment-0xf",
+//!   "settle_ms": 200,
+//!   "regression": {
+//!     "v": 1,
+//!     "agent": "payment",
+//!     "seed": "0xf",
+//!     "invariant": "refused-never-runs",
+//!     "message": "get_balance (call-2) was refused (…) but ran, from t=0.000s to t=0.010s",
+//!     "swarm": {"lanes": "fixed", "yield_chance": 0.0, "yield_max": 0, "sleep_chance": 0.0,
+//!               "sleep_max_ms": 0, "task_yield_chance": 0.0, "delivery_jitter_ms": 0},
+//!     "faults": {"weather": "calm"},
+//!     "decisions": [],
+//!     "shrunk": {"actions_before": 110, "runs": 45, "seconds": 0.1, "finished": true}
+//!   },
+//!   "actions": [
+//!     {"call": {"id": "call-1", "name": "verify_identity", "args": {"name": "Ana Silva", "dob": "1990-05-04"}, "wait": false}},
+//!     {"call": {"id": "call-2", "name": "get_balance", "args": {}}}
+//!   ]
+//! }
+//! ```
+//!
+//! `faults` names the weather and each fault kind that is on with its rate
+//! (`"tool-failure": 0.2`; `"close": "1011"` for the close). `decisions`,
+//! when present, lists the only seeded decisions that perturb the run
+//! (`lane#3`, `tool-latency#1`: see
+//! [`Schedule`](crate::executor::Schedule)); every other one is calm. When
+//! absent, every decision is as the seed and swarm draw it. `shrunk` is
+//! absent for a failure saved as found.
+//!
+//! Entries are read strictly: an unknown key is an error naming the
+//! nearest valid one, with the file, line and column.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use super::case::Case;
+use super::corpus_decode::{decode, faults_json, swarm_json};
+use super::file_reader::{self, AgentFileError};
+use super::report::Failure;
+use super::shrink::Shrunk;
+use crate::testing::ScriptedServer;
+
+/// The version of the `regression` member this livesim reads.
+pub const CORPUS_VERSION: u64 = 1;
+
+/// How a saved case was shrunk.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShrinkNote {
+    /// Script actions before shrinking.
+    pub actions_before: usize,
+    /// Candidate runs made.
+    pub runs: u64,
+    /// Wall time taken, in seconds.
+    pub seconds: f64,
+    /// Whether shrinking finished before its time budget ran out.
+    pub finished: bool,
+}
+
+/// One failure kept in the corpus.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CorpusEntry {
+    /// The agent it failed: a folder name under `sim/`, or the name a
+    /// Rust user's `Soak` was given.
+    pub agent: String,
+    /// The invariant it broke.
+    pub invariant: String,
+    /// What the run said about it.
+    pub message: String,
+    /// Everything the run was a function of.
+    pub case: Case,
+    /// How it was shrunk; `None` when saved as found.
+    pub shrunk: Option<ShrinkNote>,
+}
+
+impl CorpusEntry {
+    /// The entry for a shrunk failure.
+    pub fn from_shrunk(shrunk: &Shrunk) -> Self {
+        CorpusEntry {
+            agent: shrunk.agent.clone(),
+            invariant: shrunk.invariant.clone(),
+            message: shrunk.message.clone(),
+            case: shrunk.case.clone(),
+            shrunk: Some(ShrinkNote {
+                actions_before: shrunk.actions_before,
+                runs: shrunk.runs,
+                seconds: (shrunk.elapsed.as_secs_f64() * 10.0).round() / 10.0,
+                finished: shrunk.finished,
+            }),
+        }
+    }
+
+    /// The entry for a failure as a soak found it (not shrunk).
+    pub fn from_failure(failure: &Failure) -> Self {
+        CorpusEntry {
+            agent: failure.agent.clone(),
+            invariant: failure.invariant.clone(),
+            message: failure.message.clone(),
+            case: Case::from(failure),
+            shrunk: None,
+        }
+    }
+
+    /// Where the entry goes in corpus folder `dir`:
+    /// `dir/<agent>/<seed>.json`.
+    pub fn path_in(&self, dir: impl AsRef<Path>) -> PathBuf {
+        dir.as_ref()
+            .join(&self.agent)
+            .join(format!("{}.json", self.case.seed))
+    }
+
+    /// The entry as JSON: the script file's members, `regression` before
+    /// the actions.
+    pub fn to_json(&self) -> Value {
+        let script = self.case.script.to_json();
+        let mut regression = Map::new();
+        regression.insert("v".into(), json!(CORPUS_VERSION));
+        regression.insert("agent".into(), json!(self.agent));
+        regression.insert("seed".into(), json!(self.case.seed.to_string()));
+        regression.insert("invariant".into(), json!(self.invariant));
+        regression.insert("message".into(), json!(self.message));
+        regression.insert("swarm".into(), swarm_json(&self.case.swarm));
+        regression.insert("faults".into(), faults_json(&self.case.faults));
+        if let Some(decisions) = &self.case.decisions {
+            let names: Vec<String> = decisions.iter().map(ToString::to_string).collect();
+            regression.insert("decisions".into(), json!(names));
+        }
+        if let Some(note) = &self.shrunk {
+            regression.insert(
+                "shrunk".into(),
+                json!({
+                    "actions_before": note.actions_before,
+                    "runs": note.runs,
+                    "seconds": note.seconds,
+                    "finished": note.finished,
+                }),
+            );
+        }
+        let mut out = Map::new();
+        for key in ["v", "name", "settle_ms"] {
+            if let Some(value) = script.get(key) {
+                out.insert(key.into(), value.clone());
+            }
+        }
+        out.insert("regression".into(), Value::Object(regression));
+        out.insert("actions".into(), script["actions"].clone());
+        Value::Object(out)
+    }
+
+    /// Writes the entry to `dir/<agent>/<seed>.json` (folders made as
+    /// needed) and returns the path.
+    pub fn save(&self, dir: impl AsRef<Path>) -> std::io::Result<PathBuf> {
+        let path = self.path_in(dir);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| located(parent, e))?;
+        }
+        let mut text = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
+        text.push('\n');
+        std::fs::write(&path, text).map_err(|e| located(&path, e))?;
+        Ok(path)
+    }
+
+    /// Reads an entry file.
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, AgentFileError> {
+        let path = path.as_ref();
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| AgentFileError::plain(&origin, format!("cannot read it: {e}")))?;
+        Self::from_json_str(&text, &origin)
+    }
+
+    /// Reads entry text; `origin` names it in errors.
+    pub fn from_json_str(text: &str, origin: &str) -> Result<Self, AgentFileError> {
+        let value = file_reader::parse(origin, text)?;
+        let script =
+            ScriptedServer::from_json_str(text, origin).map_err(|e| script_error(origin, e));
+        let decoded = decode(&value).map_err(|m| m.locate(origin, text))?;
+        let script = script?;
+        Ok(CorpusEntry {
+            agent: decoded.agent,
+            invariant: decoded.invariant,
+            message: decoded.message,
+            case: Case {
+                seed: decoded.seed,
+                swarm: decoded.swarm,
+                faults: decoded.faults,
+                script,
+                decisions: decoded.decisions,
+            },
+            shrunk: decoded.shrunk,
+        })
+    }
+}
+
+/// A script reader's error as this file's: its words, its place moved to
+/// the front (`file:line:column: …`).
+fn script_error(origin: &str, error: crate::testing::ScriptError) -> AgentFileError {
+    let text = error.to_string();
+    let message = text
+        .strip_prefix(&format!("script {origin}: "))
+        .unwrap_or(&text);
+    let place = message.find(" at line ").and_then(|at| {
+        let rest = &message[at + " at line ".len()..];
+        let (line, rest) = rest.split_once(", column ")?;
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let end = at + " at line ".len() + line.len() + ", column ".len() + digits;
+        Some(((line.parse().ok()?, rest[..digits].parse().ok()?), at..end))
+    });
+    match place {
+        Some((position, cut)) => AgentFileError {
+            file: origin.to_string(),
+            position: Some(position),
+            path: None,
+            problem: format!("{}{}", &message[..cut.start], &message[cut.end..]),
+        },
+        None => AgentFileError::plain(origin, message),
+    }
+}
+
+fn located(path: &Path, e: std::io::Error) -> std::io::Error {
+    std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+}
+
+/// Every entry file under corpus folder `dir` (`dir/<agent>/*.json`), in
+/// order; a folder with no entries gives none. A file elsewhere in it
+/// (not in an agent's folder, or not `.json`) is skipped, except that a
+/// JSON file directly in `dir` is an error: it belongs in its agent's
+/// folder.
+pub fn corpus_files(dir: impl AsRef<Path>) -> std::io::Result<Vec<PathBuf>> {
+    let dir = dir.as_ref();
+    let mut files = Vec::new();
+    let mut folders = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| located(dir, e))? {
+        let path = entry.map_err(|e| located(dir, e))?.path();
+        if path.is_dir() {
+            folders.push(path);
+        } else if path.extension().is_some_and(|e| e == "json") {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "{}: a corpus entry belongs in its agent's folder ({}/<agent>/<seed>.json)",
+                    path.display(),
+                    dir.display()
+                ),
+            ));
+        }
+    }
+    folders.sort();
+    for folder in folders {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(&folder)
+            .map_err(|e| located(&folder, e))?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        entries.sort();
+        files.extend(entries);
+    }
+    Ok(files)
+}

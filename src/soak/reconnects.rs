@@ -1,0 +1,447 @@
+//! The invariants of a session that changes connections (their names and
+//! the table are in [`super::invariants`]): no tool runs twice for one
+//! call, no client message is lost or sent twice, every reconnect ends
+//! within its bound, nothing is stored twice, and no resumption handle
+//! shows anywhere a person or a file could read it.
+//!
+//! Each holds trivially for a run on one connection, so every agent is
+//! checked against all of them.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::record::RunRecord;
+use super::wire_order;
+use crate::executor::format_time;
+use crate::session::LiveEvent;
+use crate::testing::Action;
+
+/// Every call id the frames that reached the session issued, with the
+/// connections (numbered from 1) that issued it.
+pub(crate) fn issues(run: &RunRecord) -> BTreeMap<String, BTreeSet<usize>> {
+    let mut issues: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
+    let mut connection = 0;
+    for frame in &run.server_frames {
+        let bytes = frame.payload().unwrap_or_default();
+        if wire_order::is_setup_complete(bytes) {
+            connection += 1;
+            continue;
+        }
+        if !wire_order::mentions(bytes, b"toolCall") {
+            continue;
+        }
+        let Ok(message) = serde_json::from_slice::<Value>(bytes) else {
+            continue;
+        };
+        let calls = message
+            .pointer("/toolCall/functionCalls")
+            .and_then(Value::as_array);
+        for id in calls
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.get("id")?.as_str())
+        {
+            issues
+                .entry(id.to_string())
+                .or_default()
+                .insert(connection.max(1));
+        }
+    }
+    issues
+}
+
+/// How many times a call may be answered or run: once per connection
+/// that issued it (a later connection's call with an old id is a new
+/// call; a repeat on the same connection is not).
+pub(crate) fn allowed(issues: &BTreeMap<String, BTreeSet<usize>>, id: &str) -> usize {
+    issues.get(id).map_or(0, BTreeSet::len)
+}
+
+fn connections_of(issues: &BTreeMap<String, BTreeSet<usize>>, id: &str) -> String {
+    let list: Vec<String> = issues
+        .get(id)
+        .into_iter()
+        .flatten()
+        .map(|n| format!("#{n}"))
+        .collect();
+    list.join(", ")
+}
+
+/// `tool-ran-once`.
+pub(crate) fn tool_ran_once(run: &RunRecord) -> Result<(), String> {
+    let issues = issues(run);
+    let mut runs: BTreeMap<&str, Vec<&super::record::ToolExecution>> = BTreeMap::new();
+    for execution in &run.executions {
+        if let Some(id) = &execution.call_id {
+            runs.entry(id.as_str()).or_default().push(execution);
+        }
+    }
+    for (id, ran) in runs {
+        let may = allowed(&issues, id);
+        if ran.len() <= may {
+            continue;
+        }
+        let starts: Vec<String> = ran.iter().map(|e| format_time(e.started)).collect();
+        let issued = match may {
+            0 => "though no frame that reached the session issued it".to_string(),
+            _ => format!(
+                "but it was issued on {may} connection(s) ({})",
+                connections_of(&issues, id)
+            ),
+        };
+        return Err(format!(
+            "{} ran {} times for call {id} (from t={}), {issued}: a tool never runs twice for \
+             one call",
+            ran[0].tool,
+            ran.len(),
+            starts.join(", t=")
+        ));
+    }
+    Ok(())
+}
+
+/// The text of a content message (`clientContent` turns, `realtimeInput`
+/// text), or `None` for any other message.
+fn content_text(message: &Value) -> Option<String> {
+    if let Some(text) = message
+        .pointer("/realtimeInput/text")
+        .and_then(Value::as_str)
+    {
+        return Some(text.to_string());
+    }
+    let turns = message.pointer("/clientContent/turns")?.as_array()?;
+    Some(
+        turns
+            .iter()
+            .filter_map(|turn| turn.get("parts").and_then(Value::as_array))
+            .flatten()
+            .filter_map(|part| part.get("text").and_then(Value::as_str))
+            .collect(),
+    )
+}
+
+/// What the server received of the session's content messages.
+#[derive(Debug, Default)]
+pub(crate) struct Contents {
+    /// The new messages (replays left out), in order.
+    pub new: Vec<String>,
+    /// Where, in the messages the session sent, those it sent again on a
+    /// resumed connection are (transparent resumption).
+    pub replays: Vec<usize>,
+}
+
+/// Walks the messages the session sent, connection by connection: on a
+/// connection that resumes a handle transparently, the messages the
+/// server had not consumed when it issued the handle come first, in
+/// order, once each.
+pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
+    // The consumed index each handle came with.
+    let mut consumed: BTreeMap<&str, usize> = BTreeMap::new();
+    let messages: Vec<Value> = run
+        .server_frames
+        .iter()
+        .filter_map(|f| f.payload())
+        .filter(|bytes| wire_order::mentions(bytes, b"sessionResumptionUpdate"))
+        .filter_map(|bytes| serde_json::from_slice(bytes).ok())
+        .collect();
+    for message in &messages {
+        let update = message.get("sessionResumptionUpdate");
+        let handle = update
+            .and_then(|u| u.get("newHandle"))
+            .and_then(Value::as_str);
+        let index = update
+            .and_then(|u| u.get("lastConsumedClientMessageIndex"))
+            .and_then(|i| i.as_str().and_then(|s| s.parse().ok()).or(i.as_u64()));
+        if let (Some(handle), Some(index)) = (handle, index) {
+            let index = usize::try_from(index).unwrap_or(usize::MAX);
+            consumed.entry(handle).or_insert(index);
+        }
+    }
+    let transparent = run.resumption.is_transparent();
+    let mut out = Contents::default();
+    // This session's messages, numbered from 1 (a fresh session starts
+    // over).
+    let mut session: Vec<String> = Vec::new();
+    let mut due: VecDeque<String> = VecDeque::new();
+    let mut connection = 0;
+    // Content the current connection got: none means it was refused or
+    // died at once, and the next one owes what it owed.
+    let mut got = 0;
+    for (at, message) in run.sent.iter().enumerate() {
+        if let Some(setup) = message.get("setup") {
+            connection += 1;
+            if connection == 1 {
+                continue;
+            }
+            if let Some(missing) = due.front().filter(|_| got > 0) {
+                return Err(format!(
+                    "connection #{} never replayed {missing:?} (and {} more) that the server \
+                     had not consumed: a client message lost across a reconnect",
+                    connection - 1,
+                    due.len() - 1
+                ));
+            }
+            got = 0;
+            due.clear();
+            let handle = setup
+                .pointer("/sessionResumption/handle")
+                .and_then(Value::as_str);
+            match handle {
+                None => session.clear(),
+                Some(handle) if transparent => {
+                    if let Some(&index) = consumed.get(handle) {
+                        due = session.iter().skip(index).cloned().collect();
+                    }
+                }
+                Some(_) => {}
+            }
+            continue;
+        }
+        let Some(text) = content_text(message) else {
+            continue;
+        };
+        got += 1;
+        if let Some(next) = due.pop_front() {
+            if next != text {
+                return Err(format!(
+                    "connection #{connection} should first replay {next:?}, which the server had \
+                     not consumed, but got {text:?}: a client message lost or sent twice across \
+                     a reconnect"
+                ));
+            }
+            out.replays.push(at);
+            continue;
+        }
+        session.push(text.clone());
+        out.new.push(text);
+    }
+    if let Some(missing) = due.front()
+        && !run.settling.ended
+    {
+        return Err(format!(
+            "connection #{connection} never replayed {missing:?}, which the server had not \
+             consumed: a client message lost across a reconnect"
+        ));
+    }
+    Ok(out)
+}
+
+/// `client-messages-once`.
+pub(crate) fn client_messages_once(run: &RunRecord) -> Result<(), String> {
+    let contents = contents(run)?;
+    // What the server got new is what the user typed, in order: nothing
+    // twice, nothing invented.
+    let mut typed = run.typed.iter();
+    for (i, text) in contents.new.iter().enumerate() {
+        if !typed.any(|t| t == text) {
+            let times = contents.new[..=i].iter().filter(|t| *t == text).count();
+            return Err(format!(
+                "the server got {text:?} {times} time(s) as a new message, but the user typed it \
+                 {} time(s) before: a client message sent twice",
+                run.typed.iter().filter(|t| *t == text).count()
+            ));
+        }
+    }
+    let lost = run.typed.len().saturating_sub(contents.new.len());
+    // A fresh session starts without what was queued for the old one (a
+    // warning counts them); a session that ended keeps what it queued.
+    let dropped: usize = run
+        .delivered()
+        .filter_map(|e| match e {
+            LiveEvent::Warning { message } if message.contains(DROPPED_FOR_FRESH) => {
+                message.split_whitespace().next()?.parse::<usize>().ok()
+            }
+            _ => None,
+        })
+        .sum();
+    if lost > dropped && !run.settling.ended {
+        return Err(format!(
+            "the user typed {} message(s), but the server got {} of them: {lost} lost, of which \
+             {dropped} were dropped for a fresh session, and the session is still connected",
+            run.typed.len(),
+            contents.new.len()
+        ));
+    }
+    Ok(())
+}
+
+/// What the session's warning says of the messages a fresh session does
+/// not get (it starts with their number).
+const DROPPED_FOR_FRESH: &str = "client message(s) waiting for the resumed session are not sent";
+
+/// How long one reconnect may take: every backoff at its longest, and
+/// each attempt's setup taking its whole timeout.
+fn reconnect_bound(run: &RunRecord) -> Duration {
+    let policy = &run.resumption;
+    let attempts = policy.max_attempts();
+    (1..=attempts)
+        .map(|a| policy.delay(a, 0.0) + run.setup_timeout)
+        .sum()
+}
+
+/// `reconnect-ends`.
+pub(crate) fn reconnect_ends(run: &RunRecord) -> Result<(), String> {
+    let bound = reconnect_bound(run);
+    let attempts = run.resumption.max_attempts();
+    // When the reconnect began, and its last attempt.
+    let mut open: Option<(Duration, u32)> = None;
+    for timed in &run.events {
+        let at = timed.at;
+        match &timed.event {
+            LiveEvent::Reconnecting { attempt, cause } => {
+                let last = open.map_or(0, |(_, last)| last);
+                if *attempt != last + 1 {
+                    return Err(format!(
+                        "reconnect attempt {attempt} ({cause}) at t={} follows attempt {last}: \
+                         attempts count up from 1",
+                        format_time(at)
+                    ));
+                }
+                if *attempt > attempts {
+                    return Err(format!(
+                        "reconnect attempt {attempt} at t={}, past the policy's {attempts}",
+                        format_time(at)
+                    ));
+                }
+                let began = open.map_or(at, |(began, _)| began);
+                open = Some((began, *attempt));
+            }
+            // A fresh session is a new start, with attempts of its own.
+            LiveEvent::ResumptionFailed { .. } => open = Some((at, 0)),
+            LiveEvent::Resumed { .. } | LiveEvent::Disconnected { .. } => {
+                if let Some((began, last)) = open.take() {
+                    let took = at.saturating_sub(began);
+                    if took > bound {
+                        return Err(format!(
+                            "a reconnect took from t={} to t={} ({} attempt(s)), past its bound \
+                             of {}",
+                            format_time(began),
+                            format_time(at),
+                            last,
+                            format_time(bound)
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    match open {
+        Some((began, last)) => Err(format!(
+            "a reconnect that began at t={} (attempt {last}) never ended: no `resumed`, no \
+             `disconnected`",
+            format_time(began)
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `stored-once`.
+pub(crate) fn stored_once(run: &RunRecord) -> Result<(), String> {
+    let issues = issues(run);
+    let log = &run.session_log;
+    for kind in ["connected", "disconnected"] {
+        let n = log.iter().filter(|e| e.kind() == kind).count();
+        if n > 1 {
+            return Err(format!("the stored log holds `{kind}` {n} times"));
+        }
+    }
+    let mut connection = 1;
+    let mut answers: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for (index, event) in log.iter().enumerate() {
+        let (kind, id) = match event {
+            LiveEvent::Resumed { connection: n, .. } => {
+                if *n != connection + 1 {
+                    return Err(format!(
+                        "stored event #{index} says the session resumed on connection #{n}, \
+                         after connection #{connection}: each connection is stored once, in order"
+                    ));
+                }
+                connection = *n;
+                continue;
+            }
+            LiveEvent::ToolResponse { id, .. } => ("answered", id.as_str()),
+            LiveEvent::ToolDenied { id, .. } => ("refused", id.as_str()),
+            _ => continue,
+        };
+        let n = answers.entry((kind, id)).or_default();
+        *n += 1;
+        let may = allowed(&issues, id).max(1);
+        if *n > may {
+            return Err(format!(
+                "the stored log holds {id} {kind} {n} times (stored event #{index}), but it was \
+                 issued on {may} connection(s)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `handle-secret`.
+pub(crate) fn handle_secret(run: &RunRecord) -> Result<(), String> {
+    // Every handle the script gave, and the action that gave it.
+    let mut handles: Vec<(usize, &str)> = Vec::new();
+    for (i, action) in run.script.actions().iter().enumerate() {
+        let handle = match action {
+            Action::ResumptionUpdate(update) => update.handle.as_deref(),
+            Action::Reconnect(reconnect) => reconnect.handle.as_deref(),
+            _ => None,
+        };
+        if let Some(handle) = handle.filter(|h| !h.is_empty())
+            && !handles.iter().any(|(_, h)| *h == handle)
+        {
+            handles.push((i, handle));
+        }
+    }
+    if handles.is_empty() {
+        return Ok(());
+    }
+    let leak = |place: String, text: &str| -> Result<(), String> {
+        match handles.iter().find(|(_, h)| text.contains(h)) {
+            Some((action, _)) => Err(format!(
+                "the handle of action #{} is in {place}: a resumption handle is a secret",
+                action + 1
+            )),
+            None => Ok(()),
+        }
+    };
+    for (i, timed) in run.events.iter().enumerate() {
+        leak(
+            format!("delivered event #{i}"),
+            &format!("{} {:?}", timed.event, timed.event),
+        )?;
+    }
+    for (i, event) in run.session_log.iter().enumerate() {
+        leak(format!("stored event #{i}"), &format!("{event} {event:?}"))?;
+    }
+    for entry in &run.journal {
+        leak(
+            format!("journal entry {} ({})", entry.seq, entry.key),
+            &format!("{} {}", entry.key, entry.value),
+        )?;
+    }
+    for (i, entry) in run.trace.entries().enumerate() {
+        leak(
+            format!("trace entry #{i}"),
+            &format!("{} {}", entry.label, entry.event),
+        )?;
+    }
+    for (i, line) in run.logs.iter().enumerate() {
+        leak(format!("log line #{}", i + 1), line)?;
+    }
+    for error in &run.replay_errors {
+        leak("the script's error report".to_string(), &error.to_string())?;
+    }
+    if let Some(error) = &run.connect_error {
+        leak("the connect error".to_string(), error)?;
+    }
+    for execution in &run.executions {
+        leak(
+            format!("the record of a {} run", execution.tool),
+            &format!("{:?} {:?}", execution.args, execution.outcome),
+        )?;
+    }
+    leak("the run's header".to_string(), &run.header())
+}

@@ -1,0 +1,160 @@
+//! The seeds corpus: entries written and read back, read strictly (every
+//! mistake with its file, line and column), loadable as plain scripts;
+//! and every entry under `seeds/` replayed: each must pass today.
+
+use std::path::{Path, PathBuf};
+
+use livesim::Seed;
+use livesim::soak::{Agent, CorpusEntry, Soak, corpus_files};
+use livesim::testing::ScriptedServer;
+
+use super::agent;
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("livesim-corpus-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A real failure's entry: weather under an invariant it breaks, as found.
+fn entry() -> CorpusEntry {
+    let mut weather = agent("weather");
+    weather.invariants = vec![livesim::soak::AgentInvariant::AtMostOnce(
+        "get_weather".into(),
+    )];
+    let soak = Soak::agent(&weather).check_determinism_every(0);
+    let failure = (0..200)
+        .find_map(|s| soak.run_seed(Seed::new(s)).failures.into_iter().next())
+        .expect("weather calls get_weather twice in some seed");
+    CorpusEntry::from_failure(&failure)
+}
+
+#[test]
+fn an_entry_is_saved_read_back_and_loads_as_a_script() {
+    let entry = entry();
+    let dir = temp("roundtrip");
+    let path = entry.save(&dir).unwrap();
+    assert_eq!(
+        path,
+        dir.join("weather")
+            .join(format!("{}.json", entry.case.seed))
+    );
+    assert_eq!(CorpusEntry::load(&path).unwrap(), entry);
+    assert_eq!(corpus_files(&dir).unwrap(), std::slice::from_ref(&path));
+    // The same file is a script for ScriptedServer::load (and serve).
+    let script = ScriptedServer::load(&path).unwrap();
+    assert_eq!(script.actions(), entry.case.script.actions());
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("\"regression\": {"), "{text}");
+    assert!(text.find("\"regression\"") < text.find("\"actions\""));
+}
+
+/// Each mistake names the file, line and column, and an unknown key the
+/// nearest valid one.
+#[test]
+fn entries_are_read_strictly() {
+    let entry = entry();
+    let good = serde_json::to_string_pretty(&entry.to_json()).unwrap();
+    let cases = [
+        (
+            good.replacen("\"invariant\"", "\"invariants\"", 1),
+            "entry.json:9:19: at regression.invariants: unknown key `invariants` in the regression; did you mean `invariant`?",
+        ),
+        (
+            good.replacen("\"yield_chance\"", "\"yeild_chance\"", 1),
+            "at regression.swarm.yeild_chance: unknown key `yeild_chance` in the swarm; did you mean `yield_chance`?",
+        ),
+        (
+            good.replacen("\"weather\": \"", "\"weather\": \"x", 1),
+            "at regression.faults.weather: expected \"calm\", \"mixed\" or \"storm\"",
+        ),
+        (
+            good.replacen("\"regression\"", "\"regresion\"", 1),
+            "unknown key `regresion` in a corpus entry; did you mean `regression`?",
+        ),
+        (
+            good.replacen("\"v\": 1,\n    \"agent\"", "\"v\": 2,\n    \"agent\"", 1),
+            "at regression.v: version 2 is not supported (this livesim reads version 1)",
+        ),
+        (
+            good.replacen("\"agent\": \"weather\"", "\"agent\": \"../weather\"", 1),
+            "at regression.agent: expected the agent's folder name",
+        ),
+        (
+            good.replacen("\"seed\": \"", "\"seed\": \"zz", 1),
+            "at regression.seed: `zz",
+        ),
+        (
+            good.replacen("\"name\": \"get_weather\"", "\"nmae\": \"get_weather\"", 1),
+            "unknown key `nmae`; did you mean `name`?",
+        ),
+    ];
+    for (text, wanted) in cases {
+        assert_ne!(text, good, "{wanted}");
+        let err = CorpusEntry::from_json_str(&text, "entry.json")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("entry.json:"), "{err}");
+        assert!(err.contains(wanted), "{err}\nwanted: {wanted}");
+    }
+    // A plain script is not an entry.
+    let script = serde_json::to_string(&entry.case.script.to_json()).unwrap();
+    let err = CorpusEntry::from_json_str(&script, "s.json")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("missing key `regression`"), "{err}");
+    assert!(
+        err.contains("this file is a script, not a corpus entry"),
+        "{err}"
+    );
+    // A decision of no known kind.
+    let mut value = entry.to_json();
+    value["regression"]["decisions"] = serde_json::json!(["lane#2", "tool-lateny#1"]);
+    let err = CorpusEntry::from_json_str(&serde_json::to_string_pretty(&value).unwrap(), "d.json")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("at regression.decisions[1]: `tool-lateny` is not a kind of decision; did you mean `tool-latency`?"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_entry_outside_an_agent_folder_is_an_error() {
+    let dir = temp("stray");
+    std::fs::write(dir.join("0x1.json"), "{}").unwrap();
+    let err = corpus_files(&dir).unwrap_err().to_string();
+    assert!(err.contains("belongs in its agent's folder"), "{err}");
+}
+
+/// Replay in CI: every entry under `seeds/` passes today (a fixed bug
+/// stays fixed), and an entry whose agent is gone is an error, not a skip.
+#[test]
+fn every_corpus_entry_passes_today() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = corpus_files(repo.join("seeds")).unwrap();
+    for file in &files {
+        let entry = CorpusEntry::load(file).unwrap_or_else(|e| panic!("{e}"));
+        let dir = repo.join("sim").join(&entry.agent);
+        assert!(
+            dir.join("agent.json").is_file(),
+            "{}: its agent `{}` no longer exists in sim/: delete the entry with the agent",
+            file.display(),
+            entry.agent
+        );
+        let agent = Agent::load(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let run = Soak::agent(&agent).replay(&entry);
+        let failures: Vec<String> = run
+            .failures
+            .iter()
+            .map(|f| format!("{}: {}", f.invariant, f.message))
+            .collect();
+        assert!(
+            failures.is_empty(),
+            "{} fails again: {failures:#?}\nreplay: livesim sim replay {}",
+            file.display(),
+            file.display()
+        );
+    }
+}

@@ -1,0 +1,390 @@
+//! Sessions that resume, soaked: scripts that span connections (handles,
+//! drops, stale handles, goAway moves), the invariants of connections
+//! catching broken runs by name, and the other agents' seeds making the
+//! conversations they made before resumption joined the soak.
+
+use std::time::Duration;
+
+use livesim::Seed;
+use livesim::clock::Timestamp;
+use livesim::executor::Fnv64;
+use livesim::session::LiveEvent;
+use livesim::soak::{FaultKind, Faults, RunRecord, Soak, TimedEvent, generate, invariants};
+use livesim::state::StateMutation;
+use livesim::testing::{Action, ScriptedServer};
+use serde_json::{Value, json};
+
+use super::agent;
+
+/// The verdict of built-in invariant `name` on `record`.
+fn verdict(name: &str, record: &RunRecord) -> Result<(), String> {
+    invariants::builtin()
+        .into_iter()
+        .find(|i| i.name() == name)
+        .unwrap_or_else(|| panic!("no invariant {name}"))
+        .check(record)
+}
+
+/// The first passing run of the resumable agent, in seeds under 200, that
+/// `wanted` picks.
+fn resumable_run(what: &str, wanted: impl Fn(&RunRecord) -> bool) -> RunRecord {
+    let soak = Soak::agent(&agent("resumable")).check_determinism_every(0);
+    (0..200)
+        .map(|s| soak.run_seed(Seed::new(s)))
+        .find_map(|run| {
+            let record = run.record?;
+            (run.failures.is_empty() && wanted(&record)).then_some(record)
+        })
+        .unwrap_or_else(|| panic!("no passing resumable seed under 200 has {what}"))
+}
+
+fn resumed(record: &RunRecord) -> bool {
+    record
+        .delivered()
+        .any(|e| matches!(e, LiveEvent::Resumed { fresh: false, .. }))
+}
+
+fn fresh(record: &RunRecord) -> bool {
+    record
+        .delivered()
+        .any(|e| matches!(e, LiveEvent::Resumed { fresh: true, .. }))
+}
+
+fn is_content(message: &Value) -> bool {
+    message.get("clientContent").is_some() || message.get("realtimeInput").is_some()
+}
+
+/// The first message a resumed connection got again that other content
+/// follows on its connection (so its loss shows as a replay out of order).
+fn first_replay(record: &RunRecord) -> Option<usize> {
+    record.replays().into_iter().find(|&at| {
+        record.sent[at + 1..]
+            .iter()
+            .take_while(|m| m.get("setup").is_none())
+            .any(|m| is_content(m) && *m != record.sent[at])
+    })
+}
+
+/// Generated scripts of a resuming session span connections as the
+/// service does: every reconnect resumes the latest handle given before
+/// it, or, right after a setup refused with 1008 "session not found", is
+/// fresh; a goAway is followed by a move; handles are distinctive and
+/// never repeat; and every script is a file that loads back.
+#[test]
+fn a_resuming_sessions_scripts_move_from_connection_to_connection() {
+    let resumable = agent("resumable");
+    let (mut moves, mut stale, mut go_aways) = (0, 0, 0);
+    for s in 0..60 {
+        let seed = Seed::new(s);
+        let faults = Faults::draw_resuming(seed).tuned(&resumable.faults);
+        let script = generate("resumable", &resumable.repertoire, seed, &faults);
+        let actions = script.actions();
+        let mut latest: Option<String> = None;
+        let mut handles = Vec::new();
+        let mut going_away = false;
+        for (i, action) in actions.iter().enumerate() {
+            match action {
+                Action::ResumptionUpdate(update) => {
+                    if let Some(handle) = &update.handle {
+                        assert!(update.resumable && update.transparent, "{update:?}");
+                        assert!(handle.starts_with(&format!("handle-{seed}-")), "{handle}");
+                        assert!(!handles.contains(handle), "{handle} given twice");
+                        handles.push(handle.clone());
+                        latest = Some(handle.clone());
+                    }
+                }
+                Action::Send(message) if message.get("goAway").is_some() => {
+                    assert!(!going_away, "seed {s}: two goAways on one connection");
+                    going_away = true;
+                    go_aways += 1;
+                }
+                Action::Reconnect(reconnect) => {
+                    moves += 1;
+                    going_away = false;
+                    match &reconnect.handle {
+                        Some(handle) => assert_eq!(Some(handle), latest.as_ref(), "seed {s} #{i}"),
+                        None => {
+                            stale += 1;
+                            assert!(
+                                matches!(&actions[i - 1], Action::RejectSetup(close)
+                                    if close.code == 1008 && close.reason.contains("session not found")),
+                                "seed {s} #{i}: a fresh session follows a stale handle"
+                            );
+                            latest = None;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        assert!(!going_away, "seed {s}: a goAway with no move after it");
+        let text = script.to_json().to_string();
+        let back = ScriptedServer::from_json_str(&text, "generated").unwrap();
+        assert_eq!(back.actions(), actions, "seed {s}");
+    }
+    assert!(
+        moves > 60 && stale > 5 && go_aways > 10,
+        "{moves} moves, {stale} stale, {go_aways} goAways"
+    );
+}
+
+/// A session that does not resume gets no handle and no second
+/// connection, even when the reconnect kind is turned on by hand.
+#[test]
+fn a_session_that_does_not_resume_stays_on_one_connection() {
+    let weather = agent("weather");
+    for s in 0..40 {
+        let faults = Faults::draw(Seed::new(s)).with(FaultKind::Reconnect, 0.5);
+        let script = generate("weather", &weather.repertoire, Seed::new(s), &faults);
+        assert!(!script.uses_resumption(), "seed {s}");
+    }
+}
+
+/// The seeds of the agents that do not resume make the conversations
+/// they made before resumption joined the soak (seeds recorded against
+/// them must replay): a fingerprint of each seed's faults and script,
+/// seeds 0..30, taken with the soak as it was before. Changing the
+/// generator or the swarm on purpose changes these; say so when you do.
+#[test]
+fn the_other_agents_seeds_are_unchanged() {
+    let recorded = [
+        ("weather", 0xd76e_0c9f_7c61_ad56_u64),
+        ("payment", 0x18fd_e3d9_9ae4_129e),
+        ("booking", 0x573b_2a6a_61a9_209c),
+        ("support", 0x1846_681b_ad37_8687),
+    ];
+    for (name, fingerprint) in recorded {
+        let soak = Soak::agent(&agent(name)).check_determinism_every(0);
+        let mut hash = Fnv64::new();
+        for s in 0..30 {
+            let record = soak.run_seed(Seed::new(s)).record.expect("a record");
+            let mut script = serde_json::to_string_pretty(&record.script.to_json()).unwrap();
+            script.push('\n');
+            hash.write(format!("{}\n{script}", record.faults).as_bytes());
+        }
+        assert_eq!(
+            hash.finish(),
+            fingerprint,
+            "the conversations {name}'s seeds 0..30 make have changed"
+        );
+    }
+}
+
+#[test]
+fn a_tool_run_twice_for_one_call_is_caught() {
+    let good = resumable_run("a resume and a tool run", |r| {
+        resumed(r) && r.executions.iter().any(|e| e.call_id.is_some())
+    });
+    assert_eq!(verdict(invariants::TOOL_RAN_ONCE, &good), Ok(()));
+    let mut twice = good.clone();
+    let run = twice
+        .executions
+        .iter()
+        .find(|e| e.call_id.is_some())
+        .cloned()
+        .unwrap();
+    let id = run.call_id.clone().unwrap();
+    twice.executions.push(livesim::soak::ToolExecution {
+        started: run.started + Duration::from_secs(1),
+        ..run.clone()
+    });
+    let err = verdict(invariants::TOOL_RAN_ONCE, &twice).unwrap_err();
+    assert!(
+        err.starts_with(&format!("{} ran 2 times for call {id} (from t=", run.tool)),
+        "{err}"
+    );
+    assert!(
+        err.contains("but it was issued on 1 connection(s) (#"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_replay_lost_or_a_message_sent_twice_is_caught() {
+    let good = resumable_run("a transparent replay", |r| first_replay(r).is_some());
+    assert_eq!(verdict(invariants::CLIENT_MESSAGES_ONCE, &good), Ok(()));
+    let replay = first_replay(&good).unwrap();
+    let mut lost = good.clone();
+    lost.sent.remove(replay);
+    let err = verdict(invariants::CLIENT_MESSAGES_ONCE, &lost).unwrap_err();
+    assert!(
+        err.contains("which the server had not consumed, but got"),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("a client message lost or sent twice across a reconnect"),
+        "{err}"
+    );
+
+    let mut repeated = good.clone();
+    repeated.sent.insert(replay, good.sent[replay].clone());
+    let err = verdict(invariants::CLIENT_MESSAGES_ONCE, &repeated).unwrap_err();
+    assert!(err.contains("sent twice"), "{err}");
+
+    let mut twice = good.clone();
+    let typed = twice.sent.iter().rfind(|m| is_content(m)).cloned().unwrap();
+    twice.sent.push(typed);
+    let err = verdict(invariants::CLIENT_MESSAGES_ONCE, &twice).unwrap_err();
+    assert!(err.ends_with("a client message sent twice"), "{err}");
+}
+
+#[test]
+fn a_message_the_user_typed_and_the_server_never_got_is_caught() {
+    let good = resumable_run("a resume and a typed turn, no fresh session", |r| {
+        resumed(r) && !fresh(r) && !r.settling.ended && !r.typed.is_empty()
+    });
+    let mut lost = good.clone();
+    let replays = good.replays();
+    let at = (0..good.sent.len())
+        .rev()
+        .find(|&i| is_content(&good.sent[i]) && !replays.contains(&i))
+        .unwrap();
+    lost.sent.remove(at);
+    let err = verdict(invariants::CLIENT_MESSAGES_ONCE, &lost).unwrap_err();
+    assert!(
+        err.contains("lost, of which 0 were dropped for a fresh session"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_reconnect_that_never_ends_or_overstays_its_bound_is_caught() {
+    let good = resumable_run("a resume", resumed);
+    assert_eq!(verdict(invariants::RECONNECT_ENDS, &good), Ok(()));
+    let begins = good
+        .events
+        .iter()
+        .position(|e| matches!(e.event, LiveEvent::Reconnecting { .. }))
+        .unwrap();
+    let ends = begins
+        + good.events[begins..]
+            .iter()
+            .position(|e| matches!(e.event, LiveEvent::Resumed { .. }))
+            .unwrap();
+
+    let mut open = good.clone();
+    open.events.truncate(ends);
+    let err = verdict(invariants::RECONNECT_ENDS, &open).unwrap_err();
+    assert!(
+        err.ends_with("never ended: no `resumed`, no `disconnected`"),
+        "{err}"
+    );
+
+    let mut slow = good.clone();
+    slow.events[ends].at = good.events[begins].at + Duration::from_secs(3600);
+    let err = verdict(invariants::RECONNECT_ENDS, &slow).unwrap_err();
+    assert!(err.contains("past its bound of"), "{err}");
+
+    let mut skipped = good.clone();
+    skipped.events.insert(
+        begins + 1,
+        TimedEvent {
+            at: good.events[begins].at,
+            event: LiveEvent::Reconnecting {
+                attempt: 3,
+                cause: "test".into(),
+            },
+        },
+    );
+    let err = verdict(invariants::RECONNECT_ENDS, &skipped).unwrap_err();
+    assert!(
+        err.contains("follows attempt 1: attempts count up from 1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_event_stored_twice_is_caught() {
+    let good = resumable_run("a resume and an answered call", |r| {
+        resumed(r) && r.session_log.iter().any(|e| e.kind() == "tool_response")
+    });
+    assert_eq!(verdict(invariants::STORED_ONCE, &good), Ok(()));
+    let mut again = good.clone();
+    let at = again
+        .session_log
+        .iter()
+        .position(|e| matches!(e, LiveEvent::Resumed { .. }))
+        .unwrap();
+    let resumed = again.session_log[at].clone();
+    again.session_log.insert(at + 1, resumed);
+    let err = verdict(invariants::STORED_ONCE, &again).unwrap_err();
+    assert!(
+        err.contains("says the session resumed on connection #2, after connection #2"),
+        "{err}"
+    );
+
+    let mut answered = good.clone();
+    let at = answered
+        .session_log
+        .iter()
+        .position(|e| e.kind() == "tool_response")
+        .unwrap();
+    let response = answered.session_log[at].clone();
+    answered.session_log.insert(at + 1, response);
+    let err = verdict(invariants::STORED_ONCE, &answered).unwrap_err();
+    assert!(err.contains("answered 2 times"), "{err}");
+}
+
+#[test]
+fn a_handle_in_a_log_the_journal_or_an_event_is_caught_without_printing_it() {
+    let good = resumable_run("a resume", resumed);
+    assert_eq!(verdict(invariants::HANDLE_SECRET, &good), Ok(()));
+    assert!(!good.logs.is_empty(), "the run's log lines were kept");
+    let (action, handle) = good
+        .script
+        .actions()
+        .iter()
+        .enumerate()
+        .find_map(|(i, a)| match a {
+            Action::ResumptionUpdate(u) => Some((i + 1, u.handle.clone()?)),
+            _ => None,
+        })
+        .unwrap();
+    type Leak<'a> = Box<dyn Fn(&mut RunRecord) + 'a>;
+    let leaks: [(&str, Leak); 4] = [
+        (
+            "journal entry",
+            Box::new(|r: &mut RunRecord| {
+                r.journal.push(StateMutation {
+                    seq: 9999,
+                    key: "session:resumed".into(),
+                    value: json!({ "with": handle }),
+                    timestamp: Timestamp::EPOCH,
+                    removed: false,
+                })
+            }),
+        ),
+        (
+            "log line #",
+            Box::new(|r: &mut RunRecord| r.logs.push(format!("DEBUG resuming with {handle}"))),
+        ),
+        (
+            "delivered event #",
+            Box::new(|r: &mut RunRecord| {
+                r.events.push(TimedEvent {
+                    at: Duration::ZERO,
+                    event: LiveEvent::Warning {
+                        message: format!("handle {handle}"),
+                    },
+                })
+            }),
+        ),
+        (
+            "trace entry #",
+            Box::new(|r: &mut RunRecord| r.trace.push(Duration::ZERO, "main".into(), &handle)),
+        ),
+    ];
+    for (place, leak) in leaks {
+        let mut leaked = good.clone();
+        leak(&mut leaked);
+        let err = verdict(invariants::HANDLE_SECRET, &leaked).unwrap_err();
+        assert!(
+            err.starts_with(&format!("the handle of action #{action} is in {place}")),
+            "{err}"
+        );
+        assert!(
+            !err.contains(&handle),
+            "the report quotes the handle: {err}"
+        );
+    }
+}

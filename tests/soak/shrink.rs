@@ -1,0 +1,212 @@
+//! Shrinking: real failures of deliberately broken agents cut down to
+//! small cases that break the same invariant, down to single seeded
+//! decisions when the failure needs them.
+
+use std::time::Duration;
+
+use livesim::Seed;
+use livesim::soak::{AgentInvariant, Case, CorpusEntry, Failure, ShrinkError, Soak};
+
+use super::agent;
+
+const BUDGET: Duration = Duration::from_secs(30);
+
+/// The first failure of `invariant` among seeds `0..200` of `soak`.
+fn first_failure(soak: &Soak, invariant: &str) -> Failure {
+    (0..200)
+        .find_map(|s| {
+            soak.run_seed(Seed::new(s))
+                .failures
+                .into_iter()
+                .find(|f| f.invariant == invariant)
+        })
+        .unwrap_or_else(|| panic!("no seed under 200 breaks {invariant}"))
+}
+
+/// Weather calls `get_weather` without any forecast first: the agent
+/// file's own `before` invariant breaks, and shrinks to the one call that
+/// breaks it.
+#[test]
+fn an_agent_invariant_shrinks_to_the_call_that_breaks_it() {
+    let mut weather = agent("weather");
+    weather.invariants = vec![AgentInvariant::Before(
+        "get_forecast".into(),
+        "get_weather".into(),
+    )];
+    let soak = Soak::agent(&weather).check_determinism_every(0);
+    let failure = first_failure(&soak, "before(get_forecast, get_weather)");
+    let stages = std::sync::Mutex::new(Vec::new());
+    let shrunk = soak
+        .shrink(&Case::from(&failure), &failure.invariant, BUDGET, &|p| {
+            stages.lock().unwrap().push(p.stage)
+        })
+        .unwrap();
+    assert!(shrunk.finished, "{shrunk}");
+    assert_eq!(shrunk.invariant, failure.invariant);
+    assert_eq!(shrunk.actions_before, failure.script.actions().len());
+    assert_eq!(shrunk.case.actions(), 1, "{}", shrunk.case);
+    assert!(
+        shrunk.message.starts_with("get_weather (call-"),
+        "{}",
+        shrunk.message
+    );
+    let stages = stages.into_inner().unwrap();
+    for stage in [
+        "turns",
+        "actions",
+        "calls",
+        "text",
+        "faults",
+        "swarm",
+        "decisions",
+    ] {
+        assert!(stages.contains(&stage), "{stage} not reported: {stages:?}");
+    }
+    // The shrunk case fails the same way when run again.
+    let again = soak.run_case(&shrunk.case);
+    assert!(
+        again
+            .failures
+            .iter()
+            .any(|f| f.invariant == shrunk.invariant)
+    );
+    assert_eq!(shrunk.case.seed, failure.seed);
+}
+
+/// A failure that needs one tool to take longer than its shortest
+/// latency keeps exactly that seeded decision: everything else is calm.
+#[test]
+fn a_timing_failure_keeps_only_the_decision_it_needs() {
+    let soak = Soak::agent(&agent("payment"))
+        .check_determinism_every(0)
+        .invariant("verify-is-quick", |run| {
+            match run.executions_of("verify_identity").find(|e| {
+                e.finished
+                    .is_some_and(|f| f - e.started > Duration::from_millis(30))
+            }) {
+                Some(slow) => Err(format!(
+                    "verify_identity ({}) took longer than 30 ms",
+                    slow.call_id.as_deref().unwrap_or("?")
+                )),
+                None => Ok(()),
+            }
+        });
+    let failure = first_failure(&soak, "verify-is-quick");
+    let shrunk = soak
+        .shrink(&Case::from(&failure), "verify-is-quick", BUDGET, &|_| {})
+        .unwrap();
+    assert!(shrunk.finished, "{shrunk}");
+    assert_eq!(shrunk.case.actions(), 1, "{}", shrunk.case);
+    let decisions: Vec<String> = shrunk
+        .case
+        .decisions
+        .as_ref()
+        .expect("the decisions stage ran")
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(decisions.len(), 1, "{decisions:?}");
+    assert!(decisions[0].starts_with("tool-latency#"), "{decisions:?}");
+    assert_eq!(shrunk.case.swarm, livesim::executor::Swarm::calm());
+    // Saved and read back, the case still fails; with that decision calmed
+    // too, it passes.
+    let entry = CorpusEntry::from_shrunk(&shrunk);
+    let text = serde_json::to_string_pretty(&entry.to_json()).unwrap();
+    let read = CorpusEntry::from_json_str(&text, "entry.json").unwrap();
+    assert_eq!(read.case, shrunk.case);
+    assert!(!soak.replay(&read).failures.is_empty());
+    let mut calm = read.case.clone();
+    calm.decisions = Some(Vec::new());
+    assert!(soak.run_case(&calm).failures.is_empty());
+}
+
+/// A user's invariant over a Rust agent, broken by the seed's non-ASCII
+/// text: the case shrinks to a few frames carrying it.
+#[test]
+fn a_user_invariant_shrinks_to_the_frames_that_break_it() {
+    use livesim::prelude::*;
+    let soak = Soak::new("ascii-only", || {
+        Live::builder().instruction("You answer in plain English.")
+    })
+    .lines(["Hello"], ["Hello, how can I help?"])
+    .check_determinism_every(0)
+    .faults(&[(livesim::soak::FaultKind::NonAscii, 0.5)])
+    .invariant("ascii-only", |run| {
+        match run
+            .delivered()
+            .find(|e| e.kind() == "text_complete" && !e.to_string().is_ascii())
+        {
+            Some(e) => Err(format!("the model said non-ASCII text: {e}")),
+            None => Ok(()),
+        }
+    });
+    let failure = first_failure(&soak, "ascii-only");
+    let shrunk = soak
+        .shrink(&Case::from(&failure), "ascii-only", BUDGET, &|_| {})
+        .unwrap();
+    assert!(shrunk.case.actions() <= 2, "{}", shrunk.case);
+    assert!(shrunk.case.actions() < failure.script.actions().len());
+    assert!(shrunk.message.starts_with("the model said non-ASCII text"));
+}
+
+/// A case that does not break the invariant is not shrunk: the error says
+/// what it breaks instead.
+#[test]
+fn a_passing_case_is_not_shrunk() {
+    let soak = Soak::agent(&agent("weather")).check_determinism_every(0);
+    let case = soak.case(Seed::new(3));
+    let err = soak
+        .shrink(&case, "refused-never-runs", BUDGET, &|_| {})
+        .unwrap_err();
+    assert_eq!(
+        err,
+        ShrinkError::Passes {
+            agent: "weather".into(),
+            seed: "0x3".into(),
+            invariant: "refused-never-runs".into(),
+            broken: Vec::new(),
+        }
+    );
+    assert!(err.to_string().contains("every invariant holds"), "{err}");
+}
+
+/// A failure that needs a stale handle, in an agent whose sessions resume,
+/// shrinks to a script that still spans connections: every candidate is a
+/// valid script file, so the connection the stale handle ends stays with
+/// the `resumption_update` that issued it.
+#[test]
+fn a_failure_across_connections_shrinks_to_a_valid_script() {
+    use livesim::LiveEvent;
+    let soak = Soak::agent(&agent("resumable"))
+        .check_determinism_every(0)
+        .invariant("never-fresh", |run| {
+            match run
+                .events
+                .iter()
+                .find(|e| matches!(e.event, LiveEvent::Resumed { fresh: true, .. }))
+            {
+                Some(e) => Err(format!("a fresh session began at {:?}", e.at)),
+                None => Ok(()),
+            }
+        });
+    let failure = first_failure(&soak, "never-fresh");
+    let shrunk = soak
+        .shrink(&Case::from(&failure), "never-fresh", BUDGET, &|_| {})
+        .unwrap();
+    assert!(shrunk.finished, "{shrunk}");
+    assert!(
+        shrunk.case.actions() < failure.script.actions().len(),
+        "{shrunk}"
+    );
+    assert!(shrunk.case.script.spans_connections(), "{}", shrunk.case);
+    let entry = CorpusEntry::from_shrunk(&shrunk);
+    let text = serde_json::to_string_pretty(&entry.to_json()).unwrap();
+    let read = CorpusEntry::from_json_str(&text, "entry.json").unwrap();
+    assert_eq!(read.case, shrunk.case);
+    assert!(
+        soak.replay(&read)
+            .failures
+            .iter()
+            .any(|f| f.invariant == "never-fresh")
+    );
+}

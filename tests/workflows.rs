@@ -1,0 +1,334 @@
+//! The GitHub Actions workflows, checked without GitHub: both parse as
+//! YAML; CI runs `.ci/run`; every `livesim` and `cargo` command they run
+//! exists, with every flag they pass; the nightly soak's plan step (run
+//! here with bash) makes shards 1..=N of N for any N it accepts, which
+//! are disjoint and cover the night's seeds exactly; each shard uploads
+//! its JUnit report and its new corpus entries, even when it fails.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use livesim::soak::Shard;
+use yaml_rust2::{Yaml, YamlLoader};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn workflow(name: &str) -> Yaml {
+    let path = repo().join(".github/workflows").join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut docs = YamlLoader::load_from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is not YAML: {e}", path.display()));
+    assert_eq!(docs.len(), 1, "{name}: one document");
+    let doc = docs.remove(0);
+    assert!(
+        doc["jobs"].as_hash().is_some_and(|j| !j.is_empty()),
+        "{name}: no jobs"
+    );
+    assert!(!doc["on"].is_badvalue(), "{name}: no triggers");
+    doc
+}
+
+/// Every step of every job: (job, step).
+fn steps(doc: &Yaml) -> Vec<(String, Yaml)> {
+    let mut out = Vec::new();
+    for (job, body) in doc["jobs"].as_hash().unwrap() {
+        let job = job.as_str().unwrap().to_string();
+        let list = body["steps"]
+            .as_vec()
+            .unwrap_or_else(|| panic!("job {job} has no steps"));
+        for step in list {
+            out.push((job.clone(), step.clone()));
+        }
+    }
+    out
+}
+
+/// The shell commands of a `run` script: continuation lines joined, one
+/// command per line or `&&`-separated part, as words with their quotes
+/// taken off.
+fn commands(script: &str) -> Vec<Vec<String>> {
+    script
+        .replace("\\\n", " ")
+        .lines()
+        .flat_map(|line| line.split("&&").map(str::to_string).collect::<Vec<_>>())
+        .map(|command| {
+            command
+                .split_whitespace()
+                .map(|w| w.trim_matches(|c| c == '"' || c == '\'').to_string())
+                .collect::<Vec<_>>()
+        })
+        .filter(|words| !words.is_empty())
+        .collect()
+}
+
+/// Runs a program; its exit success and its stdout.
+fn output(program: impl AsRef<std::ffi::OsStr>, args: &[String]) -> (bool, String) {
+    let out = Command::new(program)
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("the program runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// The subcommands `livesim <path> --help` lists.
+fn subcommands(path: &[String]) -> Vec<String> {
+    let mut args = path.to_vec();
+    args.push("--help".into());
+    let (_, help) = output(env!("CARGO_BIN_EXE_livesim"), &args);
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect()
+}
+
+/// A `livesim` command line's words after the binary: its subcommands
+/// exist, and the last one takes every flag given.
+fn check_livesim(args: &[String], seen: &mut Vec<String>) {
+    let mut path: Vec<String> = Vec::new();
+    for word in args {
+        if subcommands(&path).contains(word) {
+            path.push(word.clone());
+        } else {
+            break;
+        }
+    }
+    assert!(
+        subcommands(&path).is_empty(),
+        "`livesim {args:?}` names no command (after `{}`, one of {:?})",
+        path.join(" "),
+        subcommands(&path)
+    );
+    let mut help_args = path.clone();
+    help_args.push("--help".into());
+    let (ok, help) = output(env!("CARGO_BIN_EXE_livesim"), &help_args);
+    assert!(
+        ok,
+        "`livesim {}` does not exist:\n{help}",
+        help_args.join(" ")
+    );
+    for flag in args.iter().filter(|w| w.starts_with("--")) {
+        let flag = flag.split('=').next().unwrap();
+        assert!(
+            help.contains(flag),
+            "`livesim {}` has no {flag}:\n{help}",
+            path.join(" ")
+        );
+    }
+    seen.push(path.join(" "));
+}
+
+/// A `cargo` command line's words after `cargo`: the subcommand exists and
+/// takes every flag; `--test` names a test target; what follows `--` is a
+/// livesim command line (for `cargo run`).
+fn check_cargo(args: &[String], seen: &mut Vec<String>) {
+    let (cargo_args, rest) = match args.iter().position(|w| w == "--") {
+        Some(at) => (&args[..at], Some(&args[at + 1..])),
+        None => (args, None),
+    };
+    let sub = &cargo_args[0];
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let (ok, help) = output(&cargo, &[sub.clone(), "--help".into()]);
+    assert!(ok, "`cargo {sub}` does not exist");
+    for (i, flag) in cargo_args
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| w.starts_with("--"))
+    {
+        assert!(help.contains(flag.as_str()), "`cargo {sub}` has no {flag}");
+        if flag == "--test" {
+            let name = &cargo_args[i + 1];
+            let tests = repo().join("tests");
+            assert!(
+                tests.join(format!("{name}.rs")).is_file()
+                    || tests.join(name).join("main.rs").is_file(),
+                "`--test {name}`: no such test target"
+            );
+        }
+    }
+    if let Some(rest) = rest {
+        assert_eq!(
+            sub, "run",
+            "arguments after -- go to the program of `cargo run`"
+        );
+        check_livesim(rest, seen);
+    }
+    seen.push(format!("cargo {sub}"));
+}
+
+/// Checks every command of every `run` step; returns what was checked.
+fn check_commands(doc: &Yaml) -> Vec<String> {
+    let mut seen = Vec::new();
+    for (_, step) in steps(doc) {
+        let Some(script) = step["run"].as_str() else {
+            assert!(
+                step["uses"].as_str().is_some(),
+                "a step neither runs nor uses: {step:?}"
+            );
+            continue;
+        };
+        for words in commands(script) {
+            if let Some(at) = words
+                .iter()
+                .position(|w| w == "livesim" || w.ends_with("/livesim"))
+            {
+                check_livesim(&words[at + 1..], &mut seen);
+            } else if words[0] == "cargo" {
+                check_cargo(&words[1..], &mut seen);
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn ci_runs_dot_ci_run() {
+    let ci = workflow("ci.yml");
+    let runs: Vec<String> = steps(&ci)
+        .into_iter()
+        .filter_map(|(_, s)| s["run"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(runs, ["bash .ci/run"]);
+    assert!(repo().join(".ci/run").is_file());
+    assert_eq!(ci["env"]["LIVESIM_REGRESSIONS"].as_str(), Some("read"));
+    assert!(
+        ci["on"]["pull_request"].as_hash().is_some() || !ci["on"]["pull_request"].is_badvalue()
+    );
+}
+
+#[test]
+fn every_command_the_workflows_run_exists() {
+    let seen = check_commands(&workflow("nightly-soak.yml"));
+    for command in [
+        "sim soak",
+        "sim replay",
+        "cargo build",
+        "cargo test",
+        "cargo run",
+    ] {
+        assert!(
+            seen.iter().any(|s| s == command),
+            "{command} not checked: {seen:?}"
+        );
+    }
+    check_commands(&workflow("ci.yml"));
+}
+
+/// Runs the plan step's script as GitHub would, with `shards` and run
+/// number 5: its outputs, or `None` if it refused.
+fn plan(doc: &Yaml, shards: &str, seeds: &str) -> Option<Vec<(String, String)>> {
+    let step = doc["jobs"]["plan"]["steps"][0].clone();
+    assert_eq!(step["id"].as_str(), Some("plan"));
+    assert_eq!(
+        step["env"]["SHARDS"].as_str(),
+        Some("${{ inputs.shards || '8' }}")
+    );
+    let script = step["run"].as_str().unwrap();
+    let dir = std::env::temp_dir().join(format!("livesim-plan-{}-{shards}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("output");
+    std::fs::write(&out, "").unwrap();
+    let status = Command::new("bash")
+        .args(["-c", script])
+        .env("SHARDS", shards)
+        .env("SEEDS", seeds)
+        .env("GITHUB_RUN_NUMBER", "5")
+        .env("GITHUB_OUTPUT", &out)
+        .output()
+        .unwrap();
+    if !status.status.success() {
+        return None;
+    }
+    Some(
+        std::fs::read_to_string(&out)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let (k, v) = l.split_once('=').unwrap();
+                (k.to_string(), v.to_string())
+            })
+            .collect(),
+    )
+}
+
+fn value<'a>(outputs: &'a [(String, String)], key: &str) -> &'a str {
+    &outputs.iter().find(|(k, _)| k == key).unwrap().1
+}
+
+#[test]
+fn the_nightly_matrix_covers_the_seeds_with_disjoint_shards() {
+    let doc = workflow("nightly-soak.yml");
+    let soak = &doc["jobs"]["soak"];
+    assert_eq!(
+        soak["strategy"]["matrix"]["shard"].as_str(),
+        Some("${{ fromJSON(needs.plan.outputs.list) }}")
+    );
+    assert_eq!(
+        soak["env"]["SHARD"].as_str(),
+        Some("${{ matrix.shard }}/${{ needs.plan.outputs.of }}")
+    );
+    assert_eq!(soak["strategy"]["fail-fast"].as_bool(), Some(false));
+    for n in [1u64, 3, 8, 64] {
+        let outputs = plan(&doc, &n.to_string(), "").unwrap_or_else(|| panic!("{n} refused"));
+        assert_eq!(value(&outputs, "of"), n.to_string());
+        let list: Vec<u64> = serde_json::from_str(value(&outputs, "list")).unwrap();
+        assert_eq!(list, (1..=n).collect::<Vec<_>>());
+        assert_eq!(value(&outputs, "seeds"), "5000000..6000000");
+        // Each job's --shard, over the night's seeds: disjoint, covering.
+        let range = 5_000_000..6_000_000u64;
+        let mut covered = 0u64;
+        for k in &list {
+            let shard: Shard = format!("{k}/{n}").parse().unwrap();
+            let seeds: Vec<u64> = shard.seeds(range.clone()).collect();
+            assert!(seeds.iter().all(|s| (s - range.start) % n == k - 1));
+            covered += seeds.len() as u64;
+        }
+        assert_eq!(covered, range.end - range.start);
+    }
+    let given = plan(&doc, "4", "0..100").unwrap();
+    assert_eq!(value(&given, "seeds"), "0..100");
+    for bad in ["0", "65", "x", ""] {
+        assert!(plan(&doc, bad, "").is_none(), "shards={bad:?} was accepted");
+    }
+}
+
+#[test]
+fn each_shard_keeps_its_report_and_new_entries_even_when_it_fails() {
+    let doc = workflow("nightly-soak.yml");
+    let soak_steps = doc["jobs"]["soak"]["steps"].as_vec().unwrap();
+    let run = soak_steps
+        .iter()
+        .filter_map(|s| s["run"].as_str())
+        .find(|r| r.contains("sim soak"))
+        .unwrap();
+    for flag in [
+        "--shard \"$SHARD\"",
+        "--duration",
+        "--junit \"reports/",
+        "--save new-seeds",
+    ] {
+        assert!(run.contains(flag), "{flag} missing from {run}");
+    }
+    let upload = soak_steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/upload-artifact@"))
+        })
+        .expect("an upload step");
+    assert_eq!(upload["if"].as_str(), Some("always()"));
+    let paths = upload["with"]["path"].as_str().unwrap();
+    assert!(
+        paths.contains("reports/") && paths.contains("new-seeds/"),
+        "{paths}"
+    );
+    assert!(Path::new(&repo()).join("seeds").is_dir());
+}

@@ -353,7 +353,13 @@ fn replay_exits_2_for_a_missing_agent_or_a_damaged_entry() {
     let page = dir.join("one.html");
     let (code, _, err) = livesim_in(
         &repo(),
-        &["sim", "replay", file.to_str().unwrap(), "--html", page.to_str().unwrap()],
+        &[
+            "sim",
+            "replay",
+            file.to_str().unwrap(),
+            "--html",
+            page.to_str().unwrap(),
+        ],
     );
     assert_eq!(code, Some(0), "{err}");
     let html = std::fs::read_to_string(&page).unwrap();
@@ -361,7 +367,13 @@ fn replay_exits_2_for_a_missing_agent_or_a_damaged_entry() {
     let pages = dir.join("pages");
     let (code, _, err) = livesim_in(
         &repo(),
-        &["sim", "replay", dir.to_str().unwrap(), "--html", pages.to_str().unwrap()],
+        &[
+            "sim",
+            "replay",
+            dir.to_str().unwrap(),
+            "--html",
+            pages.to_str().unwrap(),
+        ],
     );
     assert_eq!(code, Some(0), "{err}");
     assert!(pages.join("weather-0x3.html").is_file(), "{err}");

@@ -78,6 +78,7 @@ fn sim_soak_writes_its_report_with_failure_timelines_beside_it() {
         page.to_str().unwrap(),
         "--format",
         "json",
+        "--no-save",
     ]);
     assert_eq!(code, Some(1), "{out}{err}");
     let json: serde_json::Value = serde_json::from_str(&out).expect("stdout is JSON alone");
@@ -100,4 +101,30 @@ fn sim_soak_writes_its_report_with_failure_timelines_beside_it() {
         );
     }
     assert!(err.contains("report written to"), "{err}");
+
+    // Saving failures while stdout carries JSON: what was saved is told on
+    // stderr, and stdout stays JSON alone.
+    let corpus = dir.join("corpus");
+    let (code, out, err) = livesim(&[
+        "sim",
+        "soak",
+        agent.to_str().unwrap(),
+        "--seeds",
+        "0..10",
+        "--format",
+        "json",
+        "--save",
+        corpus.to_str().unwrap(),
+        "--shrink-time",
+        "0",
+        "--save-limit",
+        "1",
+    ]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    serde_json::from_str::<serde_json::Value>(&out).expect("stdout is JSON alone");
+    assert!(err.contains("saved "), "{err}");
+    assert_eq!(
+        std::fs::read_dir(corpus.join("weather")).unwrap().count(),
+        1
+    );
 }

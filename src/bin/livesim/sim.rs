@@ -359,7 +359,11 @@ fn soak(args: SoakArgs) -> ExitCode {
     });
     display.finish();
     let status = report(&summary, &soaks, &args);
-    if !corpus::save_failures(&summary, &soaks, &saving, args.save_limit) {
+    let tell = match args.format {
+        Format::Text => corpus::Tell::Stdout,
+        Format::Json => corpus::Tell::Stderr,
+    };
+    if !corpus::save_failures(&summary, &soaks, &saving, args.save_limit, tell) {
         return ExitCode::from(2);
     }
     status

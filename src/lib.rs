@@ -95,3 +95,9 @@ pub use executor::Seed;
 /// # fn main() {}
 /// ```
 pub use livesim_macros::test;
+
+/// The README's Rust examples, compiled by `cargo test --doc` so they
+/// cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -101,3 +101,8 @@ pub use livesim_macros::test;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// `docs/invariants.md`'s Rust examples, compiled by `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/invariants.md")]
+pub struct InvariantsDoctests;

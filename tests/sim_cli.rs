@@ -95,7 +95,7 @@ fn soak_runs_every_sim_agent_and_prints_the_summary() {
         ),
         "{out}"
     );
-    assert!(out.contains("sessions: 12 in "), "{out}");
+    assert!(out.contains("sessions: 15 in "), "{out}");
     assert!(out.contains("invariant checks: "), "{out}");
     assert!(
         out.contains("sometimes (runs that reached each goal):"),
@@ -110,13 +110,13 @@ fn soak_runs_every_sim_agent_and_prints_the_summary() {
     );
     // Not a terminal: progress as plain lines, the last one complete.
     assert!(
-        err.contains("livesim sim soak: 12/12 sessions, 0 failures"),
+        err.contains("livesim sim soak: 15/15 sessions, 0 failures"),
         "{err}"
     );
     let report =
         quick_junit::Report::deserialize_from_str(&std::fs::read_to_string(&junit).unwrap())
             .unwrap();
-    assert_eq!(report.test_suites.len(), 4);
+    assert_eq!(report.test_suites.len(), 5);
 }
 
 #[test]

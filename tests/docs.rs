@@ -67,7 +67,8 @@ fn blocks(path: &str) -> Vec<Block> {
     let text = std::fs::read_to_string(Path::new(ROOT).join(path))
         .unwrap_or_else(|e| panic!("{path}: {e}"));
     let mut out = Vec::new();
-    let mut open: Option<(usize, usize, String, Vec<String>, Vec<String>)> = None;
+    // The block being read, its fence's indentation, and its lines.
+    let mut open: Option<(Block, usize, Vec<String>)> = None;
     for (i, line) in text.lines().enumerate() {
         let trimmed = line.trim_start();
         let indent = line.len() - trimmed.len();
@@ -75,26 +76,27 @@ fn blocks(path: &str) -> Vec<Block> {
             None => {
                 if let Some(info) = trimmed.strip_prefix("```") {
                     let mut words = info.split_whitespace().map(str::to_string);
-                    let lang = words.next().unwrap_or_default();
-                    open = Some((i + 1, indent, lang, words.collect(), Vec::new()));
+                    let block = Block {
+                        file: path.to_string(),
+                        line: i + 1,
+                        lang: words.next().unwrap_or_default(),
+                        tags: words.collect(),
+                        body: String::new(),
+                    };
+                    open = Some((block, indent, Vec::new()));
                 }
             }
-            Some((start, fence, lang, tags, mut body)) => {
+            Some((mut block, fence, mut body)) => {
                 if trimmed == "```" {
-                    out.push(Block {
-                        file: path.to_string(),
-                        line: start,
-                        lang,
-                        tags,
-                        body: body.join("\n") + "\n",
-                    });
+                    block.body = body.join("\n") + "\n";
+                    out.push(block);
                 } else {
                     let cut = line
                         .char_indices()
                         .take_while(|(at, c)| *at < fence && *c == ' ')
                         .count();
                     body.push(line[cut..].to_string());
-                    open = Some((start, fence, lang, tags, body));
+                    open = Some((block, fence, body));
                 }
             }
         }

@@ -19,7 +19,7 @@ mod error;
 pub(crate) mod handshake;
 pub mod memory;
 pub mod recording;
-mod scrub;
+pub(crate) mod scrub;
 pub mod split;
 pub mod websocket;
 pub mod wire_log;

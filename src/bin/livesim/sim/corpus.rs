@@ -12,6 +12,7 @@ use livesim::Seed;
 use livesim::soak::{
     Agent, Case, CorpusEntry, DEFAULT_BUDGET, Failure, ShrinkError, Soak, Summary, corpus_files,
 };
+use livesim::timeline::Timeline;
 
 use super::{agent_dirs, find_agent, nearest_sim, parse_duration, soaks, usage};
 
@@ -57,6 +58,11 @@ pub struct ReplayArgs {
     /// instead of the entry's agent under the nearest `sim/`.
     #[arg(long, value_name = "DIR")]
     pub agent: Option<PathBuf>,
+    /// Also draw each replay's timeline: one entry file named, a page at
+    /// FILE; a folder or several, a folder FILE with one page per entry
+    /// (`<agent>-<seed>.html`).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// What saving needs: the folder (`None`: save nothing) and the budget.
@@ -115,17 +121,16 @@ fn entry_for(soak: &Soak, failure: &Failure, budget: Duration, command: &str) ->
 }
 
 /// Saves `entry` under `dir` unless the corpus has that seed already;
-/// prints what happened.
-fn save(entry: &CorpusEntry, dir: &Path) -> Result<(), String> {
+/// returns the line that says what happened.
+fn save(entry: &CorpusEntry, dir: &Path) -> Result<String, String> {
     let path = entry.path_in(dir);
     if path.exists() {
-        say!(
+        return Ok(format!(
             "kept {}: the corpus has this seed already ({} now, {} actions)",
             path.display(),
             entry.invariant,
             entry.case.actions()
-        );
-        return Ok(());
+        ));
     }
     let path = entry.save(dir).map_err(|e| e.to_string())?;
     let how = match &entry.shrunk {
@@ -135,24 +140,36 @@ fn save(entry: &CorpusEntry, dir: &Path) -> Result<(), String> {
         ),
         None => "as found".to_string(),
     };
-    say!(
+    Ok(format!(
         "saved {}: {}, {} actions ({how}); replay: livesim sim replay {}",
         path.display(),
         entry.invariant,
         entry.case.actions(),
         path.display()
-    );
-    Ok(())
+    ))
+}
+
+/// What saving a soak's failures did.
+#[derive(Default)]
+pub struct Saved {
+    /// Every entry was written (or was in the corpus already).
+    pub ok: bool,
+    /// The entries, shrunk, in the order saved.
+    pub entries: Vec<CorpusEntry>,
+    /// What to tell the user: one line per entry, and what was not saved.
+    pub lines: Vec<String>,
 }
 
 /// Saves the failures of a soak: one entry per (agent, seed), at most
-/// `limit` per (agent, invariant), each shrunk first. Returns false if one
-/// could not be written.
-pub fn save_failures(summary: &Summary, soaks: &[Soak], saving: &Saving, limit: usize) -> bool {
-    let Some(dir) = &saving.dir else {
-        return true;
+/// `limit` per (agent, invariant), each shrunk first (progress on stderr).
+pub fn save_failures(summary: &Summary, soaks: &[Soak], saving: &Saving, limit: usize) -> Saved {
+    let mut saved = Saved {
+        ok: true,
+        ..Saved::default()
     };
-    let mut written = true;
+    let Some(dir) = &saving.dir else {
+        return saved;
+    };
     for (agent, soak) in summary.agents.iter().zip(soaks) {
         let mut per_invariant: BTreeMap<&str, usize> = BTreeMap::new();
         let mut seen: Vec<Seed> = Vec::new();
@@ -169,22 +186,24 @@ pub fn save_failures(summary: &Summary, soaks: &[Soak], saving: &Saving, limit: 
             *count += 1;
             seen.push(failure.seed);
             let entry = entry_for(soak, failure, saving.budget, "soak");
-            if let Err(e) = save(&entry, dir) {
-                eprintln!("livesim sim soak: cannot save a failure: {e}");
-                written = false;
+            match save(&entry, dir) {
+                Ok(line) => saved.lines.push(line),
+                Err(e) => {
+                    eprintln!("livesim sim soak: cannot save a failure: {e}");
+                    saved.ok = false;
+                }
             }
+            saved.entries.push(entry);
         }
         if skipped > 0 {
-            say!(
+            saved.lines.push(format!(
                 "{} more {} failures not saved (--save-limit {limit} per invariant; \
                  livesim sim shrink {} --seed S saves one)",
-                skipped,
-                agent.name,
-                agent.name
-            );
+                skipped, agent.name, agent.name
+            ));
         }
     }
-    written
+    saved
 }
 
 pub fn shrink(args: ShrinkArgs) -> ExitCode {
@@ -234,10 +253,11 @@ pub fn shrink(args: ShrinkArgs) -> ExitCode {
     for line in entry.message.lines() {
         say!("  {line}");
     }
-    if let Some(dir) = &saving.dir
-        && let Err(e) = save(&entry, dir)
-    {
-        return usage("shrink", &e);
+    if let Some(dir) = &saving.dir {
+        match save(&entry, dir) {
+            Ok(line) => say!("{line}"),
+            Err(e) => return usage("shrink", &e),
+        }
     }
     ExitCode::from(1)
 }
@@ -281,6 +301,8 @@ pub fn replay(args: ReplayArgs) -> ExitCode {
             files.push(path.clone());
         }
     }
+    // One file named: its page is FILE; a folder or several: pages in FILE.
+    let one_file = args.files.len() == 1 && !args.files[0].is_dir();
     let (mut passed, mut failed, mut bad) = (0, 0, 0);
     for file in &files {
         let entry = match CorpusEntry::load(file) {
@@ -299,7 +321,30 @@ pub fn replay(args: ReplayArgs) -> ExitCode {
                 continue;
             }
         };
-        let run = Soak::agent(&agent).replay(&entry);
+        let soak = Soak::agent(&agent);
+        let run = soak.replay(&entry);
+        if let Some(out) = &args.html {
+            let page = if one_file {
+                out.clone()
+            } else {
+                out.join(format!("{}-{}.html", entry.agent, entry.case.seed))
+            };
+            let written = page
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|()| Timeline::of_case(&soak, &entry.case, &run).write_html(&page));
+            match written {
+                Ok(()) => eprintln!("livesim sim replay: timeline written to {}", page.display()),
+                Err(e) => {
+                    eprintln!(
+                        "livesim sim replay: cannot write the timeline {}: {e}",
+                        page.display()
+                    );
+                    bad += 1;
+                }
+            }
+        }
         let head = format!(
             "{}: {} seed {} ({}, {} actions)",
             file.display(),

@@ -58,6 +58,8 @@
 //! and what was expected there, for a JSON syntax error, a member of the
 //! wrong shape, and a spec that decodes but is invalid (an `after` naming no
 //! step, a cycle).
+//!
+//! The same, with examples checked by `tests/docs.rs`: `docs/formats/spec.md`.
 
 use std::path::Path;
 

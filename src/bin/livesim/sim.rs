@@ -187,8 +187,8 @@ fn nearest_sim() -> Result<PathBuf, String> {
     Err(format!(
         "no agents found: looked for sim/*/agent.json in {} and every folder above it.\n\
          Point it at a folder of agents (livesim sim soak path/to/agents) or at one agent's \
-         folder (livesim sim soak path/to/agent, holding agent.json); the README's \"Soak\" \
-         section shows an agent file.",
+         folder (livesim sim soak path/to/agent, holding agent.json); docs/formats/agent.md \
+         in livesim's repository shows an agent file.",
         here.display()
     ))
 }

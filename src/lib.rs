@@ -101,3 +101,14 @@ pub use executor::seed::Seed;
 /// # fn main() {}
 /// ```
 pub use livesim_macros::test;
+
+/// The README's Rust examples, compiled by `cargo test --doc` so they
+/// cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
+/// `docs/invariants.md`'s Rust examples, compiled by `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/invariants.md")]
+pub struct InvariantsDoctests;

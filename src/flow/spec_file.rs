@@ -120,6 +120,8 @@ impl SpecFileError {
 /// wrong shape, and a spec that decodes but is invalid (an `after` naming no
 /// step, a cycle).
 ///
+/// The same, with examples checked by `tests/docs.rs`: `docs/formats/spec.md`.
+///
 /// ```
 /// use livesim::flow::{Flow, Guard, Spec};
 ///

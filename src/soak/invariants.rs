@@ -26,6 +26,9 @@
 //! Runs that panic are reported as `panic`; runs that deadlock, overstay
 //! the executor's time limit or livelock as `liveness`; sessions that do
 //! not connect as `setup`.
+//!
+//! Each invariant in depth (what breaks it, the message it fails with), the
+//! governance properties and the goals: `docs/invariants.md`.
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -76,7 +76,7 @@ pub mod timeline;
 pub mod transport;
 pub mod wire;
 
-pub use executor::Seed;
+pub use executor::seed::Seed;
 
 /// Marks an async function as a seeded test, run by the
 /// [`Runner`](executor::Runner) in fresh simulated runtimes.

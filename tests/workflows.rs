@@ -358,3 +358,39 @@ fn each_shard_keeps_its_report_and_new_entries_even_when_it_fails() {
     );
     assert!(Path::new(&repo()).join("seeds").is_dir());
 }
+
+/// Every program in `examples/` is run by `.ci/run` and listed in the
+/// README's "Examples" section, so none goes stale unseen.
+#[test]
+fn every_example_is_run_by_ci_and_listed_in_the_readme() {
+    let ci = std::fs::read_to_string(repo().join(".ci/run")).unwrap();
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let examples_section = readme
+        .split("\n## Examples\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("README has an \"## Examples\" section");
+    let mut names: Vec<String> = std::fs::read_dir(repo().join("examples"))
+        .unwrap()
+        .filter_map(|entry| {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            name.strip_suffix(".rs").map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    assert!(!names.is_empty());
+    for name in names {
+        let run = ci.lines().any(|line| {
+            line.contains(&format!("--example {name}"))
+                || (line.starts_with("for example in")
+                    && line
+                        .split_whitespace()
+                        .any(|w| w == name || w == format!("{name};")))
+        });
+        assert!(run, ".ci/run does not run the example {name}");
+        assert!(
+            examples_section.contains(&format!("--example {name}")),
+            "the README's Examples section does not show how to run {name}"
+        );
+    }
+}

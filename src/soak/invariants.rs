@@ -82,7 +82,7 @@ type Check = dyn Fn(&RunRecord) -> Result<(), String> + Send + Sync;
 /// A named check over a [`RunRecord`].
 ///
 /// ```
-/// use livesim::soak::Invariant;
+/// use livesim::soak::invariants::Invariant;
 ///
 /// let quiet = Invariant::new("no-warnings", |run| {
 ///     match run.delivered().find(|e| e.kind() == "warning") {

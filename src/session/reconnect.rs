@@ -423,7 +423,10 @@ impl WireLane {
     /// Awaits `work` while keeping the session's commands moving: content
     /// is queued for the next connection, answers of the old one are
     /// dropped, a disconnect ends everything (no further attempts).
-    async fn meanwhile<F: std::future::Future>(&mut self, work: F) -> Result<F::Output, LiveEvent> {
+    pub(super) async fn meanwhile<F: std::future::Future>(
+        &mut self,
+        work: F,
+    ) -> Result<F::Output, LiveEvent> {
         tokio::pin!(work);
         loop {
             tokio::select! {

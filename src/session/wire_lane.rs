@@ -10,6 +10,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::aggregate::Aggregator;
+use super::connect::Opened;
 use super::events::{Lane, LiveEvent};
 use super::extractors::{Speaker, Transcript};
 use super::handle::Command;
@@ -103,24 +104,30 @@ impl WireLane {
                         return end;
                     }
                 }
-                frame = self.transport.recv() => match frame {
-                    Some(Ok(Frame::Close(close))) => {
-                        let closed = Closed::from_close(close.as_ref());
-                        return End::Lost(closed.clone(), disconnected(closed));
-                    }
-                    Some(Ok(frame)) => {
-                        if let Some(fatal) = self.inbound(aggregator, frame) {
-                            let _ = self.transport.close(None).await;
-                            return End::Final(LiveEvent::Disconnected { code: None, reason: fatal, class: Some(CloseClass::Fatal.to_string()) });
+                frame = self.transport.recv() => {
+                    let end = match frame {
+                        Some(Ok(Frame::Close(close))) => {
+                            let closed = Closed::from_close(close.as_ref());
+                            End::Lost(closed.clone(), disconnected(closed))
                         }
-                        yield_point("wire:route").await;
+                        Some(Ok(frame)) => {
+                            if let Some(fatal) = self.inbound(aggregator, frame) {
+                                let _ = self.transport.close(None).await;
+                                return End::Final(LiveEvent::Disconnected { code: None, reason: fatal, class: Some(CloseClass::Fatal.to_string()) });
+                            }
+                            yield_point("wire:route").await;
+                            continue;
+                        }
+                        Some(Err(e)) => End::Lost(e.as_closed(), lost(&e, "transport error")),
+                        None => {
+                            let closed = Closed::abnormal("the connection ended without a close frame");
+                            End::Lost(closed.clone(), disconnected(closed))
+                        }
+                    };
+                    if let Some(end) = self.ended_while_moving(aggregator, end).await {
+                        return end;
                     }
-                    Some(Err(e)) => return End::Lost(e.as_closed(), lost(&e, "transport error")),
-                    None => {
-                        let closed = Closed::abnormal("the connection ended without a close frame");
-                        return End::Lost(closed.clone(), disconnected(closed));
-                    }
-                },
+                }
                 opened = async { match self.link.switching.as_mut() {
                     Some(opening) => opening.await,
                     None => std::future::pending().await,
@@ -128,7 +135,7 @@ impl WireLane {
                     self.link.switching = None;
                     match opened {
                         Ok(opened) => {
-                            if let Some(end) = self.switch_to(opened).await {
+                            if let Some(end) = self.switched(aggregator, opened).await {
                                 return end;
                             }
                         }
@@ -149,6 +156,50 @@ impl WireLane {
                     }
                 }
                 _ = sleep_until(self.link.move_by), if !moving => self.start_move(),
+            }
+        }
+    }
+
+    /// Moves to the connection opened after `goAway`, and handles what it
+    /// sent with its `setupComplete` before anything it sends next (a
+    /// handle there is the one a later reconnect resumes). `Some` when
+    /// that ends the connection.
+    async fn switched(&mut self, aggregator: &mut Aggregator, opened: Opened) -> Option<End> {
+        if let Some(end) = self.switch_to(opened).await {
+            return Some(end);
+        }
+        for frame in std::mem::take(&mut self.early) {
+            if let Some(fatal) = self.inbound(aggregator, frame) {
+                let _ = self.transport.close(None).await;
+                return Some(End::Final(LiveEvent::Disconnected {
+                    code: None,
+                    reason: fatal,
+                    class: Some(CloseClass::Fatal.to_string()),
+                }));
+            }
+        }
+        None
+    }
+
+    /// The connection ended (`end`). When the session was moving off it
+    /// after `goAway`, the server ending the old connection is expected:
+    /// the new one, once set up, carries on (`None`). Otherwise, or if the
+    /// new one fails, `end` stands.
+    async fn ended_while_moving(&mut self, aggregator: &mut Aggregator, end: End) -> Option<End> {
+        let Some(opening) = self.link.switching.take() else {
+            return Some(end);
+        };
+        let opened = match self.meanwhile(opening).await {
+            Ok(opened) => opened,
+            Err(event) => return Some(End::Final(event)),
+        };
+        match opened {
+            Ok(opened) => self.switched(aggregator, opened).await,
+            Err(e) => {
+                self.warn(format!(
+                    "moving to a new connection after goAway failed: {e}"
+                ));
+                Some(end)
             }
         }
     }

@@ -480,3 +480,39 @@ fn the_handle_is_in_no_event_trace_log_line_or_journal() {
         assert!(!text.contains(SECRET), "the handle is in {what}");
     }
 }
+
+/// A handle the server gives on a connection the session moved to after a
+/// goAway is the one the next reconnect resumes, even when the connection
+/// closes in the same instant it came.
+#[test]
+fn a_handle_given_on_a_moved_to_connection_is_the_one_resumed_next() {
+    for gap in [Duration::ZERO, Duration::from_millis(1)] {
+        let outcome = Simulation::new(Seed::new(0))
+            .run(move || async move {
+                let script = ScriptedServer::new()
+                    .resumption_update("h1", true)
+                    .says("one")
+                    .resumption_update("h2", true)
+                    .go_away(Duration::from_secs(2))
+                    .reconnect_resuming("h2")
+                    .says("mid")
+                    .resumption_update("h3", true)
+                    .pause(gap)
+                    .close(1011, "y")
+                    .reconnect_resuming("h3")
+                    .says("two");
+                script
+                    .play(Live::builder().text_only().resumption(Resumption::on()))
+                    .await
+                    .map(|run| run.model_text())
+                    .map_err(|e| e.to_string())
+            })
+            .unwrap_or_else(|f| panic!("{}", f.summary()));
+        assert_eq!(
+            outcome.value,
+            Ok("onemidtwo".to_string()),
+            "gap {gap:?}\n{}",
+            outcome.trace.tail(80)
+        );
+    }
+}

@@ -51,6 +51,7 @@
 //! ```
 
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
 pub mod clock;
@@ -60,11 +61,16 @@ pub mod flow;
 pub mod jsonl;
 pub mod llm;
 #[cfg(feature = "network")]
+#[cfg_attr(docsrs, doc(cfg(feature = "network")))]
 pub mod network;
 pub mod prelude;
+#[cfg(feature = "serve")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
 pub mod serve;
 pub mod session;
 pub mod simulation;
+#[cfg(feature = "simulation")]
+#[cfg_attr(docsrs, doc(cfg(feature = "simulation")))]
 pub mod soak;
 pub mod state;
 pub mod tape;
@@ -94,4 +100,6 @@ pub use executor::Seed;
 /// }
 /// # fn main() {}
 /// ```
+#[cfg(feature = "simulation")]
+#[cfg_attr(docsrs, doc(cfg(feature = "simulation")))]
 pub use livesim_macros::test;

@@ -90,7 +90,9 @@ fn soak_runs_every_sim_agent_and_prints_the_summary() {
     );
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(
-        out.starts_with("soak: 5 agents (booking, payment, resumable, support, weather), seeds 0..3, 2 jobs"),
+        out.starts_with(
+            "soak: 5 agents (booking, payment, resumable, support, weather), seeds 0..3, 2 jobs"
+        ),
         "{out}"
     );
     assert!(out.contains("sessions: 12 in "), "{out}");

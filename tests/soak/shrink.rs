@@ -176,7 +176,7 @@ fn a_passing_case_is_not_shrunk() {
 /// the `resumption_update` that issued it.
 #[test]
 fn a_failure_across_connections_shrinks_to_a_valid_script() {
-    use livesim::LiveEvent;
+    use livesim::session::LiveEvent;
     let soak = Soak::agent(&agent("resumable"))
         .check_determinism_every(0)
         .invariant("never-fresh", |run| {

@@ -40,6 +40,15 @@
 //!
 //! [`prelude`] gathers the names most sessions and tests use.
 //!
+//! **Features.** Layers 2 to 9 over in-memory transports are always built.
+//! `websocket` adds the real WebSocket client (`connect()`); `serve` the
+//! `serve` module (a scripted server on a real port); `simulation` tokio's
+//! paused clock and with it `executor::Simulation`, the seed runner,
+//! `#[livesim::test]` and the soak; `junit` JUnit XML reports; `network`
+//! turmoil's simulated TCP; `cli` the `livesim` binary. All are on by
+//! default; `default-features = false, features = ["simulation"]` is the
+//! test kit alone.
+//!
 //! ```
 //! // A seeded test: 50 seeds, each in a fresh simulated runtime.
 //! livesim::executor::Runner::new(livesim::test_id!())

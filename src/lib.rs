@@ -37,6 +37,9 @@
 //! 10. [`soak`]: seeded sessions generated against an agent (from a
 //!     `sim/` folder or your own builder), faults drawn per seed,
 //!     invariants checked after every run, a summary with replay lines.
+//! 11. [`timeline`]: a run as a page: lanes over virtual time, frames,
+//!     tool spans, aggregated text, the failure where it happened; the
+//!     soak's report as a page; both as JSON.
 //!
 //! [`prelude`] gathers the names most sessions and tests use.
 //!
@@ -84,6 +87,9 @@ pub mod soak;
 pub mod state;
 pub mod tape;
 pub mod testing;
+#[cfg(feature = "simulation")]
+#[cfg_attr(docsrs, doc(cfg(feature = "simulation")))]
+pub mod timeline;
 pub mod transport;
 pub mod wire;
 
@@ -98,7 +104,9 @@ pub use executor::Seed;
 /// (or of a pinned seed the environment overrode) prints one summary line
 /// to stderr. A run of several seeds checks its first seed's determinism
 /// (`LIVESIM_CHECK_DETERMINISM=0` turns that off). A failure panics at the
-/// test, with the report of the first failing seed. The function may take
+/// test, with the report of the first failing seed, and writes that seed's
+/// timeline page under the target directory, naming it in the report (see
+/// [`timeline::test_timeline_path`]). The function may take
 /// the [`Seed`] as its one argument and may return `()` or a `Result`.
 ///
 /// ```

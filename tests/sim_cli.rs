@@ -95,7 +95,7 @@ fn soak_runs_every_sim_agent_and_prints_the_summary() {
         ),
         "{out}"
     );
-    assert!(out.contains("sessions: 12 in "), "{out}");
+    assert!(out.contains("sessions: 15 in "), "{out}");
     assert!(out.contains("invariant checks: "), "{out}");
     assert!(
         out.contains("sometimes (runs that reached each goal):"),
@@ -110,13 +110,13 @@ fn soak_runs_every_sim_agent_and_prints_the_summary() {
     );
     // Not a terminal: progress as plain lines, the last one complete.
     assert!(
-        err.contains("livesim sim soak: 12/12 sessions, 0 failures"),
+        err.contains("livesim sim soak: 15/15 sessions, 0 failures"),
         "{err}"
     );
     let report =
         quick_junit::Report::deserialize_from_str(&std::fs::read_to_string(&junit).unwrap())
             .unwrap();
-    assert_eq!(report.test_suites.len(), 4);
+    assert_eq!(report.test_suites.len(), 5);
 }
 
 #[test]
@@ -348,6 +348,35 @@ fn replay_exits_2_for_a_missing_agent_or_a_damaged_entry() {
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(out.contains("weather seed 0x3 (liveness, "), "{out}");
     assert!(out.contains("): passes"), "{out}");
+    // --html draws the replay: one entry, one page; a folder of entries,
+    // a page per entry in the folder it names.
+    let page = dir.join("one.html");
+    let (code, _, err) = livesim_in(
+        &repo(),
+        &[
+            "sim",
+            "replay",
+            file.to_str().unwrap(),
+            "--html",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("weather seed 0x3"), "{html}");
+    let pages = dir.join("pages");
+    let (code, _, err) = livesim_in(
+        &repo(),
+        &[
+            "sim",
+            "replay",
+            dir.to_str().unwrap(),
+            "--html",
+            pages.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(pages.join("weather-0x3.html").is_file(), "{err}");
 
     entry["regression"]["agent"] = serde_json::json!("retired");
     std::fs::write(&file, serde_json::to_string_pretty(&entry).unwrap()).unwrap();

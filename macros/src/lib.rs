@@ -2,9 +2,10 @@
 //!
 //! It has the shape of `#[tokio::test]`: write an `async fn`, get a `#[test]`.
 //! The body runs once per seed, each time in a fresh simulated runtime, and
-//! a failure is reported with its seed and the command that replays it. A
-//! failing seed is kept in the test's regressions file and runs first from
-//! then on (`livesim::executor::regressions_file`).
+//! a failure is reported with its seed and the command that replays it, and
+//! its timeline page is written (`livesim::timeline::write_test_timeline`).
+//! A failing seed is kept in the test's regressions file and runs first
+//! from then on (`livesim::executor::regressions_file`).
 
 use proc_macro::TokenStream;
 use quote::quote;
@@ -99,6 +100,7 @@ fn expand(
             ::livesim::executor::Runner::new(::livesim::test_id!() #ignored)
                 .regressions_beside(env!("CARGO_MANIFEST_DIR"), file!())
                 #(#configure)*
+                .on_failure(::livesim::timeline::write_test_timeline)
                 .run(#call);
         }
     })

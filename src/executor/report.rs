@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::determinism::NonDeterminism;
@@ -88,6 +89,10 @@ pub struct Report {
     /// Whether the trace and logs show every scheduling decision
     /// (`LIVESIM_LOG=scheduling`) rather than one folded line per instant.
     pub scheduling: bool,
+    /// Where the failing seed's timeline page was written, or why it
+    /// could not be (set by a [failure hook](super::Runner::on_failure);
+    /// `#[livesim::test]` writes one).
+    pub timeline: Option<Result<PathBuf, String>>,
     /// What the regressions file says of the seed: recorded now, or
     /// recorded before.
     pub regression: Option<String>,
@@ -156,6 +161,11 @@ impl fmt::Display for Report {
                     writeln!(f, "    {line}")?;
                 }
             }
+        }
+        match &self.timeline {
+            Some(Ok(path)) => writeln!(f, "  timeline: {}", path.display())?,
+            Some(Err(why)) => writeln!(f, "  timeline: not written ({why})")?,
+            None => {}
         }
         if let Some(note) = &self.regression {
             writeln!(f, "  {note}")?;

@@ -189,6 +189,7 @@ pub struct Runner {
     poll_limit: u64,
     swarm: Option<Swarm>,
     check_determinism: Option<bool>,
+    on_failure: Option<fn(&mut Report)>,
     /// The regressions file, and the source file it is for.
     regressions: Option<(PathBuf, String)>,
 }
@@ -207,6 +208,7 @@ impl Runner {
             poll_limit: DEFAULT_POLL_LIMIT,
             swarm: None,
             check_determinism: None,
+            on_failure: None,
             regressions: None,
         }
     }
@@ -269,6 +271,15 @@ impl Runner {
         self
     }
 
+    /// Calls `hook` with the report of a failing seed before [`run`](Self::run)
+    /// prints it: `#[livesim::test]` passes
+    /// [`timeline::write_test_timeline`](crate::timeline::write_test_timeline),
+    /// which writes the seed's timeline page and names it in the report.
+    pub fn on_failure(mut self, hook: fn(&mut Report)) -> Self {
+        self.on_failure = Some(hook);
+        self
+    }
+
     /// The determinism check for a plan of `seeds` seeds.
     fn check(&self, seeds: u64) -> Check {
         let env = std::env::var("LIVESIM_CHECK_DETERMINISM").unwrap_or_default();
@@ -306,11 +317,17 @@ impl Runner {
         Fut: Future + 'static,
         Fut::Output: Outcome + 'static,
     {
+        let hook = self.on_failure;
         match self.try_run(test) {
             Ok(summary) => summary,
             // The trace and captured logs may quote what a server sent:
             // scrubbed of every remembered secret before it is printed.
-            Err(report) => panic!("\n{}\n", crate::wire::scrub_known(&report.to_string())),
+            Err(mut report) => {
+                if let Some(hook) = hook {
+                    hook(&mut report);
+                }
+                panic!("\n{}\n", crate::wire::scrub_known(&report.to_string()))
+            }
         }
     }
 
@@ -341,9 +358,15 @@ impl Runner {
         F: Fn(&Simulation) -> Result<super::runtime::Outcome<T>, Box<Failure>>,
         T: Outcome,
     {
+        let hook = self.on_failure;
         match self.try_run_with(run) {
             Ok(summary) => summary,
-            Err(report) => panic!("\n{report}\n"),
+            Err(mut report) => {
+                if let Some(hook) = hook {
+                    hook(&mut report);
+                }
+                panic!("\n{report}\n")
+            }
         }
     }
 
@@ -462,6 +485,7 @@ impl Runner {
                 position: (i as u64 + 1, total),
                 logs: Some((capture.filter().to_string(), lines, earlier)),
                 scheduling: show_scheduling(),
+                timeline: None,
             }));
         }
         if total > 1 || chosen_by.is_some_and(|_| matches!(self.default_plan, SeedPlan::One(_))) {

@@ -208,10 +208,10 @@ pub struct SeedRun {
 /// the executor's scheduling (which never sees a frame).
 const HANDLE_LOG_FILTER: &str = "trace,livesim::executor=info";
 
-/// Runs one session of `target` for `seed` and returns its trace, however
-/// the run ended (a failed run's trace stops where it failed).
-pub(crate) fn trace_of(target: &Target, seed: Seed) -> Trace {
-    match simulate(target, &target.case(seed), None) {
+/// Runs `case` of `target` once and returns its trace, however the run
+/// ended (a failed run's trace stops where it failed).
+pub(crate) fn trace_of(target: &Target, case: &Case) -> Trace {
+    match simulate(target, case, None) {
         Ok(outcome) => outcome.trace,
         Err(failure) => failure.trace,
     }
@@ -461,9 +461,18 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
         .zip(&reaches)
         .map(|(t, goals)| Mutex::new(AgentSummary::new(&t.name, goals.iter().map(|g| g.name()))))
         .collect();
+    let throughput: Mutex<Vec<u64>> = Mutex::new(Vec::new());
     let work = |index: u64| {
         let (agent, seed) = item(&plan.seeds, plan.shard, agents, index);
         let run = run_seed(&targets[agent], seed, plan.checks);
+        {
+            let second = usize::try_from(started.elapsed().as_secs()).unwrap_or(usize::MAX);
+            let mut counts = throughput.lock().unwrap_or_else(|p| p.into_inner());
+            if counts.len() <= second {
+                counts.resize(second.saturating_add(1), 0);
+            }
+            counts[second] += 1;
+        }
         let found = run.failures.len() as u64;
         let verdicts: Vec<(String, bool)> = run
             .verdicts
@@ -524,6 +533,7 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
         shard: plan.shard,
         jobs,
         stopped_by_budget: out_of_time.load(Ordering::Relaxed),
+        throughput: throughput.into_inner().unwrap_or_else(|p| p.into_inner()),
     }
 }
 

@@ -182,6 +182,9 @@ pub struct Summary {
     pub jobs: usize,
     /// Whether the time budget ran out before the seeds did.
     pub stopped_by_budget: bool,
+    /// Sessions finished in each second of wall time since the soak
+    /// started: the rate over the run.
+    pub throughput: Vec<u64>,
 }
 
 impl Summary {

@@ -320,7 +320,12 @@ impl Soak {
     /// Runs one seed and returns only its trace (the run's fingerprint;
     /// two runs of a seed must leave equal traces).
     pub fn trace(&self, seed: Seed) -> Trace {
-        super::engine::trace_of(&self.target, seed)
+        self.trace_case(&self.case(seed))
+    }
+
+    /// Runs `case` once and returns only its trace.
+    pub fn trace_case(&self, case: &Case) -> Trace {
+        super::engine::trace_of(&self.target, case)
     }
 
     /// The script and faults seed `seed` plays.

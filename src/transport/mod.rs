@@ -21,7 +21,7 @@ mod error;
 pub(crate) mod handshake;
 pub mod memory;
 pub mod recording;
-mod scrub;
+pub(crate) mod scrub;
 pub mod split;
 #[cfg(feature = "websocket")]
 #[cfg_attr(docsrs, doc(cfg(feature = "websocket")))]

@@ -4,17 +4,20 @@
 //! each failure, shrunk, to the seeds corpus; `run` plays one seed of one
 //! agent and shows it; `check` runs seeds twice here and once in a child
 //! process and reports the first divergence; `shrink` and `replay` work
-//! the corpus (`sim/corpus.rs`). Exit status: 0 when everything held, 1
-//! when something broke, 2 for bad usage or a file that cannot be read.
+//! the corpus (`sim/corpus.rs`). `--html` and `--format json` hand the
+//! result to `livesim::timeline` (a run's timeline, the soak's report
+//! page). Exit status: 0 when everything held, 1 when something broke, 2
+//! for bad usage or a file that cannot be read.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
 use livesim::Seed;
 use livesim::executor::SeedPlan;
 use livesim::soak::{Agent, Checks, Shard, Soak, Summary, all_cores, soak_all};
+use livesim::timeline::{SoakPage, Timeline};
 
 /// Prints a line to stdout; a closed pipe (`| head`) just ends the output.
 macro_rules! say {
@@ -49,7 +52,8 @@ pub enum SimCommand {
     /// checked after each, then a summary. Exit status 1 if any failed.
     Soak(SoakArgs),
     /// Play one seed of one agent: the swarm, a lane timeline (one line per
-    /// event), every invariant's verdict, the trace hash.
+    /// event), every invariant's verdict, the trace hash; `--html` draws
+    /// the run as a page.
     Run(RunArgs),
     /// Run each seed twice here and once in a child process, and report
     /// the first place two runs of a seed differ.
@@ -92,6 +96,22 @@ pub struct SoakArgs {
     /// seeds); 0: every one.
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub save_limit: usize,
+    /// Also write the report as a page (one HTML file; each failure's
+    /// timeline in a folder beside it).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// What stdout gets: the summary as text, or the report as JSON.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// How a command prints its result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// For people.
+    Text,
+    /// For other tools.
+    Json,
 }
 
 #[derive(Args, Debug)]
@@ -109,6 +129,13 @@ pub struct RunArgs {
     /// `livesim serve`).
     #[arg(long, value_name = "FILE")]
     pub save_script: Option<PathBuf>,
+    /// Write the run's timeline to FILE: one HTML page, its lanes over
+    /// virtual time, the failure where it happened.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// What stdout gets: the run as text, or its timeline as JSON.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 }
 
 #[derive(Args, Debug)]
@@ -331,16 +358,37 @@ fn soak(args: SoakArgs) -> ExitCode {
         display.update(p)
     });
     display.finish();
-    let status = report(&summary, args.junit.as_deref());
-    if !corpus::save_failures(&summary, &soaks, &saving, args.save_limit) {
+    let status = report(&summary, &soaks, &args);
+    let tell = match args.format {
+        Format::Text => corpus::Tell::Stdout,
+        Format::Json => corpus::Tell::Stderr,
+    };
+    if !corpus::save_failures(&summary, &soaks, &saving, args.save_limit, tell) {
         return ExitCode::from(2);
     }
     status
 }
 
-fn report(summary: &Summary, junit: Option<&Path>) -> ExitCode {
-    say!("{summary}");
-    if let Some(path) = junit {
+fn report(summary: &Summary, soaks: &[Soak], args: &SoakArgs) -> ExitCode {
+    let mut page = SoakPage::new(summary);
+    if let Some(path) = &args.html {
+        match page.write(path, soaks) {
+            Ok(timelines) => eprintln!(
+                "livesim sim soak: report written to {} ({} failure timelines beside it)",
+                path.display(),
+                timelines.len()
+            ),
+            Err(e) => {
+                eprintln!("livesim sim soak: cannot write the report page: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    match args.format {
+        Format::Text => say!("{summary}"),
+        Format::Json => say!("{:#}", page.to_json()),
+    }
+    if let Some(path) = args.junit.as_deref() {
         if let Err(e) = summary.write_junit(path) {
             eprintln!("livesim sim soak: cannot write the JUnit file: {e}");
             return ExitCode::from(2);
@@ -396,6 +444,19 @@ fn run_one(args: RunArgs) -> ExitCode {
     {
         return usage("run", &e.to_string());
     }
+    if args.html.is_some() || args.format == Format::Json {
+        let timeline = Timeline::of_seed(&soak, args.seed, &run);
+        if let Some(path) = &args.html {
+            if let Err(e) = timeline.write_html(path) {
+                return usage("run", &format!("cannot write the timeline: {e}"));
+            }
+            eprintln!("livesim sim run: timeline written to {}", path.display());
+        }
+        if args.format == Format::Json {
+            say!("{:#}", timeline.to_json());
+            return exit_for(&run);
+        }
+    }
     match &run.record {
         Some(record) => {
             say!("{}", record.header());
@@ -434,6 +495,11 @@ fn run_one(args: RunArgs) -> ExitCode {
             livesim::executor::format_time(record.virtual_time)
         );
     }
+    exit_for(&run)
+}
+
+/// 0 when every invariant held; 1, each failure on stderr, otherwise.
+fn exit_for(run: &livesim::soak::SeedRun) -> ExitCode {
     if run.failures.is_empty() {
         ExitCode::SUCCESS
     } else {

@@ -12,6 +12,7 @@ use livesim::Seed;
 use livesim::soak::{
     Agent, Case, CorpusEntry, DEFAULT_BUDGET, Failure, ShrinkError, Soak, Summary, corpus_files,
 };
+use livesim::timeline::Timeline;
 
 use super::{agent_dirs, find_agent, nearest_sim, parse_duration, soaks, usage};
 
@@ -57,6 +58,11 @@ pub struct ReplayArgs {
     /// instead of the entry's agent under the nearest `sim/`.
     #[arg(long, value_name = "DIR")]
     pub agent: Option<PathBuf>,
+    /// Also draw each replay's timeline: one entry file named, a page at
+    /// FILE; a folder or several, a folder FILE with one page per entry
+    /// (`<agent>-<seed>.html`).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// What saving needs: the folder (`None`: save nothing) and the budget.
@@ -114,17 +120,34 @@ fn entry_for(soak: &Soak, failure: &Failure, budget: Duration, command: &str) ->
     }
 }
 
+/// Where a command says what it saved: stdout, or stderr when stdout
+/// carries JSON.
+#[derive(Clone, Copy)]
+pub enum Tell {
+    Stdout,
+    Stderr,
+}
+
+impl Tell {
+    fn line(self, line: &str) {
+        match self {
+            Tell::Stdout => say!("{line}"),
+            Tell::Stderr => eprintln!("{line}"),
+        }
+    }
+}
+
 /// Saves `entry` under `dir` unless the corpus has that seed already;
-/// prints what happened.
-fn save(entry: &CorpusEntry, dir: &Path) -> Result<(), String> {
+/// tells what happened.
+fn save(entry: &CorpusEntry, dir: &Path, tell: Tell) -> Result<(), String> {
     let path = entry.path_in(dir);
     if path.exists() {
-        say!(
+        tell.line(&format!(
             "kept {}: the corpus has this seed already ({} now, {} actions)",
             path.display(),
             entry.invariant,
             entry.case.actions()
-        );
+        ));
         return Ok(());
     }
     let path = entry.save(dir).map_err(|e| e.to_string())?;
@@ -135,20 +158,26 @@ fn save(entry: &CorpusEntry, dir: &Path) -> Result<(), String> {
         ),
         None => "as found".to_string(),
     };
-    say!(
+    tell.line(&format!(
         "saved {}: {}, {} actions ({how}); replay: livesim sim replay {}",
         path.display(),
         entry.invariant,
         entry.case.actions(),
         path.display()
-    );
+    ));
     Ok(())
 }
 
 /// Saves the failures of a soak: one entry per (agent, seed), at most
 /// `limit` per (agent, invariant), each shrunk first. Returns false if one
 /// could not be written.
-pub fn save_failures(summary: &Summary, soaks: &[Soak], saving: &Saving, limit: usize) -> bool {
+pub fn save_failures(
+    summary: &Summary,
+    soaks: &[Soak],
+    saving: &Saving,
+    limit: usize,
+    tell: Tell,
+) -> bool {
     let Some(dir) = &saving.dir else {
         return true;
     };
@@ -169,19 +198,17 @@ pub fn save_failures(summary: &Summary, soaks: &[Soak], saving: &Saving, limit: 
             *count += 1;
             seen.push(failure.seed);
             let entry = entry_for(soak, failure, saving.budget, "soak");
-            if let Err(e) = save(&entry, dir) {
+            if let Err(e) = save(&entry, dir, tell) {
                 eprintln!("livesim sim soak: cannot save a failure: {e}");
                 written = false;
             }
         }
         if skipped > 0 {
-            say!(
+            tell.line(&format!(
                 "{} more {} failures not saved (--save-limit {limit} per invariant; \
                  livesim sim shrink {} --seed S saves one)",
-                skipped,
-                agent.name,
-                agent.name
-            );
+                skipped, agent.name, agent.name
+            ));
         }
     }
     written
@@ -235,7 +262,7 @@ pub fn shrink(args: ShrinkArgs) -> ExitCode {
         say!("  {line}");
     }
     if let Some(dir) = &saving.dir
-        && let Err(e) = save(&entry, dir)
+        && let Err(e) = save(&entry, dir, Tell::Stdout)
     {
         return usage("shrink", &e);
     }
@@ -281,6 +308,8 @@ pub fn replay(args: ReplayArgs) -> ExitCode {
             files.push(path.clone());
         }
     }
+    // One file named: its page is FILE; a folder or several: pages in FILE.
+    let one_file = args.files.len() == 1 && !args.files[0].is_dir();
     let (mut passed, mut failed, mut bad) = (0, 0, 0);
     for file in &files {
         let entry = match CorpusEntry::load(file) {
@@ -299,7 +328,30 @@ pub fn replay(args: ReplayArgs) -> ExitCode {
                 continue;
             }
         };
-        let run = Soak::agent(&agent).replay(&entry);
+        let soak = Soak::agent(&agent);
+        let run = soak.replay(&entry);
+        if let Some(out) = &args.html {
+            let page = if one_file {
+                out.clone()
+            } else {
+                out.join(format!("{}-{}.html", entry.agent, entry.case.seed))
+            };
+            let written = page
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|()| Timeline::of_case(&soak, &entry.case, &run).write_html(&page));
+            match written {
+                Ok(()) => eprintln!("livesim sim replay: timeline written to {}", page.display()),
+                Err(e) => {
+                    eprintln!(
+                        "livesim sim replay: cannot write the timeline {}: {e}",
+                        page.display()
+                    );
+                    bad += 1;
+                }
+            }
+        }
         let head = format!(
             "{}: {} seed {} ({}, {} actions)",
             file.display(),

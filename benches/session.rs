@@ -20,7 +20,8 @@ use livesim::Seed;
 use livesim::executor::{Simulation, Swarm};
 use livesim::prelude::*;
 use livesim::testing::ScriptedServer;
-use livesim::transport::{CloseFrame, Frame, Transport, TransportError};
+use livesim::transport::{Transport, TransportError};
+use livesim::wire::{CloseFrame, Frame};
 use serde_json::json;
 
 /// Hands over prepared server frames on demand and swallows what the
@@ -106,7 +107,7 @@ async fn weather() {
         )
         .await
         .unwrap();
-    assert!(run.transcript_text().contains("It is sunny"));
+    assert!(run.model_text().contains("It is sunny"));
     run.disconnect().await;
 }
 

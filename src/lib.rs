@@ -93,7 +93,7 @@ pub mod timeline;
 pub mod transport;
 pub mod wire;
 
-pub use executor::Seed;
+pub use executor::seed::Seed;
 
 /// Marks an async function as a seeded test, run by the
 /// [`Runner`](executor::Runner) in fresh simulated runtimes.
@@ -120,3 +120,14 @@ pub use executor::Seed;
 #[cfg(feature = "simulation")]
 #[cfg_attr(docsrs, doc(cfg(feature = "simulation")))]
 pub use livesim_macros::test;
+
+/// The README's Rust examples, compiled by `cargo test --doc` so they
+/// cannot drift from the API (they use every default feature).
+#[cfg(all(doctest, feature = "cli", feature = "network"))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
+/// `docs/invariants.md`'s Rust examples, compiled by `cargo test --doc`.
+#[cfg(all(doctest, feature = "simulation"))]
+#[doc = include_str!("../docs/invariants.md")]
+pub struct InvariantsDoctests;

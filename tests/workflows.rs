@@ -191,15 +191,41 @@ fn check_commands(doc: &Yaml) -> Vec<String> {
 #[test]
 fn ci_runs_dot_ci_run() {
     let ci = workflow("ci.yml");
-    let runs: Vec<String> = steps(&ci)
-        .into_iter()
-        .filter_map(|(_, s)| s["run"].as_str().map(str::to_string))
-        .collect();
-    assert_eq!(runs, ["bash .ci/run"]);
+    let runs = |job: &str| -> Vec<String> {
+        steps(&ci)
+            .into_iter()
+            .filter(|(j, _)| j == job)
+            .filter_map(|(_, s)| s["run"].as_str().map(str::to_string))
+            .collect()
+    };
+    assert_eq!(runs("check"), ["bash .ci/run"]);
     assert!(repo().join(".ci/run").is_file());
     assert_eq!(ci["env"]["LIVESIM_REGRESSIONS"].as_str(), Some("read"));
     assert!(
         ci["on"]["pull_request"].as_hash().is_some() || !ci["on"]["pull_request"].is_badvalue()
+    );
+}
+
+/// The MSRV job builds on exactly the Rust that Cargo.toml promises.
+#[test]
+fn the_msrv_job_checks_the_rust_version_cargo_toml_names() {
+    let ci = workflow("ci.yml");
+    let manifest = std::fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    let promised = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = "))
+        .expect("Cargo.toml names a rust-version")
+        .trim_matches('"');
+    let steps = ci["jobs"]["msrv"]["steps"].as_vec().expect("an msrv job");
+    let toolchain = steps
+        .iter()
+        .find_map(|s| s["with"]["toolchain"].as_str())
+        .expect("the msrv job picks a toolchain");
+    assert_eq!(toolchain, promised);
+    assert!(
+        steps
+            .iter()
+            .any(|s| s["run"].as_str() == Some("cargo check --all-targets --all-features"))
     );
 }
 
@@ -331,4 +357,40 @@ fn each_shard_keeps_its_report_and_new_entries_even_when_it_fails() {
         "{paths}"
     );
     assert!(Path::new(&repo()).join("seeds").is_dir());
+}
+
+/// Every program in `examples/` is run by `.ci/run` and listed in the
+/// README's "Examples" section, so none goes stale unseen.
+#[test]
+fn every_example_is_run_by_ci_and_listed_in_the_readme() {
+    let ci = std::fs::read_to_string(repo().join(".ci/run")).unwrap();
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let examples_section = readme
+        .split("\n## Examples\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("README has an \"## Examples\" section");
+    let mut names: Vec<String> = std::fs::read_dir(repo().join("examples"))
+        .unwrap()
+        .filter_map(|entry| {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            name.strip_suffix(".rs").map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    assert!(!names.is_empty());
+    for name in names {
+        let run = ci.lines().any(|line| {
+            line.contains(&format!("--example {name}"))
+                || (line.starts_with("for example in")
+                    && line
+                        .split_whitespace()
+                        .any(|w| w == name || w == format!("{name};")))
+        });
+        assert!(run, ".ci/run does not run the example {name}");
+        assert!(
+            examples_section.contains(&format!("--example {name}")),
+            "the README's Examples section does not show how to run {name}"
+        );
+    }
 }

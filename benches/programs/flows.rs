@@ -1,4 +1,4 @@
-//! The 50-step flows the flow benchmark and `examples/flow_profile.rs`
+//! The 50-step flows the flow benchmark and `benches/profile/flow.rs`
 //! measure: `linear` (a chain, positioned halfway) and `wide` (all steps
 //! active, every guard reading state).
 

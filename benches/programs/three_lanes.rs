@@ -1,6 +1,6 @@
 //! The three-lane session-shaped program the executor benchmarks run,
 //! written twice: on livesim's executor API, and on tokio alone. Shared by
-//! `benches/executor.rs` (criterion) and `examples/executor_profile.rs`
+//! `benches/executor.rs` (criterion) and `benches/profile/executor.rs`
 //! (instruction counts under callgrind).
 
 use std::time::Duration;

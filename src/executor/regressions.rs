@@ -24,6 +24,8 @@
 //! it, so a CI run never writes into its checkout), `off` neither.
 //! `LIVESIM_REGRESSIONS_DIR` puts the files under another folder than the
 //! crate's (the same relative paths).
+//!
+//! The format, with an example the runner reads: `docs/formats/regressions.md`.
 
 use std::path::{Path, PathBuf};
 

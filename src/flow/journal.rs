@@ -1,25 +1,5 @@
-//! The journal vocabulary of flow governance: the `flow:*` keys and values
-//! the session writes to its state journal, in both directions.
-//!
-//! The monitor produces [`FlowEntry`] values; the session writes each as
-//! one state mutation (`entry.key()`, `entry.value()`) in the order given.
-//! [`FlowEntry::parse`] reads them back, which is how
-//! `Scenario::from_journal` turns a recorded session into steps.
-//!
-//! | key | value | written when |
-//! |---|---|---|
-//! | `flow:tool_call` | `{"tool", "id"}` | a call is admitted, before it runs |
-//! | `flow:tool_denied` | `{"tool", "id", "reason"}` | a call is refused (Enforce); it never runs |
-//! | `flow:tool_would_deny` | `{"tool", "id", "reason"}` | Observe admitted a call Enforce would refuse (written right after its `flow:tool_call`) |
-//! | `flow:tool_result` | `{"tool", "id", "ok"}` | an admitted call completes |
-//! | `flow:active` | `["step", ...]` | a turn boundary: the active step ids |
-//! | `flow:tool_failed` | `{"tool"}` | a failure with no result of its own (a timeout) |
-//! | `flow:interrupted` | `{}` | the user interrupted |
-//! | `flow:escalated` | `{"stage", "reason"}` | a step escalates (once per step) |
-//!
-//! `flow:tool_failed` and `flow:interrupted` are livesim's own additions to
-//! the ADK's set of keys: they are written so that a recorded session's escalations replay
-//! (`Scenario::from_journal` maps them to `ToolFailed` and `Interrupt`).
+//! The journal vocabulary of flow governance ([`FlowEntry`] and the
+//! `flow:*` keys).
 
 use serde_json::{Value, json};
 
@@ -41,6 +21,28 @@ pub const INTERRUPTED: &str = "flow:interrupted";
 pub const ESCALATED: &str = "flow:escalated";
 
 /// One `flow:*` journal entry.
+///
+/// the session writes to its state journal, in both directions.
+///
+/// The monitor produces [`FlowEntry`] values; the session writes each as
+/// one state mutation (`entry.key()`, `entry.value()`) in the order given.
+/// [`FlowEntry::parse`] reads them back, which is how
+/// `Scenario::from_journal` turns a recorded session into steps.
+///
+/// | key | value | written when |
+/// |---|---|---|
+/// | `flow:tool_call` | `{"tool", "id"}` | a call is admitted, before it runs |
+/// | `flow:tool_denied` | `{"tool", "id", "reason"}` | a call is refused (Enforce); it never runs |
+/// | `flow:tool_would_deny` | `{"tool", "id", "reason"}` | Observe admitted a call Enforce would refuse (written right after its `flow:tool_call`) |
+/// | `flow:tool_result` | `{"tool", "id", "ok"}` | an admitted call completes |
+/// | `flow:active` | `["step", ...]` | a turn boundary: the active step ids |
+/// | `flow:tool_failed` | `{"tool"}` | a failure with no result of its own (a timeout) |
+/// | `flow:interrupted` | `{}` | the user interrupted |
+/// | `flow:escalated` | `{"stage", "reason"}` | a step escalates (once per step) |
+///
+/// `flow:tool_failed` and `flow:interrupted` are livesim's own additions to
+/// the ADK's set of keys: they are written so that a recorded session's escalations replay
+/// (`Scenario::from_journal` maps them to `ToolFailed` and `Interrupt`).
 ///
 /// ```
 /// use livesim::flow::FlowEntry;

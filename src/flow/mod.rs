@@ -15,13 +15,13 @@
 //! * the [`FlowMonitor`] the session's control lane calls for every tool
 //!   call, result, failure, interruption and turn boundary, under an
 //!   [`Enforcement`] (Enforce refuses, Observe only records); its
-//!   semantics (evaluation points, latching, escalation) are documented in
-//!   the [`monitor`] module;
+//!   semantics (evaluation points, latching, escalation) are documented on
+//!   [`FlowMonitor`];
 //! * the journal vocabulary: the `flow:*` keys and values the session writes
-//!   ([`FlowEntry`]);
+//!   ([`FlowEntry`], the keys in [`keys`]);
 //! * [`Explanation`]s: active steps, what each waits for, which tools are
 //!   refused and why;
-//! * spec files (`<name>.spec.json`), schema in [`spec_file`].
+//! * spec files (`<name>.spec.json`), schema on [`Spec`].
 //!
 //! It does no I/O except reading and writing spec files, and knows nothing
 //! of the session: state comes in through [`StateView`].
@@ -57,13 +57,13 @@ mod decision;
 mod error;
 mod explain;
 mod guard;
-pub mod journal;
+mod journal;
 pub(crate) mod json_position;
-pub mod monitor;
+mod monitor;
 mod resolver;
 mod spec;
 mod spec_decode;
-pub mod spec_file;
+mod spec_file;
 mod state_view;
 
 pub use builder::Flow;
@@ -73,8 +73,17 @@ pub use error::{CallError, FlowError};
 pub use explain::{ActiveStep, Explanation, GateState, ToolAnswer, WaitingStep};
 pub use guard::{Guard, ToolTally, Unmet};
 pub use journal::FlowEntry;
+
+/// The `flow:*` keys of the session's state journal, one per kind of
+/// [`FlowEntry`] (the table of values is on [`FlowEntry`]).
+pub mod keys {
+    pub use super::journal::{
+        ACTIVE, ESCALATED, INTERRUPTED, TOOL_CALL, TOOL_DENIED, TOOL_FAILED, TOOL_RESULT,
+        TOOL_WOULD_DENY,
+    };
+}
 pub use monitor::{FlowMonitor, TurnEvaluation};
 pub use resolver::{DueResolution, Resolver, resolver};
 pub use spec::{Escalation, FlowSpec, StepSpec};
-pub use spec_file::{Spec, SpecFileError};
+pub use spec_file::{SPEC_VERSION, Spec, SpecFileError};
 pub use state_view::{NoState, StateView};

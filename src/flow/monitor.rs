@@ -1,56 +1,5 @@
-//! The flow monitor: the gate every tool call passes, and the record of
-//! what the flow has seen.
-//!
-//! The session's control lane owns one [`FlowMonitor`] and tells it about
-//! four kinds of event, each with a view of the session state:
-//!
-//! * [`gate`](FlowMonitor::gate): a tool call arrived; returns the
-//!   [`Decision`] (admitted, refused, or admitted under Observe with the
-//!   reason Enforce would refuse it) and its journal entries;
-//! * [`record_result`](FlowMonitor::record_result): an admitted call
-//!   completed, ok or not;
-//! * [`record_failure`](FlowMonitor::record_failure) and
-//!   [`record_interruption`](FlowMonitor::record_interruption): a failure
-//!   with no result of its own (a timeout) and a barge-in, which count
-//!   toward escalation;
-//! * [`evaluate_turn`](FlowMonitor::evaluate_turn): a turn boundary;
-//!   returns the active step ids for `flow:active`.
-//!
-//! It does no I/O, holds no clock and runs no tool: the session writes the
-//! returned [`FlowEntry`] values to its journal, in order, and answers
-//! refused calls with [`Decision::refusal`].
-//!
-//! # Semantics
-//!
-//! **Evaluation points.** Every event above is an evaluation point: before
-//! acting, the monitor brings the flow up to date with the outcomes it has
-//! seen and the state it is given. Walking steps in dependency order, a
-//! step whose `after` steps are all done and whose `done` guard holds
-//! becomes done, which may activate the next step in the same walk.
-//!
-//! **Done latches.** A step that became done stays done, even if its guard
-//! later stops holding (a state key reset, say). Progress is monotonic, so
-//! a step never reopens and an explanation of a past point stays true. A
-//! step cannot become done before it is active: its guard is only read once
-//! everything it comes after is done. Read-only queries
-//! ([`active_steps`](FlowMonitor::active_steps),
-//! [`check`](FlowMonitor::check), [`explain`](FlowMonitor::explain)) answer
-//! as if an evaluation happened now, without latching anything.
-//!
-//! **Admission.** A call is admitted under Enforce iff some active step
-//! allows its tool, that step has not escalated, and, if the step gates the
-//! tool, the gate's guard holds now (gates are live conditions: they do not
-//! latch). Under Observe every call is admitted; one Enforce would refuse is
-//! recorded as [`Verdict::WouldDeny`] with the same reason. Admitted calls
-//! count as `called(tool)`; refused ones never ran and count for nothing.
-//!
-//! **Escalation.** A failed result, or a failure recorded on its own,
-//! counts toward every active step that allows the tool (toward every
-//! active step if none does); an interruption counts toward every active
-//! step. When a count reaches the step's threshold the step escalates, once:
-//! one `flow:escalated` entry, and from then on the step admits none of its
-//! tools (the refusal says so). The step stays active and can still be
-//! completed by its `done` guard.
+//! The flow monitor ([`FlowMonitor`]): the gate every tool call passes,
+//! and the record of what the flow has seen.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -63,6 +12,59 @@ use super::spec::FlowSpec;
 use super::state_view::StateView;
 
 /// Runs a [`FlowSpec`]: gates tool calls, observes outcomes, evaluates turns.
+///
+/// what the flow has seen.
+///
+/// The session's control lane owns one [`FlowMonitor`] and tells it about
+/// four kinds of event, each with a view of the session state:
+///
+/// * [`gate`](FlowMonitor::gate): a tool call arrived; returns the
+///   [`Decision`] (admitted, refused, or admitted under Observe with the
+///   reason Enforce would refuse it) and its journal entries;
+/// * [`record_result`](FlowMonitor::record_result): an admitted call
+///   completed, ok or not;
+/// * [`record_failure`](FlowMonitor::record_failure) and
+///   [`record_interruption`](FlowMonitor::record_interruption): a failure
+///   with no result of its own (a timeout) and a barge-in, which count
+///   toward escalation;
+/// * [`evaluate_turn`](FlowMonitor::evaluate_turn): a turn boundary;
+///   returns the active step ids for `flow:active`.
+///
+/// It does no I/O, holds no clock and runs no tool: the session writes the
+/// returned [`FlowEntry`] values to its journal, in order, and answers
+/// refused calls with [`Decision::refusal`].
+///
+/// # Semantics
+///
+/// **Evaluation points.** Every event above is an evaluation point: before
+/// acting, the monitor brings the flow up to date with the outcomes it has
+/// seen and the state it is given. Walking steps in dependency order, a
+/// step whose `after` steps are all done and whose `done` guard holds
+/// becomes done, which may activate the next step in the same walk.
+///
+/// **Done latches.** A step that became done stays done, even if its guard
+/// later stops holding (a state key reset, say). Progress is monotonic, so
+/// a step never reopens and an explanation of a past point stays true. A
+/// step cannot become done before it is active: its guard is only read once
+/// everything it comes after is done. Read-only queries
+/// ([`active_steps`](FlowMonitor::active_steps),
+/// [`check`](FlowMonitor::check), [`explain`](FlowMonitor::explain)) answer
+/// as if an evaluation happened now, without latching anything.
+///
+/// **Admission.** A call is admitted under Enforce iff some active step
+/// allows its tool, that step has not escalated, and, if the step gates the
+/// tool, the gate's guard holds now (gates are live conditions: they do not
+/// latch). Under Observe every call is admitted; one Enforce would refuse is
+/// recorded as [`Verdict::WouldDeny`] with the same reason. Admitted calls
+/// count as `called(tool)`; refused ones never ran and count for nothing.
+///
+/// **Escalation.** A failed result, or a failure recorded on its own,
+/// counts toward every active step that allows the tool (toward every
+/// active step if none does); an interruption counts toward every active
+/// step. When a count reaches the step's threshold the step escalates, once:
+/// one `flow:escalated` entry, and from then on the step admits none of its
+/// tools (the refusal says so). The step stays active and can still be
+/// completed by its `done` guard.
 ///
 /// ```
 /// use std::collections::BTreeMap;

@@ -112,7 +112,7 @@ impl Escalation {
 ///
 /// Build one with [`Flow`](super::Flow) or
 /// [`Conversation`](super::Conversation), or read one from a spec file
-/// (see [`spec_file`](super::spec_file)).
+/// (see [`Spec`](super::Spec)).
 ///
 /// ```
 /// use livesim::flow::{Flow, Guard};

@@ -3,10 +3,8 @@
 //! serde's derived decoders say "invalid type: integer, expected a string"
 //! without saying where in the document. This decoder walks the value by
 //! hand so every error carries its path (`steps[1].done.all[0]`) and says
-//! what was expected there in the spec's own terms; [`spec_file`] adds the
-//! file name and line.
-//!
-//! [`spec_file`]: super::spec_file
+//! what was expected there in the spec's own terms; [`Spec`](super::Spec)
+//! adds the file name and line.
 
 use std::collections::{BTreeMap, BTreeSet};
 

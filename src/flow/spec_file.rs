@@ -1,63 +1,4 @@
-//! Spec files: flows and conversations as `<name>.spec.json`.
-//!
-//! # Schema, version 1
-//!
-//! Every spec file is one JSON object with a format version `"v": 1`, a
-//! `"kind"`, and the steps or stages in declaration order. Optional members
-//! may be left out; empty ones are not written.
-//!
-//! A **flow** (`"kind": "flow"`):
-//!
-//! ```json
-//! {
-//!   "v": 1,
-//!   "kind": "flow",
-//!   "steps": [
-//!     {"id": "verify", "allow": ["verify_identity"], "done": {"called_ok": "verify_identity"}},
-//!     {"id": "pay", "after": ["verify"], "allow": ["take_payment"],
-//!      "gates": {"take_payment": {"is_true": "amount_confirmed"}},
-//!      "done": {"called_ok": "take_payment"},
-//!      "escalate": {"tool_failures": 3, "interruptions": 2}}
-//!   ]
-//! }
-//! ```
-//!
-//! | step member | type | meaning |
-//! |---|---|---|
-//! | `id` | string, required | unique, non-empty |
-//! | `after` | list of step ids | active only once all of these are done |
-//! | `allow` | list of tool names | tools admitted while active |
-//! | `gates` | object: tool → guard | an allowed tool admitted only while its guard holds |
-//! | `done` | guard | done once it holds (latches); absent: never done |
-//! | `escalate` | `{"tool_failures": n, "interruptions": n}`, n ≥ 1 | when the step escalates |
-//!
-//! A **conversation** (`"kind": "conversation"`) has `"stages"` instead,
-//! each with `id`, `after`, `allow`, `done` and `escalate` as above, plus
-//! `slots` (a list of `{"key": "party_size"}`, or
-//! `{"key": "balance", "resolve_from": ["account_id"]}` for a slot a
-//! resolver fills) and `commits` (an object of commit tool → guard). The
-//! file stores each stage's `after` explicitly, so the implicit "after the
-//! previous stage" of the builder is written out. Resolvers are code and are
-//! not stored: attach them after reading with
-//! [`CompiledConversation::attach_resolver`].
-//!
-//! **Guards** are objects with one key: `{"called_ok": "tool"}`,
-//! `{"called": "tool"}`, `{"is_true": "key"}`, `{"exists": "key"}`,
-//! `{"equals": {"key": "k", "value": <any JSON>}}`, `{"all": [guards]}`,
-//! `{"any": [guards]}` (both non-empty), `{"not": guard}`.
-//!
-//! Unknown members are errors (a misspelt `"alow"` would otherwise silently
-//! allow nothing). Output is deterministic: members in the order above,
-//! lists and tool maps sorted, two-space indentation, a final newline;
-//! reading a file and writing it back gives the same spec.
-//!
-//! # Errors
-//!
-//! A file that cannot be used gets a [`SpecFileError`] naming the file, the
-//! line and column, the path of the wrong member (`steps[1].done.all[0]`)
-//! and what was expected there, for a JSON syntax error, a member of the
-//! wrong shape, and a spec that decodes but is invalid (an `after` naming no
-//! step, a cycle).
+//! Spec files ([`Spec`]): flows and conversations as `<name>.spec.json`.
 
 use std::path::Path;
 
@@ -119,6 +60,67 @@ impl SpecFileError {
 }
 
 /// A spec file's contents: a flow or a conversation.
+///
+/// # Schema, version 1
+///
+/// Every spec file is one JSON object with a format version `"v": 1`, a
+/// `"kind"`, and the steps or stages in declaration order. Optional members
+/// may be left out; empty ones are not written.
+///
+/// A **flow** (`"kind": "flow"`):
+///
+/// ```json
+/// {
+///   "v": 1,
+///   "kind": "flow",
+///   "steps": [
+///     {"id": "verify", "allow": ["verify_identity"], "done": {"called_ok": "verify_identity"}},
+///     {"id": "pay", "after": ["verify"], "allow": ["take_payment"],
+///      "gates": {"take_payment": {"is_true": "amount_confirmed"}},
+///      "done": {"called_ok": "take_payment"},
+///      "escalate": {"tool_failures": 3, "interruptions": 2}}
+///   ]
+/// }
+/// ```
+///
+/// | step member | type | meaning |
+/// |---|---|---|
+/// | `id` | string, required | unique, non-empty |
+/// | `after` | list of step ids | active only once all of these are done |
+/// | `allow` | list of tool names | tools admitted while active |
+/// | `gates` | object: tool → guard | an allowed tool admitted only while its guard holds |
+/// | `done` | guard | done once it holds (latches); absent: never done |
+/// | `escalate` | `{"tool_failures": n, "interruptions": n}`, n ≥ 1 | when the step escalates |
+///
+/// A **conversation** (`"kind": "conversation"`) has `"stages"` instead,
+/// each with `id`, `after`, `allow`, `done` and `escalate` as above, plus
+/// `slots` (a list of `{"key": "party_size"}`, or
+/// `{"key": "balance", "resolve_from": ["account_id"]}` for a slot a
+/// resolver fills) and `commits` (an object of commit tool → guard). The
+/// file stores each stage's `after` explicitly, so the implicit "after the
+/// previous stage" of the builder is written out. Resolvers are code and are
+/// not stored: attach them after reading with
+/// [`CompiledConversation::attach_resolver`].
+///
+/// **Guards** are objects with one key: `{"called_ok": "tool"}`,
+/// `{"called": "tool"}`, `{"is_true": "key"}`, `{"exists": "key"}`,
+/// `{"equals": {"key": "k", "value": <any JSON>}}`, `{"all": [guards]}`,
+/// `{"any": [guards]}` (both non-empty), `{"not": guard}`.
+///
+/// Unknown members are errors (a misspelt `"alow"` would otherwise silently
+/// allow nothing). Output is deterministic: members in the order above,
+/// lists and tool maps sorted, two-space indentation, a final newline;
+/// reading a file and writing it back gives the same spec.
+///
+/// # Errors
+///
+/// A file that cannot be used gets a [`SpecFileError`] naming the file, the
+/// line and column, the path of the wrong member (`steps[1].done.all[0]`)
+/// and what was expected there, for a JSON syntax error, a member of the
+/// wrong shape, and a spec that decodes but is invalid (an `after` naming no
+/// step, a cycle).
+///
+/// The same, with examples checked by `tests/docs.rs`: `docs/formats/spec.md`.
 ///
 /// ```
 /// use livesim::flow::{Flow, Guard, Spec};

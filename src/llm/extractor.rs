@@ -8,7 +8,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::{BaseLlm, LlmRequest};
+use super::{BaseLlm, IntoLlm, LlmRequest};
 use crate::session::{Extracted, Extractor, TurnContext};
 
 /// Reads the last `window` transcript lines with a model after each turn
@@ -35,15 +35,35 @@ impl LlmExtractor {
     /// An extractor named `name` (its state key) asking `llm` with
     /// `prompt` as the system instruction about the last `window` lines of
     /// the transcript (0: all of it).
-    pub fn new<L: BaseLlm + 'static>(
+    ///
+    /// `llm` is an `Arc` of a concrete model or an `Arc<dyn BaseLlm>`
+    /// (see [`IntoLlm`]), so the model can be chosen at run time, e.g.
+    /// a tape recording a real model or replaying it:
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use livesim::llm::{BaseLlm, LlmExtractor, LlmResponse, MockLlm};
+    /// use livesim::tape::{MemoryTape, TapedLlm};
+    ///
+    /// let tape = Arc::new(MemoryTape::new());
+    /// let record = std::env::var_os("RECORD").is_some();
+    /// let model: Arc<dyn BaseLlm> = if record {
+    ///     Arc::new(TapedLlm::recording(MockLlm::script([LlmResponse::from_text("4")]), tape))
+    /// } else {
+    ///     Arc::new(TapedLlm::replaying("gemini-2.5-flash", tape))
+    /// };
+    /// let extractor = LlmExtractor::new("party_size", model, "How many people?", 1);
+    /// # let _ = extractor;
+    /// ```
+    pub fn new(
         name: impl Into<String>,
-        llm: Arc<L>,
+        llm: impl IntoLlm,
         prompt: impl Into<String>,
         window: usize,
     ) -> Self {
         LlmExtractor {
             name: name.into(),
-            llm,
+            llm: llm.into_llm(),
             prompt: prompt.into(),
             window,
         }

@@ -63,3 +63,23 @@ impl<L: BaseLlm + ?Sized> BaseLlm for std::sync::Arc<L> {
         (**self).generate(request)
     }
 }
+
+/// A shared model: an `Arc` of any [`BaseLlm`], concrete or `dyn`. What
+/// [`LlmExtractor::new`] takes, so a model chosen at run time (recording
+/// or replaying, say) fits as well as a concrete one.
+pub trait IntoLlm {
+    /// The model as a shared trait object.
+    fn into_llm(self) -> std::sync::Arc<dyn BaseLlm>;
+}
+
+impl<L: BaseLlm + 'static> IntoLlm for std::sync::Arc<L> {
+    fn into_llm(self) -> std::sync::Arc<dyn BaseLlm> {
+        self
+    }
+}
+
+impl IntoLlm for std::sync::Arc<dyn BaseLlm> {
+    fn into_llm(self) -> std::sync::Arc<dyn BaseLlm> {
+        self
+    }
+}

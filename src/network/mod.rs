@@ -58,7 +58,8 @@ use crate::testing::player::Progress;
 /// use livesim::network::{Faults, Network};
 /// use livesim::testing::ScriptedServer;
 /// use livesim::transport::connector::Connector;
-/// use livesim::transport::{Frame, Transport};
+/// use livesim::transport::Transport;
+/// use livesim::wire::Frame;
 ///
 /// let network = Network::new(ScriptedServer::new().says("Hello")).faults(Faults::none());
 /// let outcome = network

@@ -154,7 +154,7 @@ where
             if let crate::testing::Action::ResumptionUpdate(update) = action
                 && let Some(handle) = &update.handle
             {
-                redactor.add_secret(&crate::transport::ApiKey::new(handle.clone()));
+                redactor.add_secret(&crate::wire::Secret::new(handle.clone()));
             }
         }
         // One script position for every connection of a client session:

@@ -32,6 +32,15 @@ use crate::transport::{ApiKey, Transport};
 
 /// Configures and connects one Live session.
 ///
+/// **Which builder?** This is the lower-level builder: every wire-level
+/// knob (any [`Modality`], raw `setup` fields through
+/// [`setup_field`](Self::setup_field), the signal interval). Most code
+/// wants the fluent [`LiveBuilder`](super::LiveBuilder) from
+/// [`Live::builder()`](super::Live::builder), which wraps this one and is
+/// what the test kit and the soak take;
+/// [`LiveBuilder::into_session_builder`](super::LiveBuilder::into_session_builder)
+/// turns one into the other.
+///
 /// ```no_run
 /// use livesim::session::LiveSessionBuilder;
 /// # async fn demo(transport: impl livesim::transport::Transport) -> Result<(), livesim::session::SessionError> {

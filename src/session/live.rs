@@ -43,6 +43,14 @@ impl Live {
 }
 
 /// A Live session being configured, fluently.
+///
+/// **Which builder?** Start here: `LiveBuilder` (from [`Live::builder()`])
+/// is the fluent builder with the short names, and it is what the test kit
+/// ([`ScriptedServer::play`](crate::testing::ScriptedServer::play)) and
+/// [`Soak`](crate::soak::Soak) take. [`LiveSessionBuilder`] is the
+/// lower-level builder it wraps, with the wire-level knobs (any
+/// [`Modality`], raw `setup` fields, the signal interval); reach it with
+/// [`into_session_builder`](Self::into_session_builder) when you need one.
 #[derive(Clone, Default)]
 pub struct LiveBuilder {
     pub(crate) inner: LiveSessionBuilder,

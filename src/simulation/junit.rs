@@ -8,6 +8,8 @@
 //! {"expect_allowed":"book_table"}: …`); one that cannot run is an
 //! `<error>`. Nothing time-dependent is written, so the same corpus gives
 //! the same file.
+//!
+//! Both JUnit reports livesim writes, as examples: `docs/formats/junit.md`.
 
 use std::collections::BTreeMap;
 use std::io;

@@ -4,6 +4,8 @@
 //! `<name>.<label>.scenario.json` beside the spec), so an incident recorded
 //! from a live session becomes a regression test that needs no model, no
 //! network and no session.
+//!
+//! Every step, and what a damaged file gives: `docs/formats/scenario.md`.
 
 use std::fmt;
 use std::path::Path;

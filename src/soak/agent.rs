@@ -37,7 +37,8 @@
 //! }
 //! ```
 //!
-//! See the README's *Soak* section for what each key means.
+//! `docs/formats/agent.md` (in the repository) says what each key means,
+//! its default and its bounds.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

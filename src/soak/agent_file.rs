@@ -1,6 +1,6 @@
 //! The agent file format, version 1: `agent.json` decoded into an
 //! [`Agent`]'s parts, every mistake located (see [`super::agent`] for the
-//! format and the README's *Soak* section for what each key means).
+//! format and `docs/formats/agent.md` for what each key means).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

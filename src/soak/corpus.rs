@@ -40,6 +40,8 @@
 //!
 //! Entries are read strictly: an unknown key is an error naming the
 //! nearest valid one, with the file, line and column.
+//!
+//! Every key, and what a damaged entry gives: `docs/formats/corpus-entry.md`.
 
 use std::path::{Path, PathBuf};
 

@@ -26,6 +26,9 @@
 //! Runs that panic are reported as `panic`; runs that deadlock, overstay
 //! the executor's time limit or livelock as `liveness`; sessions that do
 //! not connect as `setup`.
+//!
+//! Each invariant in depth (what breaks it, the message it fails with), the
+//! governance properties and the goals: `docs/invariants.md`.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -79,7 +82,7 @@ type Check = dyn Fn(&RunRecord) -> Result<(), String> + Send + Sync;
 /// A named check over a [`RunRecord`].
 ///
 /// ```
-/// use livesim::soak::Invariant;
+/// use livesim::soak::invariants::Invariant;
 ///
 /// let quiet = Invariant::new("no-warnings", |run| {
 ///     match run.delivered().find(|e| e.kind() == "warning") {

@@ -58,7 +58,6 @@ pub use engine::{Checks, Progress, SeedRun, Shard, all_cores};
 pub use faults::{CloseKind, FaultKind, Faults, Weather};
 pub use file_reader::AgentFileError;
 pub use generate::generate;
-pub use invariants::Invariant;
 pub use record::{
     Calls, ExecutionOutcome, Governance, RunRecord, Settling, TimedEvent, ToolExecution,
 };

@@ -1,6 +1,7 @@
 //! What a soak reports: each failure with everything needed to replay it,
 //! and the summary (agents, sessions, simulated and wall time, invariant
-//! checks, "sometimes" counts, failures), as text and as JUnit XML.
+//! checks, "sometimes" counts, failures), as text and as JUnit XML
+//! (`docs/formats/junit.md` shows the XML).
 
 use std::fmt;
 use std::ops::Range;

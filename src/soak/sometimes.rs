@@ -28,6 +28,8 @@
 //! | `reconnect-gave-up` | every reconnect attempt failed and the session ended | agents that resume |
 //! | `transparent-replay` | a resumed connection got again what the server had not consumed | agents that resume transparently |
 //! | `stale-answer` | a tool finished after its call's connection ended, and its answer was not sent | agents that resume, with tools |
+//!
+//! All goals, with the invariants: `docs/invariants.md`.
 
 use std::fmt;
 use std::sync::Arc;

@@ -8,6 +8,8 @@
 //! key's removal). Sequence numbers strictly increase and timestamps never
 //! go backwards, whatever the clock does. [`FileJournalSink::read`] reads a
 //! journal file back.
+//!
+//! Every key, and what a damaged journal gives: `docs/formats/journal.md`.
 
 use std::io;
 use std::path::{Path, PathBuf};

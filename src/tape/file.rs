@@ -4,6 +4,8 @@
 //! [`MemoryTape`]; this file adds only what a file needs: loading through
 //! the project's JSONL reader, writing each entry as it is recorded, and
 //! what to do with a file a crash left torn.
+//!
+//! Every key, and what a damaged tape gives: `docs/formats/tape.md`.
 
 use std::borrow::Cow;
 use std::fmt;

@@ -4,9 +4,13 @@
 //! * [`ScriptedServer`] stands in for the Live server: a script of what the
 //!   server sends (text, transcriptions, tool calls, interruptions, raw
 //!   frames, closes), played against a fully configured session;
-//! * [`ManualClock`] stands in for the system clock;
-//! * tapes ([`MemoryTape`], [`FileTape`], [`TapedLlm`],
-//!   [`taped_resolver`]) stand in for out-of-band model and resolver calls.
+//! * [`ManualClock`](crate::clock::ManualClock) (in [`clock`](crate::clock))
+//!   stands in for the system clock;
+//! * tapes ([`MemoryTape`](crate::tape::MemoryTape),
+//!   [`FileTape`](crate::tape::FileTape), [`TapedLlm`](crate::tape::TapedLlm),
+//!   [`taped_resolver`](crate::tape::taped_resolver), all in
+//!   [`tape`](crate::tape)) stand in for out-of-band model and resolver
+//!   calls.
 //!
 //! A passing test establishes what your application does with the scripted
 //! inputs; it does not measure what a real model would say.
@@ -25,10 +29,4 @@ pub use run::{PlayError, ScriptedRun};
 pub use script::{
     Action, Call, CloseAction, Reconnect, ResumptionUpdate, SCRIPT_VERSION, ScriptError,
     ScriptedServer,
-};
-
-pub use crate::clock::{Clock, ManualClock, SharedClock, SystemClock};
-pub use crate::tape::{
-    FileTape, LLM_CALL, MemoryTape, Tape, TapeEntry, TapeError, TapeMode, TapedLlm, TornEntry,
-    canonical_json, taped_resolver,
 };

@@ -155,8 +155,20 @@ impl ScriptedRun {
         self.events.iter().filter(|e| e.lane() == lane).collect()
     }
 
-    /// The model's text deltas (not thoughts), concatenated.
-    pub fn transcript_text(&self) -> String {
+    /// The model's text: every text delta it streamed (not thoughts, not
+    /// transcriptions), concatenated in the order delivered.
+    ///
+    /// ```
+    /// use livesim::prelude::*;
+    /// use livesim::testing::ScriptedServer;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build().unwrap().block_on(async {
+    /// let run = ScriptedServer::new().says("Hello there.").play(Live::builder()).await.unwrap();
+    /// assert_eq!(run.model_text(), "Hello there.");
+    /// # run.disconnect().await;
+    /// # });
+    /// ```
+    pub fn model_text(&self) -> String {
         self.events
             .iter()
             .filter_map(|e| match e {
@@ -167,6 +179,14 @@ impl ScriptedRun {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The model's text; an older name for [`model_text`](Self::model_text),
+    /// which says what it returns (the model's text deltas, not the
+    /// transcriptions).
+    #[deprecated(note = "returns the model's text deltas, not transcriptions: use `model_text()`")]
+    pub fn transcript_text(&self) -> String {
+        self.model_text()
     }
 
     /// Every message the session sent, parsed as JSON, in order.

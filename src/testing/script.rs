@@ -14,6 +14,8 @@
 //!   {"send": {"serverContent": {"turnComplete": true}}}
 //! ]}
 //! ```
+//!
+//! Every action and key, and what a damaged script gives: `docs/formats/script.md`.
 
 use std::path::Path;
 use std::time::Duration;

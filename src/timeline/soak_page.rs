@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::model::Timeline;
 use super::page::{self, escape};
 use crate::executor::format_time;
-use crate::soak::{Failure, Soak, Summary};
+use crate::soak::{Case, CorpusEntry, Failure, Soak, Summary};
 use crate::wire::scrub_known;
 
 /// Failures per agent the page shows, each with its timeline.
@@ -56,8 +56,13 @@ pub struct FailureEntry {
     /// The script the failure carries (shrunk, once a shrinker has been
     /// at it), resumption handles hidden.
     pub script: serde_json::Value,
+    /// The script's actions before it was shrunk (`None`: not shrunk).
+    pub shrunk_from: Option<usize>,
     /// Its timeline, relative to the page, once written.
     pub timeline: Option<String>,
+    /// The shrunk case, which its timeline draws.
+    #[serde(skip)]
+    pub case: Option<Case>,
 }
 
 /// One agent's share.
@@ -119,7 +124,9 @@ fn failure_entry(failure: &Failure) -> FailureEntry {
         faults: failure.faults.to_string(),
         replay: scrubber.scrub_text(&failure.replay),
         script,
+        shrunk_from: None,
         timeline: None,
+        case: None,
     }
 }
 
@@ -187,6 +194,28 @@ impl SoakPage {
         }
     }
 
+    /// Shows each failure that `entries` holds shrunk (same agent, same
+    /// seed) with its shrunk script, and draws its timeline from the
+    /// shrunk case.
+    pub fn shrunk(&mut self, entries: &[CorpusEntry]) {
+        for agent in &mut self.agents {
+            for failure in &mut agent.failures {
+                let Some(entry) = entries.iter().find(|e| {
+                    scrub_known(&e.agent) == agent.name && e.case.seed.to_string() == failure.seed
+                }) else {
+                    continue;
+                };
+                if entry.shrunk.is_none() {
+                    continue;
+                }
+                let mut scrubber = super::sources::scrubber();
+                failure.script = super::sources::script_json(&entry.case.script, &mut scrubber);
+                failure.shrunk_from = entry.shrunk.as_ref().map(|n| n.actions_before);
+                failure.case = Some(entry.case.clone());
+            }
+        }
+    }
+
     /// The report as JSON.
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
@@ -220,8 +249,11 @@ impl SoakPage {
                 let file = format!("{}-{}.html", file_safe(&agent.name), failure.seed);
                 let target = dir.join(&file);
                 if !written.contains(&target) {
-                    let run = soak.run_seed(seed);
-                    Timeline::of_seed(soak, seed, &run).write_html(&target)?;
+                    let timeline = match &failure.case {
+                        Some(case) => Timeline::of_case(soak, case, &soak.run_case(case)),
+                        None => Timeline::of_seed(soak, seed, &soak.run_seed(seed)),
+                    };
+                    timeline.write_html(&target)?;
                     written.push(target);
                 }
                 failure.timeline = Some(format!("{folder}/{file}"));
@@ -391,9 +423,12 @@ impl SoakPage {
                     .get("actions")
                     .and_then(|a| a.as_array())
                     .map_or(0, Vec::len);
+                let shrunk = failure
+                    .shrunk_from
+                    .map_or(String::new(), |before| format!(", shrunk from {before}"));
                 let _ = write!(
                     out,
-                    "</dl><pre>{}</pre><details><summary>its script ({actions} actions)</summary>\
+                    "</dl><pre>{}</pre><details><summary>its script ({actions} actions{shrunk})</summary>\
                      <pre>{}</pre></details></article>",
                     escape(&failure.message),
                     escape(&serde_json::to_string_pretty(&failure.script).unwrap_or_default())

@@ -56,7 +56,8 @@ impl Default for Link {
 /// use std::time::Duration;
 /// use livesim::Seed;
 /// use livesim::executor::Simulation;
-/// use livesim::transport::{Frame, Transport, memory};
+/// use livesim::transport::{Transport, memory};
+/// use livesim::wire::Frame;
 ///
 /// let arrivals = Simulation::new(Seed::new(3)).run(|| async {
 ///     let (mut a, mut b) = memory::pair_with(memory::Link {

@@ -30,7 +30,9 @@ pub mod wire_log;
 
 use futures::future::BoxFuture;
 
-pub use crate::wire::{CloseFrame, Frame, Secret as ApiKey};
+// The frame and key types are `livesim::wire::{Frame, CloseFrame, Secret}`;
+// transport code inside the crate names them from here.
+pub(crate) use crate::wire::{CloseFrame, Frame, Secret as ApiKey};
 pub use error::TransportError;
 
 /// A bidirectional frame pipe to a Live server (or to a client, for fakes).
@@ -53,13 +55,14 @@ pub use error::TransportError;
 /// * Pings and pongs are the transport's business: `recv` never yields them.
 ///
 /// ```
-/// use livesim::transport::{Frame, Transport, memory};
+/// use livesim::transport::{Transport, memory};
+/// use livesim::wire::Frame;
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let (mut client, mut server) = memory::pair();
 /// client.send(Frame::Text(r#"{"setup":{}}"#.into())).await.unwrap();
 /// assert_eq!(server.recv().await.unwrap().unwrap(), Frame::Text(r#"{"setup":{}}"#.into()));
-/// server.close(Some(livesim::transport::CloseFrame::new(1000, "bye"))).await.unwrap();
+/// server.close(Some(livesim::wire::CloseFrame::new(1000, "bye"))).await.unwrap();
 /// assert!(client.recv().await.unwrap().unwrap().is_close());
 /// assert!(client.recv().await.is_none());
 /// # });

@@ -247,10 +247,11 @@ impl WireLogBuilder {
 /// ```
 /// use livesim::transport::recording::{MemorySink, Recording, WireLogWriter};
 /// use livesim::transport::wire_log::WireLog;
-/// use livesim::transport::{ApiKey, Frame, Transport, memory};
+/// use livesim::transport::{Transport, memory};
+/// use livesim::wire::{Frame, Secret};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
-/// let key = ApiKey::new("FAKE-KEY-1234567890");
+/// let key = Secret::new("FAKE-KEY-1234567890");
 /// let sink = MemorySink::new();
 /// let log = WireLogWriter::builder(sink.clone()).model("models/demo").secret(&key).start().unwrap();
 /// let (client, mut server) = memory::pair();

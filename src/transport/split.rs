@@ -33,7 +33,7 @@ pub const SPLIT_STREAM: &str = "transport/split";
 /// ```
 /// use livesim::Seed;
 /// use livesim::executor::Simulation;
-/// use livesim::transport::Frame;
+/// use livesim::wire::Frame;
 /// use livesim::transport::split::TextSplit;
 /// use livesim::wire::ServerMessage;
 ///

@@ -26,7 +26,8 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use super::handshake::{self, UpgradeError};
-use super::{ApiKey, CloseFrame, Frame, Transport, TransportError};
+use super::{CloseFrame, Frame, Transport, TransportError};
+use crate::wire::Secret;
 use crate::wire::{Redactor, clip, redact_url};
 
 /// The Google AI Live endpoint's host.
@@ -42,10 +43,10 @@ pub const API_KEY_HEADER: &str = "x-goog-api-key";
 /// Where to connect and with which credential.
 ///
 /// ```
-/// use livesim::transport::ApiKey;
+/// use livesim::wire::Secret;
 /// use livesim::transport::websocket::Endpoint;
 ///
-/// let endpoint = Endpoint::google_ai(ApiKey::new("FAKE-KEY-1234567890"));
+/// let endpoint = Endpoint::google_ai(Secret::new("FAKE-KEY-1234567890"));
 /// assert_eq!(
 ///     endpoint.url(),
 ///     "wss://generativelanguage.googleapis.com/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent",
@@ -58,12 +59,12 @@ pub const API_KEY_HEADER: &str = "x-goog-api-key";
 pub struct Endpoint {
     base_url: String,
     path: String,
-    api_key: Option<ApiKey>,
+    api_key: Option<Secret>,
 }
 
 impl Endpoint {
     /// The Google AI endpoint, authenticated with `api_key`.
-    pub fn google_ai(api_key: ApiKey) -> Self {
+    pub fn google_ai(api_key: Secret) -> Self {
         Endpoint {
             base_url: GOOGLE_AI_BASE_URL.into(),
             path: GOOGLE_AI_PATH.into(),
@@ -137,11 +138,12 @@ impl Endpoint {
 ///
 /// ```no_run
 /// use livesim::transport::websocket::{Endpoint, WebSocketTransport};
-/// use livesim::transport::{ApiKey, Transport, TransportError};
+/// use livesim::transport::{Transport, TransportError};
+/// use livesim::wire::Secret;
 /// use livesim::wire::{ClientMessage, Setup};
 ///
 /// # async fn demo() -> Result<(), TransportError> {
-/// let key = ApiKey::new(std::env::var("GEMINI_API_KEY").unwrap_or_default());
+/// let key = Secret::new(std::env::var("GEMINI_API_KEY").unwrap_or_default());
 /// let mut live = WebSocketTransport::connect(&Endpoint::google_ai(key)).await?;
 /// let setup = Setup::new("models/gemini-live-2.5-flash-preview");
 /// live.send(ClientMessage::setup(setup).to_frame()).await?;

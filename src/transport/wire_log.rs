@@ -20,6 +20,8 @@
 //!
 //! Reading uses [`crate::jsonl`], so a torn last line (a recorder killed
 //! mid-write) is reported, not fatal.
+//!
+//! Every key, and what a damaged log gives: `docs/formats/wire-log.md`.
 
 use std::path::Path;
 

@@ -7,7 +7,8 @@
 use livesim::testing::ScriptedServer;
 use livesim::transport::recording::{Recording, WireLogWriter};
 use livesim::transport::wire_log::WireLog;
-use livesim::transport::{Frame, Transport, memory};
+use livesim::transport::{Transport, memory};
+use livesim::wire::Frame;
 use livesim::wire::{Redactor, Secret, clip, scrub_builtin};
 use proptest::prelude::*;
 use serde_json::json;

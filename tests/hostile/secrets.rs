@@ -17,9 +17,9 @@ use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
 use livesim::session::{Live, LiveEvent};
-use livesim::transport::ApiKey;
 use livesim::transport::recording::{Recording, WireLogWriter};
 use livesim::transport::websocket::{Endpoint, WebSocketTransport};
+use livesim::wire::Secret;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -239,7 +239,7 @@ async fn connects_to_hostile_servers() {
 
     // Scenario 5: a recorded connection, the session told no key (the
     // WebSocket remembered it for the process).
-    let key = ApiKey::new(KEY);
+    let key = Secret::new(KEY);
     let ws = WebSocketTransport::connect(&Endpoint::google_ai(key.clone()).base_url(&base))
         .await
         .unwrap();

@@ -342,7 +342,7 @@ async fn the_readme_script_for_a_client_that_speaks_first_plays_on_the_v1_path()
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let block = readme
-        .split("```json\n")
+        .split("```json script file=weather-first.json\n")
         .map(|rest| rest.split("```").next().unwrap())
         .find(|block| block.contains("\"expect\": \"clientContent\""))
         .expect("the README has a script with an expect");

@@ -8,8 +8,9 @@ use std::time::Duration;
 use livesim::Seed;
 use livesim::executor::Simulation;
 use livesim::testing::{ReplayControl, ScriptedServer};
+use livesim::transport::Transport;
 use livesim::transport::connector::{BoxedTransport, Connector};
-use livesim::transport::{CloseFrame, Frame, Transport};
+use livesim::wire::{CloseFrame, Frame};
 use serde_json::{Value, json};
 
 /// Opens a connection and sends a setup resuming `handle` (or asking for

@@ -195,7 +195,7 @@ fn malformed_frames_are_warnings_and_the_session_recovers() {
 #[test]
 fn text_that_arrives_with_turn_complete_is_kept() {
     let run = simulate(play(fixtures::text_with_turn_complete()));
-    assert_eq!(run.transcript_text(), "Hello, world.");
+    assert_eq!(run.model_text(), "Hello, world.");
     let log = run.handle().session_log();
     let full: Vec<&LiveEvent> = log
         .iter()

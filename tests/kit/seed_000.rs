@@ -30,7 +30,7 @@ async fn answers_a_weather_question() {
     let responses = run.tool_responses();
     assert_eq!(responses[0]["name"], "get_weather");
     assert_eq!(responses[0]["response"]["sky"], "sunny");
-    assert!(run.transcript_text().contains("It is sunny"));
+    assert!(run.model_text().contains("It is sunny"));
     run.disconnect().await;
 }
 
@@ -97,7 +97,7 @@ async fn the_weather_example_holds_for_every_seed() {
         .await
         .unwrap();
     assert_eq!(run.tool_responses()[0]["response"]["sky"], "sunny");
-    assert_eq!(run.transcript_text(), "It is sunny in Paris.");
+    assert_eq!(run.model_text(), "It is sunny in Paris.");
     run.disconnect().await;
 }
 
@@ -126,7 +126,7 @@ async fn drives_the_connection_itself() -> Result<(), Box<dyn std::error::Error>
 
 #[test]
 fn a_manual_clock_moves_only_when_told() {
-    use livesim::testing::ManualClock;
+    use livesim::clock::ManualClock;
     use std::time::Duration;
 
     let clock = Arc::new(ManualClock::new());
@@ -261,7 +261,7 @@ async fn the_weather_example_runs_on_a_multi_threaded_runtime() {
             .await
             .unwrap();
         assert_eq!(run.tool_responses()[0]["response"]["sky"], "sunny");
-        assert_eq!(run.transcript_text(), "It is sunny in Paris.");
+        assert_eq!(run.model_text(), "It is sunny in Paris.");
         run.disconnect().await;
     }
 }

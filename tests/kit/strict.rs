@@ -4,7 +4,8 @@
 
 use livesim::prelude::*;
 use livesim::testing::{ReplayControl, ScriptedServer};
-use livesim::transport::{Frame, Transport};
+use livesim::transport::Transport;
+use livesim::wire::Frame;
 use serde_json::{Value, json};
 
 /// Connects a hand-driven client to `script`: sends setup, reads

@@ -8,8 +8,9 @@ use livesim::Seed;
 use livesim::executor::Simulation;
 use livesim::network::{FaultKind, Faults, Network};
 use livesim::testing::ScriptedServer;
+use livesim::transport::Transport;
 use livesim::transport::connector::{BoxedTransport, Connector};
-use livesim::transport::{Frame, Transport};
+use livesim::wire::Frame;
 use serde_json::{Value, json};
 
 async fn open(connector: &impl Connector, handle: Option<&str>) -> Option<(BoxedTransport, Value)> {

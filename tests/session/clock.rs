@@ -6,10 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use livesim::Seed;
+use livesim::clock::ManualClock;
 use livesim::clock::Timestamp;
 use livesim::executor::Simulation;
 use livesim::prelude::*;
-use livesim::testing::{ManualClock, ScriptedServer};
+use livesim::testing::ScriptedServer;
 use serde_json::json;
 
 fn origin() -> Timestamp {

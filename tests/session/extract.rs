@@ -4,12 +4,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use livesim::clock::ManualClock;
 use livesim::clock::Timestamp;
 use livesim::flow::resolver;
 use livesim::llm::{LlmExtractor, LlmResponse, MockLlm};
 use livesim::prelude::*;
 use livesim::tape::{MemoryTape, TapedLlm};
-use livesim::testing::{ManualClock, ScriptedServer};
+use livesim::testing::ScriptedServer;
 use serde_json::{Value, json};
 
 #[tokio::test]

@@ -102,9 +102,12 @@ fn sim_soak_writes_its_report_with_failure_timelines_beside_it() {
     }
     assert!(err.contains("report written to"), "{err}");
 
-    // Saving failures while stdout carries JSON: what was saved is told on
-    // stderr, and stdout stays JSON alone.
+    // Saving failures while stdout carries JSON: each saved failure is
+    // shrunk first, the report shows the shrunk script and draws its
+    // timeline from the shrunk case; what was saved is told on stderr, and
+    // stdout stays JSON alone.
     let corpus = dir.join("corpus");
+    let shrunk_page = dir.join("shrunk.html");
     let (code, out, err) = livesim(&[
         "sim",
         "soak",
@@ -113,18 +116,26 @@ fn sim_soak_writes_its_report_with_failure_timelines_beside_it() {
         "0..10",
         "--format",
         "json",
+        "--html",
+        shrunk_page.to_str().unwrap(),
         "--save",
         corpus.to_str().unwrap(),
-        "--shrink-time",
-        "0",
         "--save-limit",
         "1",
     ]);
     assert_eq!(code, Some(1), "{out}{err}");
-    serde_json::from_str::<serde_json::Value>(&out).expect("stdout is JSON alone");
+    let json: serde_json::Value = serde_json::from_str(&out).expect("stdout is JSON alone");
     assert!(err.contains("saved "), "{err}");
     assert_eq!(
         std::fs::read_dir(corpus.join("weather")).unwrap().count(),
         1
     );
+    let first = &json["agents"][0]["failures"][0];
+    let before = first["shrunk_from"]
+        .as_u64()
+        .expect("the first failure was shrunk");
+    let after = first["script"]["actions"].as_array().unwrap().len() as u64;
+    assert!(after < before, "{after} actions, shrunk from {before}");
+    let html = std::fs::read_to_string(&shrunk_page).unwrap();
+    assert!(html.contains(&format!("({after} actions, shrunk from {before})")));
 }

@@ -7,7 +7,8 @@ use std::time::Duration;
 use livesim::Seed;
 use livesim::executor::{Simulation, Swarm, check_determinism, now};
 use livesim::transport::memory::{self, Link};
-use livesim::transport::{CloseFrame, Frame, Transport, TransportError};
+use livesim::transport::{Transport, TransportError};
+use livesim::wire::{CloseFrame, Frame};
 
 fn text(t: &str) -> Frame {
     Frame::Text(t.into())

@@ -5,10 +5,11 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use livesim::Seed;
 use livesim::executor::{Simulation, Swarm};
+use livesim::transport::Transport;
 use livesim::transport::memory::{self, Link};
 use livesim::transport::recording::{MemorySink, Recording, WireLogWriter};
 use livesim::transport::wire_log::{Direction, LineType, WireLog};
-use livesim::transport::{CloseFrame, Frame, Transport};
+use livesim::wire::{CloseFrame, Frame};
 use serde_json::json;
 
 fn zero_latency() -> (memory::MemoryTransport, memory::MemoryTransport) {

@@ -6,10 +6,11 @@
 use std::io;
 
 use futures::{SinkExt, StreamExt};
+use livesim::transport::Transport;
 use livesim::transport::recording::{MemorySink, Recording, WireLogWriter};
 use livesim::transport::websocket::{Endpoint, WebSocketTransport};
-use livesim::transport::{ApiKey, Frame, Transport};
 use livesim::wire::{Closed, Decoded, ServerMessage, decode};
+use livesim::wire::{Frame, Secret};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame as WsCloseFrame;
 
@@ -76,7 +77,7 @@ async fn the_key_appears_in_no_log_file_error_or_log_line() {
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
     let mut exposed = Exposed::default();
-    let key = ApiKey::new(KEY);
+    let key = Secret::new(KEY);
     exposed.add_error("the key", &key);
 
     // 1. A recorded session whose traffic mentions every secret, ending in 1007.

@@ -2,8 +2,8 @@
 
 use livesim::Seed;
 use livesim::executor::{Simulation, check_determinism};
-use livesim::transport::Frame;
 use livesim::transport::split::{TextSplit, split_text};
+use livesim::wire::Frame;
 use livesim::wire::ServerMessage;
 use proptest::prelude::*;
 use serde_json::{Value, json};

@@ -2,8 +2,9 @@
 
 use futures::{SinkExt, StreamExt};
 use livesim::transport::websocket::{Endpoint, GOOGLE_AI_PATH, WebSocketTransport};
-use livesim::transport::{ApiKey, CloseFrame, Frame, Transport, TransportError};
+use livesim::transport::{Transport, TransportError};
 use livesim::wire::{ClientMessage, CloseClass, Decoded, ServerMessage, Setup, decode};
+use livesim::wire::{CloseFrame, Frame, Secret};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame as WsCloseFrame;
 
@@ -12,7 +13,7 @@ use super::server::{accept, dead_port, listen, refuse};
 const KEY: &str = "FAKE-KEY-1234567890";
 
 fn endpoint(base_url: &str) -> Endpoint {
-    Endpoint::google_ai(ApiKey::new(KEY)).base_url(base_url)
+    Endpoint::google_ai(Secret::new(KEY)).base_url(base_url)
 }
 
 fn ws_close(code: u16, reason: &str) -> Message {

@@ -16,7 +16,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand, ValueEnum};
 use livesim::Seed;
 use livesim::executor::SeedPlan;
-use livesim::soak::{Agent, Checks, Shard, Soak, Summary, all_cores, soak_all};
+use livesim::soak::{Agent, Checks, CorpusEntry, Shard, Soak, Summary, all_cores, soak_all};
 use livesim::timeline::{SoakPage, Timeline};
 
 /// Prints a line to stdout; a closed pipe (`| head`) just ends the output.
@@ -187,8 +187,8 @@ fn nearest_sim() -> Result<PathBuf, String> {
     Err(format!(
         "no agents found: looked for sim/*/agent.json in {} and every folder above it.\n\
          Point it at a folder of agents (livesim sim soak path/to/agents) or at one agent's \
-         folder (livesim sim soak path/to/agent, holding agent.json); the README's \"Soak\" \
-         section shows an agent file.",
+         folder (livesim sim soak path/to/agent, holding agent.json); docs/formats/agent.md \
+         in livesim's repository shows an agent file.",
         here.display()
     ))
 }
@@ -358,19 +358,25 @@ fn soak(args: SoakArgs) -> ExitCode {
         display.update(p)
     });
     display.finish();
-    let status = report(&summary, &soaks, &args);
-    let tell = match args.format {
-        Format::Text => corpus::Tell::Stdout,
-        Format::Json => corpus::Tell::Stderr,
-    };
-    if !corpus::save_failures(&summary, &soaks, &saving, args.save_limit, tell) {
+    // Shrunk first, so the report page shows the shrunk scripts.
+    let saved = corpus::save_failures(&summary, &soaks, &saving, args.save_limit);
+    let status = report(&summary, &soaks, &args, &saved.entries);
+    for line in &saved.lines {
+        match args.format {
+            Format::Text => say!("{line}"),
+            // stdout carries the JSON alone.
+            Format::Json => eprintln!("{line}"),
+        }
+    }
+    if !saved.ok {
         return ExitCode::from(2);
     }
     status
 }
 
-fn report(summary: &Summary, soaks: &[Soak], args: &SoakArgs) -> ExitCode {
+fn report(summary: &Summary, soaks: &[Soak], args: &SoakArgs, shrunk: &[CorpusEntry]) -> ExitCode {
     let mut page = SoakPage::new(summary);
+    page.shrunk(shrunk);
     if let Some(path) = &args.html {
         match page.write(path, soaks) {
             Ok(timelines) => eprintln!(

@@ -120,35 +120,17 @@ fn entry_for(soak: &Soak, failure: &Failure, budget: Duration, command: &str) ->
     }
 }
 
-/// Where a command says what it saved: stdout, or stderr when stdout
-/// carries JSON.
-#[derive(Clone, Copy)]
-pub enum Tell {
-    Stdout,
-    Stderr,
-}
-
-impl Tell {
-    fn line(self, line: &str) {
-        match self {
-            Tell::Stdout => say!("{line}"),
-            Tell::Stderr => eprintln!("{line}"),
-        }
-    }
-}
-
 /// Saves `entry` under `dir` unless the corpus has that seed already;
-/// tells what happened.
-fn save(entry: &CorpusEntry, dir: &Path, tell: Tell) -> Result<(), String> {
+/// returns the line that says what happened.
+fn save(entry: &CorpusEntry, dir: &Path) -> Result<String, String> {
     let path = entry.path_in(dir);
     if path.exists() {
-        tell.line(&format!(
+        return Ok(format!(
             "kept {}: the corpus has this seed already ({} now, {} actions)",
             path.display(),
             entry.invariant,
             entry.case.actions()
         ));
-        return Ok(());
     }
     let path = entry.save(dir).map_err(|e| e.to_string())?;
     let how = match &entry.shrunk {
@@ -158,30 +140,36 @@ fn save(entry: &CorpusEntry, dir: &Path, tell: Tell) -> Result<(), String> {
         ),
         None => "as found".to_string(),
     };
-    tell.line(&format!(
+    Ok(format!(
         "saved {}: {}, {} actions ({how}); replay: livesim sim replay {}",
         path.display(),
         entry.invariant,
         entry.case.actions(),
         path.display()
-    ));
-    Ok(())
+    ))
+}
+
+/// What saving a soak's failures did.
+#[derive(Default)]
+pub struct Saved {
+    /// Every entry was written (or was in the corpus already).
+    pub ok: bool,
+    /// The entries, shrunk, in the order saved.
+    pub entries: Vec<CorpusEntry>,
+    /// What to tell the user: one line per entry, and what was not saved.
+    pub lines: Vec<String>,
 }
 
 /// Saves the failures of a soak: one entry per (agent, seed), at most
-/// `limit` per (agent, invariant), each shrunk first. Returns false if one
-/// could not be written.
-pub fn save_failures(
-    summary: &Summary,
-    soaks: &[Soak],
-    saving: &Saving,
-    limit: usize,
-    tell: Tell,
-) -> bool {
-    let Some(dir) = &saving.dir else {
-        return true;
+/// `limit` per (agent, invariant), each shrunk first (progress on stderr).
+pub fn save_failures(summary: &Summary, soaks: &[Soak], saving: &Saving, limit: usize) -> Saved {
+    let mut saved = Saved {
+        ok: true,
+        ..Saved::default()
     };
-    let mut written = true;
+    let Some(dir) = &saving.dir else {
+        return saved;
+    };
     for (agent, soak) in summary.agents.iter().zip(soaks) {
         let mut per_invariant: BTreeMap<&str, usize> = BTreeMap::new();
         let mut seen: Vec<Seed> = Vec::new();
@@ -198,20 +186,24 @@ pub fn save_failures(
             *count += 1;
             seen.push(failure.seed);
             let entry = entry_for(soak, failure, saving.budget, "soak");
-            if let Err(e) = save(&entry, dir, tell) {
-                eprintln!("livesim sim soak: cannot save a failure: {e}");
-                written = false;
+            match save(&entry, dir) {
+                Ok(line) => saved.lines.push(line),
+                Err(e) => {
+                    eprintln!("livesim sim soak: cannot save a failure: {e}");
+                    saved.ok = false;
+                }
             }
+            saved.entries.push(entry);
         }
         if skipped > 0 {
-            tell.line(&format!(
+            saved.lines.push(format!(
                 "{} more {} failures not saved (--save-limit {limit} per invariant; \
                  livesim sim shrink {} --seed S saves one)",
                 skipped, agent.name, agent.name
             ));
         }
     }
-    written
+    saved
 }
 
 pub fn shrink(args: ShrinkArgs) -> ExitCode {
@@ -261,10 +253,11 @@ pub fn shrink(args: ShrinkArgs) -> ExitCode {
     for line in entry.message.lines() {
         say!("  {line}");
     }
-    if let Some(dir) = &saving.dir
-        && let Err(e) = save(&entry, dir, Tell::Stdout)
-    {
-        return usage("shrink", &e);
+    if let Some(dir) = &saving.dir {
+        match save(&entry, dir) {
+            Ok(line) => say!("{line}"),
+            Err(e) => return usage("shrink", &e),
+        }
     }
     ExitCode::from(1)
 }

@@ -3,8 +3,8 @@
 //! wall time on a shared machine):
 //!
 //! ```text
-//! cargo build --release --example wire_profile
-//! valgrind --tool=callgrind target/release/examples/wire_profile text_chunk decode
+//! cargo build --release --example profile_wire
+//! valgrind --tool=callgrind target/release/examples/profile_wire text_chunk decode
 //! ```
 //!
 //! Frames: `text_chunk`, `audio_chunk_8k`, `tool_call`, `usage`. Operations:
@@ -16,7 +16,7 @@ use std::hint::black_box;
 use livesim::wire::{Frame, ServerMessage, decode};
 use serde_json::Value;
 
-#[path = "../benches/programs/wire_frames.rs"]
+#[path = "../programs/wire_frames.rs"]
 mod wire_frames;
 
 const RUNS: usize = 20_000;
@@ -24,7 +24,7 @@ const RUNS: usize = 20_000;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [frame_name, op] = &args[..] else {
-        eprintln!("usage: wire_profile <frame> <none|decode|value_parse|encode|value_encode>");
+        eprintln!("usage: profile_wire <frame> <none|decode|value_parse|encode|value_encode>");
         std::process::exit(2);
     };
     let Some((_, bytes)) = wire_frames::frames()

@@ -2,8 +2,8 @@
 //! under callgrind, which (unlike wall time) repeats exactly:
 //!
 //! ```text
-//! cargo build --release --example flow_profile
-//! valgrind --tool=callgrind target/release/examples/flow_profile linear_admit
+//! cargo build --release --example profile_flow
+//! valgrind --tool=callgrind target/release/examples/profile_flow linear_admit
 //! ```
 //!
 //! Variants (see `benches/flow.rs`): `lookup` (the baseline allow-set
@@ -20,7 +20,7 @@ use std::hint::black_box;
 use livesim::flow::{Enforcement, FlowMonitor, FlowSpec};
 use serde_json::Value;
 
-#[path = "../benches/programs/flows.rs"]
+#[path = "../programs/flows.rs"]
 mod flows;
 use flows::{STEPS, linear_halfway, wide, wide_state};
 
@@ -75,7 +75,7 @@ fn main() {
         ),
         _ => {
             eprintln!(
-                "usage: flow_profile lookup|linear_admit|linear_refuse|wide_admit|turn_empty|turn_linear|turn_wide"
+                "usage: profile_flow lookup|linear_admit|linear_refuse|wide_admit|turn_empty|turn_linear|turn_wide"
             );
             std::process::exit(2);
         }

@@ -3,8 +3,8 @@
 //! exactly from run to run:
 //!
 //! ```text
-//! cargo build --release --example executor_profile
-//! valgrind --tool=callgrind target/release/examples/executor_profile calm
+//! cargo build --release --example profile_executor
+//! valgrind --tool=callgrind target/release/examples/profile_executor calm
 //! ```
 //!
 //! Variants: `tokio` (hand-written tokio), `same` (the livesim program on a
@@ -14,7 +14,7 @@
 use livesim::Seed;
 use livesim::executor::{Simulation, Swarm};
 
-#[path = "../benches/programs/three_lanes.rs"]
+#[path = "../programs/three_lanes.rs"]
 mod three_lanes;
 use three_lanes::{livesim_program, paused_runtime, tokio_program};
 
@@ -36,7 +36,7 @@ fn main() {
                     .expect("the program finishes");
             }
             _ => {
-                eprintln!("usage: executor_profile tokio|same|calm|seeded");
+                eprintln!("usage: profile_executor tokio|same|calm|seeded");
                 std::process::exit(2);
             }
         }

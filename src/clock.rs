@@ -371,6 +371,7 @@ mod tests {
         assert_eq!(clock.elapsed(), Duration::from_millis(3250));
     }
 
+    #[cfg(feature = "simulation")]
     #[test]
     fn virtual_clock_follows_simulated_time() {
         let out = crate::executor::Simulation::new(crate::Seed::new(1))

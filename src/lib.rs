@@ -43,6 +43,15 @@
 //!
 //! [`prelude`] gathers the names most sessions and tests use.
 //!
+//! **Features.** Layers 2 to 9 over in-memory transports are always built.
+//! `websocket` adds the real WebSocket client (`connect()`); `serve` the
+//! `serve` module (a scripted server on a real port); `simulation` tokio's
+//! paused clock and with it `executor::Simulation`, the seed runner,
+//! `#[livesim::test]` and the soak; `junit` JUnit XML reports; `network`
+//! turmoil's simulated TCP; `cli` the `livesim` binary. All are on by
+//! default; `default-features = false, features = ["simulation"]` is the
+//! test kit alone.
+//!
 //! ```
 //! // A seeded test: 50 seeds, each in a fresh simulated runtime.
 //! livesim::executor::Runner::new(livesim::test_id!())
@@ -54,6 +63,7 @@
 //! ```
 
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
 pub mod clock;
@@ -63,15 +73,22 @@ pub mod flow;
 pub mod jsonl;
 pub mod llm;
 #[cfg(feature = "network")]
+#[cfg_attr(docsrs, doc(cfg(feature = "network")))]
 pub mod network;
 pub mod prelude;
+#[cfg(feature = "serve")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
 pub mod serve;
 pub mod session;
 pub mod simulation;
+#[cfg(feature = "simulation")]
+#[cfg_attr(docsrs, doc(cfg(feature = "simulation")))]
 pub mod soak;
 pub mod state;
 pub mod tape;
 pub mod testing;
+#[cfg(feature = "simulation")]
+#[cfg_attr(docsrs, doc(cfg(feature = "simulation")))]
 pub mod timeline;
 pub mod transport;
 pub mod wire;
@@ -100,15 +117,17 @@ pub use executor::seed::Seed;
 /// }
 /// # fn main() {}
 /// ```
+#[cfg(feature = "simulation")]
+#[cfg_attr(docsrs, doc(cfg(feature = "simulation")))]
 pub use livesim_macros::test;
 
 /// The README's Rust examples, compiled by `cargo test --doc` so they
-/// cannot drift from the API.
-#[cfg(doctest)]
+/// cannot drift from the API (they use every default feature).
+#[cfg(all(doctest, feature = "cli", feature = "network"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
 /// `docs/invariants.md`'s Rust examples, compiled by `cargo test --doc`.
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "simulation"))]
 #[doc = include_str!("../docs/invariants.md")]
 pub struct InvariantsDoctests;

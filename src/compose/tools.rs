@@ -83,6 +83,7 @@ impl Tool {
     /// run passed through `around`, which gets the call's arguments and
     /// the tool's own run: how the soak records each execution of a
     /// user's tools without changing what they do.
+    #[cfg(feature = "simulation")]
     pub(crate) fn around<F>(&self, around: F) -> Tool
     where
         F: Fn(Value, BoxFuture<'static, ToolResult>) -> BoxFuture<'static, ToolResult>

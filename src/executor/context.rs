@@ -6,6 +6,12 @@
 //! quiescence and livelock apart. Everything in the executor asks this
 //! module "am I simulated?" first; outside a simulation the answer is no and
 //! every seeded behaviour falls back to its fixed, production form.
+//!
+//! Without the `simulation` feature no simulation is ever entered: the
+//! lookups stay (they answer "no"), and what only a running simulation
+//! uses is compiled but unused.
+
+#![cfg_attr(not(feature = "simulation"), allow(dead_code))]
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};

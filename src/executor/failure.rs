@@ -55,6 +55,7 @@ pub struct Failure {
 }
 
 impl Failure {
+    #[cfg(feature = "simulation")]
     pub(crate) fn new(
         seed: Seed,
         swarm: Swarm,
@@ -74,6 +75,7 @@ impl Failure {
     }
 
     /// The same failure with its likely cause.
+    #[cfg(feature = "simulation")]
     pub(crate) fn with_hint(mut self, hint: Option<String>) -> Self {
         self.hint = hint;
         self

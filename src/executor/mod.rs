@@ -21,17 +21,27 @@
 
 mod context;
 mod deliveries;
+#[cfg(feature = "simulation")]
 mod determinism;
+#[cfg(feature = "simulation")]
 mod enter;
 mod failure;
+#[cfg(feature = "simulation")]
 mod fold;
 mod hash;
 mod lanes;
+#[cfg(feature = "simulation")]
+#[cfg_attr(docsrs, doc(cfg(feature = "simulation")))]
 pub mod logs;
+#[cfg(feature = "simulation")]
 mod panics;
+#[cfg(feature = "simulation")]
 mod regressions;
+#[cfg(feature = "simulation")]
 mod report;
+#[cfg(feature = "simulation")]
 mod runner;
+#[cfg(feature = "simulation")]
 mod runtime;
 mod schedule;
 pub(crate) mod seed;
@@ -47,14 +57,26 @@ mod yield_point;
 use std::time::Duration;
 
 pub use deliveries::Deliveries;
+#[cfg(feature = "simulation")]
+#[cfg_attr(docsrs, doc(cfg(feature = "simulation")))]
 pub use determinism::{NonDeterminism, check_determinism};
+#[cfg(feature = "simulation")]
+#[cfg_attr(docsrs, doc(cfg(feature = "simulation")))]
 pub use enter::Entered;
 pub use failure::{Failure, FailureKind};
 pub use hash::{Fnv64, fnv1a64};
 pub use lanes::{LaneSet, MAX_LANES};
+#[cfg(feature = "simulation")]
+#[cfg_attr(docsrs, doc(cfg(feature = "simulation")))]
 pub use regressions::{REGRESSIONS_FOLDER, regressions_file};
+#[cfg(feature = "simulation")]
+#[cfg_attr(docsrs, doc(cfg(feature = "simulation")))]
 pub use report::{Report, Summary};
+#[cfg(feature = "simulation")]
+#[cfg_attr(docsrs, doc(cfg(feature = "simulation")))]
 pub use runner::{Outcome as TestOutcome, Runner, SeedPlan};
+#[cfg(feature = "simulation")]
+#[cfg_attr(docsrs, doc(cfg(feature = "simulation")))]
 pub use runtime::{DEFAULT_POLL_LIMIT, DEFAULT_TIME_LIMIT, Outcome, Simulation};
 pub use schedule::{DELIVERY, Decision, LANE, Schedule, TASK, YIELD};
 pub use seed::ParseSeedError;

@@ -23,7 +23,10 @@ use crate::clock::{IntoSharedClock, SharedClock};
 use crate::compose::tools::ToolComposite;
 use crate::flow::{CompiledConversation, Enforcement, FlowSpec};
 use crate::state::State;
-use crate::transport::connector::{Connector, WebSocketConnector};
+use crate::transport::connector::Connector;
+#[cfg(feature = "websocket")]
+use crate::transport::connector::WebSocketConnector;
+#[cfg(feature = "websocket")]
 use crate::transport::websocket::Endpoint;
 use crate::transport::{ApiKey, Transport};
 
@@ -54,7 +57,9 @@ pub struct LiveSessionBuilder {
     pub(crate) config: SessionConfig,
     state: Option<State>,
     clock: Option<SharedClock>,
+    #[cfg(feature = "websocket")]
     api_key: Option<ApiKey>,
+    #[cfg(feature = "websocket")]
     base_url: Option<String>,
 }
 
@@ -72,7 +77,9 @@ impl LiveSessionBuilder {
             config: SessionConfig::new(),
             state: None,
             clock: None,
+            #[cfg(feature = "websocket")]
             api_key: None,
+            #[cfg(feature = "websocket")]
             base_url: None,
         }
     }
@@ -208,6 +215,7 @@ impl LiveSessionBuilder {
     }
 
     /// The state given with [`state`](Self::state), if any.
+    #[cfg(feature = "simulation")]
     pub(crate) fn state_ref(&self) -> Option<&State> {
         self.state.as_ref()
     }
@@ -240,10 +248,15 @@ impl LiveSessionBuilder {
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
         let key = ApiKey::new(key);
         self.config.redactor.add_secret(&key);
-        self.api_key = Some(key);
+        #[cfg(feature = "websocket")]
+        {
+            self.api_key = Some(key);
+        }
         self
     }
 
+    #[cfg(feature = "websocket")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "websocket")))]
     /// Where [`connect`](Self::connect) goes instead of the Google AI
     /// endpoint, e.g. `ws://127.0.0.1:9000` for `livesim serve`.
     pub fn base_url(mut self, url: impl Into<String>) -> Self {
@@ -251,6 +264,8 @@ impl LiveSessionBuilder {
         self
     }
 
+    #[cfg(feature = "websocket")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "websocket")))]
     /// Connects to the Live service over a WebSocket (Google AI, or the
     /// [`base_url`](Self::base_url)). With [`resumption`](Self::resumption)
     /// on, it reconnects to the same endpoint as the policy says; without,

@@ -8,10 +8,14 @@
 
 use serde_json::{Map, Value};
 
-use super::aggregate::{Aggregator, MessageView, PartView, TranscriptView};
+#[cfg(feature = "simulation")]
+use super::aggregate::Aggregator;
+use super::aggregate::{MessageView, PartView, TranscriptView};
 use super::error::SessionError;
+#[cfg(feature = "simulation")]
 use super::events::LiveEvent;
 use super::events::ToolCall;
+#[cfg(feature = "simulation")]
 use crate::clock::Timestamp;
 use crate::wire::{CloseFrame, Closed, Decoded, Frame, PartKind, ServerMessage, Transcription};
 
@@ -19,12 +23,14 @@ use crate::wire::{CloseFrame, Closed, Decoded, Frame, PartKind, ServerMessage, T
 /// decoded and aggregated, before any lane handles them. For checks that
 /// work out from the frames a session received what it must have stored
 /// (the soak's `wire-order` invariant). Media is stamped with the epoch.
+#[cfg(feature = "simulation")]
 #[derive(Debug, Default)]
 pub(crate) struct FrameEvents {
     aggregator: Aggregator,
 }
 
 /// One frame's events, and the flags it carried.
+#[cfg(feature = "simulation")]
 #[derive(Debug, Default)]
 pub(crate) struct FrameFacts {
     /// The events, in aggregation order.
@@ -35,6 +41,7 @@ pub(crate) struct FrameFacts {
     pub turn_complete: bool,
 }
 
+#[cfg(feature = "simulation")]
 impl FrameEvents {
     /// The events of the next frame, in aggregation order. A frame that is
     /// not a server message, or an in-band error that ends the session,

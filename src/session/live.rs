@@ -209,12 +209,16 @@ impl LiveBuilder {
         self
     }
 
+    #[cfg(feature = "websocket")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "websocket")))]
     /// Where [`connect`](Self::connect) goes instead of Google AI.
     pub fn base_url(mut self, url: impl Into<String>) -> Self {
         self.inner = self.inner.base_url(url);
         self
     }
 
+    #[cfg(feature = "websocket")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "websocket")))]
     /// Connects to the Live service over a WebSocket.
     pub async fn connect(self) -> Result<LiveHandle, SessionError> {
         self.inner.connect().await

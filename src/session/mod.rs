@@ -72,12 +72,14 @@ mod wire_lane;
 pub use builder::LiveSessionBuilder;
 pub use bus::{EventCallback, EventStream};
 pub use config::{DEFAULT_MODEL, Modality, WatchCallback};
+#[cfg(feature = "serve")]
 pub(crate) use dispatch::human as human_duration;
 pub use error::SessionError;
 pub use events::{Lane, LiveEvent, ToolCall};
 pub use extract::{Extract, RecordBuilder, RecordExtractor};
 pub use extractors::{Extracted, Extractor, Speaker, Transcript, TranscriptLine, TurnContext};
 pub use handle::LiveHandle;
+#[cfg(feature = "simulation")]
 pub(crate) use inbound::{FrameEvents, FrameFacts};
 pub use live::{Live, LiveBuilder};
 pub use phases::{PhaseMachine, PhaseTransition, Phases};

@@ -38,6 +38,7 @@
 mod corpus;
 mod from_journal;
 mod journal_file;
+#[cfg(feature = "junit")]
 mod junit;
 mod replay;
 mod scenario;

@@ -3,7 +3,8 @@
 //! A [`Connector`] is an async factory of transports. A session given one
 //! (instead of a single transport) can move to a new connection when the
 //! server sends `goAway` or a connection fails, resuming where it was.
-//! [`WebSocketConnector`] opens WebSockets to an [`Endpoint`]; the test
+//! `WebSocketConnector` (feature `websocket`) opens WebSockets to an
+//! `Endpoint`; the test
 //! kit's scripted server and the simulated network provide their own; a
 //! closure returning a boxed transport is a connector too.
 
@@ -12,6 +13,7 @@ use std::future::Future;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 
+#[cfg(feature = "websocket")]
 use super::websocket::{Endpoint, WebSocketTransport};
 use super::{Transport, TransportError};
 
@@ -49,11 +51,14 @@ where
 }
 
 /// Opens a [`WebSocketTransport`] to an endpoint for each connection.
+#[cfg(feature = "websocket")]
+#[cfg_attr(docsrs, doc(cfg(feature = "websocket")))]
 #[derive(Clone, Debug)]
 pub struct WebSocketConnector {
     endpoint: Endpoint,
 }
 
+#[cfg(feature = "websocket")]
 impl WebSocketConnector {
     /// A connector to `endpoint`.
     pub fn new(endpoint: Endpoint) -> Self {
@@ -61,6 +66,7 @@ impl WebSocketConnector {
     }
 }
 
+#[cfg(feature = "websocket")]
 impl Connector for WebSocketConnector {
     fn connect(&self) -> BoxFuture<'_, Result<BoxedTransport, TransportError>> {
         async move {

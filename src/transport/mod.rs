@@ -6,7 +6,8 @@
 //! * [`memory::pair`]: two connected in-memory ends; under simulation,
 //!   frames arrive at seeded virtual times (in order per direction);
 //! * [`websocket::WebSocketTransport`]: the real service over TLS, with
-//!   the API key in a header and every error redacted;
+//!   the API key in a header and every error redacted (feature
+//!   `websocket`);
 //! * [`recording::Recording`]: wraps any transport and writes a wire log
 //!   that holds no secret; [`wire_log`] reads one back;
 //! * [`split::TextSplit`]: seeded splitting of a text frame into several,
@@ -16,11 +17,14 @@
 
 pub mod connector;
 mod error;
+#[cfg(feature = "websocket")]
 pub(crate) mod handshake;
 pub mod memory;
 pub mod recording;
 pub(crate) mod scrub;
 pub mod split;
+#[cfg(feature = "websocket")]
+#[cfg_attr(docsrs, doc(cfg(feature = "websocket")))]
 pub mod websocket;
 pub mod wire_log;
 

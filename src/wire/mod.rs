@@ -61,6 +61,7 @@ pub use open_enum::{
     VadSignalType, VoiceActivityType,
 };
 pub use redact::{REDACTED, REDACTED_TOKEN, Redactor, clip, redact_url, scrub_builtin};
+#[cfg(feature = "simulation")]
 pub(crate) use secret::scrub_known;
 pub use secret::{Secret, known_secrets, remember};
 pub use server::{

@@ -80,6 +80,7 @@ pub fn known_secrets() -> Redactor {
 
 /// `text` scrubbed of every remembered secret and of secret-shaped text,
 /// without copying the redactor (for log lines).
+#[cfg(feature = "simulation")]
 pub(crate) fn scrub_known(text: &str) -> String {
     let known = KNOWN.read().unwrap_or_else(PoisonError::into_inner);
     match known.as_ref() {

@@ -67,6 +67,7 @@ impl Progress {
     /// released from the start, keeping no copy of what the client sends
     /// (a client may send a lot; the report needs none of it), and leaving
     /// what it says about the client to the server's own redacted log.
+    #[cfg(feature = "serve")]
     pub fn for_server() -> Self {
         let progress = Progress::default();
         progress.update(|s| {
@@ -220,6 +221,7 @@ pub(crate) async fn play<T: Transport>(script: ScriptedServer, io: T, progress: 
 
 /// [`play`] on a borrowed transport, which the caller keeps: `livesim
 /// serve` finishes the closing handshake after the script ends.
+#[cfg(feature = "serve")]
 pub(crate) async fn play_on<T: Transport>(
     script: ScriptedServer,
     io: &mut T,
@@ -256,6 +258,7 @@ pub(crate) async fn play_connections<T: Transport>(
 
 /// The connection being played on: owned, or borrowed from `serve`.
 enum Conn<'a, T> {
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
     Borrowed(&'a mut T),
     Owned(T),
 }

@@ -39,7 +39,7 @@ impl FileHeader {
 
 /// Decodes a versioned JSONL file of `kind`, reading versions up to
 /// `version`: the header (if the file has one) is checked and left out,
-/// then every record, with [`drain`]'s handling of a damaged end.
+/// then every record, with the same handling of a damaged end as the unversioned reader.
 pub fn parse_versioned<T: DeserializeOwned>(
     file: &str,
     bytes: &[u8],

@@ -5,7 +5,7 @@
 //! nothing is read from the OS. The API key travels in the
 //! `x-goog-api-key` header and never in the URL: the URL is a string that
 //! errors and logs echo. The upgrade request is written by livesim itself
-//! ([`handshake`](super::handshake)), so no dependency ever holds the key
+//! (the `handshake` module), so no dependency ever holds the key
 //! (tungstenite traces the requests it writes). Every error this module
 //! returns has been through a [`Redactor`] that knows the key, and shows
 //! the URL without its query.

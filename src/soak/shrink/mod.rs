@@ -187,6 +187,8 @@ pub(crate) fn shrink(
     budget: Duration,
     progress: &(dyn Fn(&ShrinkProgress) + Sync),
 ) -> Result<Shrunk, ShrinkError> {
+    // The budget is wall time; it decides when the search stops, never
+    // what a candidate run does.
     #[allow(clippy::disallowed_methods)]
     let started = std::time::Instant::now();
     let checks = Checks {

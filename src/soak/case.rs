@@ -8,9 +8,9 @@
 
 use std::fmt;
 
-use super::faults::Faults;
-use super::report::Failure;
 use crate::executor::{Decision, Schedule, Seed, Swarm};
+use crate::soak::check::report::Failure;
+use crate::soak::generate::faults::Faults;
 use crate::testing::ScriptedServer;
 
 /// One run's inputs: the seed and everything drawn from it, each of which

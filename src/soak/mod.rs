@@ -23,48 +23,48 @@
 //! `livesim sim soak` runs) or from Rust ([`Soak::new`] over your own
 //! `Live::builder()` and real tools).
 //!
+//! The folders follow the pipeline, in the order a run goes through it:
+//!
+//! | folder | stage |
+//! |---|---|
+//! | `agent/` | what is soaked: agents read from folders, simulated tools, the repertoire conversations are made of |
+//! | `generate/` | what a run plays: the seed's faults, the generated script, arguments, connections |
+//! | `run/` | one session in its simulation and its record; the engine that runs many |
+//! | `check/` | invariants, goals, the determinism check, the summary |
+//! | `keep/` | shrinking a failure and keeping it in the corpus |
+//!
+//! [`Soak`] (in `soak.rs`) is the one door to all of it, for the CLI and
+//! for a Rust user alike; [`Case`] (in `case.rs`) is what a run is a
+//! function of, passed from stage to stage.
+//!
 //! This layer knows every layer below it; nothing below knows it.
 
 mod agent;
-mod agent_file;
-mod args;
 mod case;
 mod check;
-mod connections;
-mod corpus;
-mod corpus_decode;
-mod engine;
-mod faults;
 mod file_reader;
 mod generate;
-pub mod invariants;
-mod reconnects;
-mod record;
-mod repertoire;
-mod report;
+mod keep;
 mod run;
-mod shrink;
 #[allow(clippy::module_inception)]
 mod soak;
-mod sometimes;
-mod tools;
-mod wire_order;
 
+pub use agent::repertoire::{Repertoire, ToolModel};
+pub use agent::tools::{LATENCY_SPIKE, SimTool, TOOL_FAILURE, TOOL_LATENCY, render};
 pub use agent::{AGENT_VERSION, Agent, AgentGoal, AgentInvariant, ExtractorSpec, RunContext};
 pub use case::Case;
-pub use check::{Determinism, Divergence, SeedHash, check_determinism};
-pub use corpus::{CORPUS_VERSION, CorpusEntry, ShrinkNote, corpus_files};
-pub use engine::{Checks, Progress, SeedRun, Shard, all_cores};
-pub use faults::{CloseKind, FaultKind, Faults, Weather};
+pub use check::determinism::{Determinism, Divergence, SeedHash, check_determinism};
+pub use check::invariants;
+pub use check::report::{AgentSummary, Failure, KEPT_PER_AGENT, Summary};
+pub use check::sometimes::Sometimes;
 pub use file_reader::AgentFileError;
-pub use generate::generate;
-pub use record::{
+pub use generate::faults::{CloseKind, FaultKind, Faults, Weather};
+pub use generate::script::generate;
+pub use keep::corpus::{CORPUS_VERSION, CorpusEntry, ShrinkNote, corpus_files};
+pub use keep::shrink::{DEFAULT_BUDGET, ShrinkError, ShrinkProgress, Shrunk};
+pub use run::engine::{Checks, Progress, SeedRun, Shard, all_cores};
+pub use run::record::{
     Calls, ExecutionOutcome, Governance, RunRecord, Settling, TimedEvent, ToolExecution,
 };
-pub use repertoire::{Repertoire, ToolModel};
-pub use report::{AgentSummary, Failure, KEPT_PER_AGENT, Summary};
-pub use run::{LIVENESS_BOUND, SETTLE_WINDOW};
-pub use shrink::{DEFAULT_BUDGET, ShrinkError, ShrinkProgress, Shrunk};
+pub use run::session::{LIVENESS_BOUND, SETTLE_WINDOW};
 pub use soak::{Soak, soak_all};
-pub use sometimes::Sometimes;
-pub use tools::{LATENCY_SPIKE, SimTool, TOOL_FAILURE, TOOL_LATENCY, render};

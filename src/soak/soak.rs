@@ -5,23 +5,23 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::agent::Agent;
-use super::case::Case;
-use super::corpus::CorpusEntry;
-use super::engine::{
-    Checks, Plan, Progress, SeedRun, Shard, Target, all_cores, run_case, run_plan, run_seed,
-};
-use super::faults::{FaultKind, Faults};
-use super::invariants::Invariant;
-use super::record::RunRecord;
-use super::repertoire::Repertoire;
-use super::report::Summary;
-use super::run::{LIVENESS_BOUND, liveness_bound};
-use super::shrink::{ShrinkError, ShrinkProgress, Shrunk};
-use super::sometimes::Sometimes;
 use crate::executor::{Seed, SeedPlan, TestId, Trace};
 use crate::flow::FlowSpec;
 use crate::session::LiveBuilder;
+use crate::soak::agent::Agent;
+use crate::soak::agent::repertoire::Repertoire;
+use crate::soak::case::Case;
+use crate::soak::check::invariants::Invariant;
+use crate::soak::check::report::Summary;
+use crate::soak::check::sometimes::Sometimes;
+use crate::soak::generate::faults::{FaultKind, Faults};
+use crate::soak::keep::corpus::CorpusEntry;
+use crate::soak::keep::shrink::{ShrinkError, ShrinkProgress, Shrunk};
+use crate::soak::run::engine::{
+    Checks, Plan, Progress, SeedRun, Shard, Target, all_cores, run_case, run_plan, run_seed,
+};
+use crate::soak::run::record::RunRecord;
+use crate::soak::run::session::{LIVENESS_BOUND, liveness_bound};
 use crate::testing::ScriptedServer;
 
 /// Soaks a Rust user's own agent: seeded sessions of the builder it
@@ -314,7 +314,7 @@ impl Soak {
         budget: Duration,
         progress: &(dyn Fn(&ShrinkProgress) + Sync),
     ) -> Result<Shrunk, ShrinkError> {
-        super::shrink::shrink(&self.target, case, invariant, budget, progress)
+        crate::soak::keep::shrink::shrink(&self.target, case, invariant, budget, progress)
     }
 
     /// Runs one seed and returns only its trace (the run's fingerprint;
@@ -325,7 +325,7 @@ impl Soak {
 
     /// Runs `case` once and returns only its trace.
     pub fn trace_case(&self, case: &Case) -> Trace {
-        super::engine::trace_of(&self.target, case)
+        crate::soak::run::engine::trace_of(&self.target, case)
     }
 
     /// The script and faults seed `seed` plays.

@@ -1,5 +1,5 @@
 //! The invariants of a session that changes connections (their names and
-//! the table are in [`super::invariants`]): no tool runs twice for one
+//! the table are in [`crate::soak::check::invariants`]): no tool runs twice for one
 //! call, no client message is lost or sent twice, every reconnect ends
 //! within its bound, nothing is stored twice, and no resumption handle
 //! shows anywhere a person or a file could read it.
@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::record::RunRecord;
-use super::wire_order;
 use crate::executor::format_time;
 use crate::session::LiveEvent;
+use crate::soak::check::wire_order;
+use crate::soak::run::record::RunRecord;
 use crate::testing::Action;
 
 /// Every call id the frames that reached the session issued, with the
@@ -72,7 +72,7 @@ fn connections_of(issues: &BTreeMap<String, BTreeSet<usize>>, id: &str) -> Strin
 /// `tool-ran-once`.
 pub(crate) fn tool_ran_once(run: &RunRecord) -> Result<(), String> {
     let issues = issues(run);
-    let mut runs: BTreeMap<&str, Vec<&super::record::ToolExecution>> = BTreeMap::new();
+    let mut runs: BTreeMap<&str, Vec<&crate::soak::run::record::ToolExecution>> = BTreeMap::new();
     for execution in &run.executions {
         if let Some(id) = &execution.call_id {
             runs.entry(id.as_str()).or_default().push(execution);

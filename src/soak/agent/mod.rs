@@ -40,24 +40,28 @@
 //! `docs/formats/agent.md` (in the repository) says what each key means,
 //! its default and its bounds.
 
+pub(crate) mod file;
+pub(crate) mod repertoire;
+pub(crate) mod tools;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::agent_file::{Decoded2, decode};
-use super::faults::FaultKind;
-use super::file_reader::{self, AgentFileError};
-use super::record::{ExecutionOutcome, RunRecord};
-use super::repertoire::Repertoire;
-use super::tools::SimTool;
 use crate::executor::Seed;
 use crate::flow::{Enforcement, Spec};
 use crate::llm::LlmExtractor;
 use crate::session::{Live, LiveBuilder};
 use crate::soak::Faults;
+use crate::soak::file_reader::{self, AgentFileError};
+use crate::soak::generate::faults::FaultKind;
+use crate::soak::run::record::{ExecutionOutcome, RunRecord};
 use crate::state::State;
 use crate::tape::{FileTape, LLM_CALL, Tape, TapeEntry, TapeError, TapedLlm, canonical_json};
+use file::{Decoded2, decode};
+use repertoire::Repertoire;
+use tools::SimTool;
 
 /// The agent file format version this livesim reads.
 pub const AGENT_VERSION: u64 = 1;

@@ -32,9 +32,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::record::RunRecord;
 use crate::clock::Timestamp;
 use crate::session::{FrameEvents, FrameFacts, Lane, LiveEvent};
+use crate::soak::run::record::RunRecord;
 
 /// What the log must hold at one place.
 #[derive(Debug, PartialEq)]

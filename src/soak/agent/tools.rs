@@ -20,12 +20,12 @@ use std::time::Duration;
 use futures::FutureExt;
 use serde_json::{Map, Value};
 
-use super::args;
-use super::faults::{FaultKind, Faults};
-use super::record::{ExecutionOutcome, ToolExecution};
-use super::repertoire::ToolModel;
 use crate::compose::tools::{T, ToolComposite, ToolResult, call_id};
 use crate::executor;
+use crate::soak::agent::repertoire::ToolModel;
+use crate::soak::generate::args;
+use crate::soak::generate::faults::{FaultKind, Faults};
+use crate::soak::run::record::{ExecutionOutcome, ToolExecution};
 use crate::state::State;
 
 /// A simulated tool ran longer than its shortest latency (a seeded

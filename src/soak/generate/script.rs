@@ -32,11 +32,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::args;
-use super::connections::Connections;
-use super::faults::{CloseKind, FaultKind, Faults};
-use super::repertoire::Repertoire;
 use crate::executor::{Seed, Stream};
+use crate::soak::agent::repertoire::Repertoire;
+use crate::soak::generate::args;
+use crate::soak::generate::connections::Connections;
+use crate::soak::generate::faults::{CloseKind, FaultKind, Faults};
 use crate::testing::{Action, Call, CloseAction, ScriptedServer};
 
 /// Text added to the model's words when `non-ascii` fires.

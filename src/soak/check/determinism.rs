@@ -7,9 +7,9 @@ use std::ops::Range;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::engine::{item, pool};
-use super::soak::Soak;
 use crate::executor::Seed;
+use crate::soak::run::engine::{item, pool};
+use crate::soak::soak::Soak;
 
 /// One (agent, seed)'s trace hash.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,7 +57,7 @@ pub fn check_determinism(
     let done = AtomicU64::new(0);
     let results = Mutex::new(Vec::new());
     let work = |index: u64| {
-        let (agent, seed) = item(&seeds, super::Shard::WHOLE, agents, index);
+        let (agent, seed) = item(&seeds, crate::soak::Shard::WHOLE, agents, index);
         let soak = &soaks[agent];
         let first = soak.trace(seed);
         let divergence = (runs > 1)

@@ -36,8 +36,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::record::{ExecutionOutcome, RunRecord};
 use crate::session::LiveEvent;
+use crate::soak::run::record::{ExecutionOutcome, RunRecord};
 
 type Reached = dyn Fn(&RunRecord) -> bool + Send + Sync;
 

@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-use super::engine::{Shard, human};
-use super::faults::Faults;
 use crate::executor::{Seed, Swarm};
+use crate::soak::generate::faults::Faults;
+use crate::soak::run::engine::{Shard, human};
 use crate::testing::ScriptedServer;
 
 /// Failures printed per agent; the rest are counted.

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::faults::Faults;
 use crate::executor::{Seed, Swarm, Trace, format_time};
 use crate::flow::{Enforcement, FlowSpec};
 use crate::session::{LiveEvent, Resumption};
+use crate::soak::generate::faults::Faults;
 use crate::state::StateMutation;
 use crate::testing::{ReplayError, ScriptedServer};
 use crate::transport::Frame;
@@ -181,7 +181,7 @@ impl RunRecord {
     /// the handle. The count stops where the messages stop making sense
     /// (where `client-messages-once` fails).
     pub fn replays(&self) -> Vec<usize> {
-        match super::reconnects::contents(self) {
+        match crate::soak::check::reconnects::contents(self) {
             Ok(contents) => contents.replays,
             Err(_) => Vec::new(),
         }

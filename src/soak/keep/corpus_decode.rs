@@ -1,16 +1,16 @@
 //! The `regression` member of a corpus entry, to and from JSON: the
 //! swarm, the faults and the decisions as files write them, every mistake
-//! located (see [`super::corpus`] for the format).
+//! located (see [`crate::soak::keep::corpus`] for the format).
 
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::corpus::{CORPUS_VERSION, ShrinkNote};
-use super::faults::{CloseKind, FaultKind, Faults, Weather};
-use super::file_reader::{Decoded, Node, nearest};
-use super::tools::{LATENCY_SPIKE, TOOL_FAILURE, TOOL_LATENCY};
 use crate::executor::{DELIVERY, Decision, LANE, LaneStrategy, Seed, Swarm, TASK, YIELD};
+use crate::soak::agent::tools::{LATENCY_SPIKE, TOOL_FAILURE, TOOL_LATENCY};
+use crate::soak::file_reader::{Decoded, Node, nearest};
+use crate::soak::generate::faults::{CloseKind, FaultKind, Faults, Weather};
+use crate::soak::keep::corpus::{CORPUS_VERSION, ShrinkNote};
 use crate::transport::memory::LINK_LATENCY;
 
 const TOP_KEYS: [&str; 5] = ["v", "name", "settle_ms", "regression", "actions"];

@@ -47,11 +47,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::case::Case;
-use super::corpus_decode::{decode, faults_json, swarm_json};
-use super::file_reader::{self, AgentFileError};
-use super::report::Failure;
-use super::shrink::Shrunk;
+use crate::soak::case::Case;
+use crate::soak::check::report::Failure;
+use crate::soak::file_reader::{self, AgentFileError};
+use crate::soak::keep::corpus_decode::{decode, faults_json, swarm_json};
+use crate::soak::keep::shrink::Shrunk;
 use crate::testing::ScriptedServer;
 
 /// The version of the `regression` member this livesim reads.

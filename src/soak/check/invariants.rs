@@ -36,13 +36,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::reconnects;
-use super::record::RunRecord;
-use super::wire_order;
 use crate::executor::format_time;
 use crate::flow::FlowEntry;
 use crate::session::{FrameFacts, Lane, LiveEvent};
 use crate::simulation::Scenario;
+use crate::soak::check::reconnects;
+use crate::soak::check::wire_order;
+use crate::soak::run::record::RunRecord;
 
 /// `protocol`.
 pub const PROTOCOL: &str = "protocol";

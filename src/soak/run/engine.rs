@@ -14,22 +14,22 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::agent::RunContext;
-use super::case::Case;
-use super::faults::{FaultKind, Faults};
-use super::generate::generate;
-use super::invariants::{self, Invariant};
-use super::record::RunRecord;
-use super::repertoire::Repertoire;
-use super::report::{AgentSummary, Failure, Summary};
-use super::run;
-use super::sometimes::{self, Reach, Sometimes};
 use crate::executor::logs::Capture;
 use crate::executor::{
     FailureKind, Outcome, Schedule, Seed, Simulation, Swarm, Trace, format_time,
 };
 use crate::flow::FlowSpec;
 use crate::session::{LiveBuilder, LiveEvent};
+use crate::soak::agent::RunContext;
+use crate::soak::agent::repertoire::Repertoire;
+use crate::soak::case::Case;
+use crate::soak::check::invariants::{self, Invariant};
+use crate::soak::check::report::{AgentSummary, Failure, Summary};
+use crate::soak::check::sometimes::{self, Reach, Sometimes};
+use crate::soak::generate::faults::{FaultKind, Faults};
+use crate::soak::generate::script::generate;
+use crate::soak::run::record::RunRecord;
+use crate::soak::run::session;
 use crate::state::State;
 use crate::testing::ScriptedServer;
 
@@ -235,7 +235,7 @@ fn simulate(
         case.swarm.clone(),
         case.script.clone(),
     );
-    simulation.run(move || async move { run::play(&target, seed, faults, swarm, script).await })
+    simulation.run(move || async move { session::play(&target, seed, faults, swarm, script).await })
 }
 
 /// Runs one seed of `target`.

@@ -33,11 +33,11 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::time::Duration;
 
-use super::case::Case;
-use super::engine::{Checks, Target, run_case};
-use super::faults::{FaultKind, Faults};
-use super::invariants;
 use crate::executor::{Decision, LaneStrategy, Schedule, Swarm};
+use crate::soak::case::Case;
+use crate::soak::check::invariants;
+use crate::soak::generate::faults::{FaultKind, Faults};
+use crate::soak::run::engine::{Checks, Target, run_case};
 use crate::testing::{Action, Call};
 use ddmin::ddmin;
 

@@ -27,9 +27,9 @@
 //! resuming session's generator reads: other agents' conversations are
 //! what they were before resumption joined the soak.
 
-use super::faults::{CloseKind, FaultKind};
-use super::generate::{Generator, ending};
 use crate::executor::{Seed, Stream};
+use crate::soak::generate::faults::{CloseKind, FaultKind};
+use crate::soak::generate::script::{Generator, ending};
 use crate::testing::{Action, Reconnect, ResumptionUpdate};
 
 /// How often a turn's end brings a new handle.

@@ -17,13 +17,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::agent::RunContext;
-use super::engine::Target;
-use super::faults::Faults;
-use super::record::{Calls, Governance, RunRecord, Settling, TimedEvent};
-use super::tools::{ExecutionLog, recorded};
 use crate::executor::{self, Seed, Stream, Swarm, Trace};
 use crate::session::{EventStream, LiveBuilder, LiveEvent, LiveHandle};
+use crate::soak::agent::RunContext;
+use crate::soak::agent::tools::{ExecutionLog, recorded};
+use crate::soak::generate::faults::Faults;
+use crate::soak::run::engine::Target;
+use crate::soak::run::record::{Calls, Governance, RunRecord, Settling, TimedEvent};
 use crate::state::{MemoryJournalSink, State};
 use crate::testing::{Action, ReplayControl, ScriptedServer};
 

@@ -1,5 +1,5 @@
 //! The agent file format, version 1: `agent.json` decoded into an
-//! [`Agent`]'s parts, every mistake located (see [`super::agent`] for the
+//! [`Agent`]'s parts, every mistake located (see [`crate::soak::agent`] for the
 //! format and `docs/formats/agent.md` for what each key means).
 
 use std::path::{Path, PathBuf};
@@ -8,14 +8,16 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::agent::{AGENT_VERSION, Agent, AgentGoal, AgentInvariant, ExtractorSpec, StandingTape};
-use super::args;
-use super::faults::FaultKind;
-use super::file_reader::{self, Decoded, Node};
-use super::repertoire::Repertoire;
-use super::tools::SimTool;
 use crate::flow::Enforcement;
 use crate::session::Resumption;
+use crate::soak::agent::repertoire::Repertoire;
+use crate::soak::agent::tools::SimTool;
+use crate::soak::agent::{
+    AGENT_VERSION, Agent, AgentGoal, AgentInvariant, ExtractorSpec, StandingTape,
+};
+use crate::soak::file_reader::{self, Decoded, Node};
+use crate::soak::generate::args;
+use crate::soak::generate::faults::FaultKind;
 
 const TOP_KEYS: [&str; 16] = [
     "v",

@@ -1,0 +1,11 @@
+//! Generate: what one run plays. The seed first draws its swarm of
+//! conversation faults ([`faults`]); the generator then writes a
+//! multi-turn conversation from the agent's repertoire as an ordinary
+//! script ([`script`]), with arguments that fit the tools or do not
+//! ([`args`]), and, for a session that resumes, the connections that end
+//! and the handles it resumes ([`connections`]).
+
+pub(crate) mod args;
+pub(crate) mod connections;
+pub(crate) mod faults;
+pub(crate) mod script;

@@ -1,0 +1,8 @@
+//! Keep: what a soak does with a failure once it has one. [`shrink`]
+//! cuts its case down to what it needs; the [`corpus`] keeps the small
+//! case as a file (`seeds/<agent>/<seed>.json`) that every later run
+//! replays.
+
+pub(crate) mod corpus;
+pub(crate) mod corpus_decode;
+pub(crate) mod shrink;

@@ -1,0 +1,9 @@
+//! Run: one seeded session of an agent and a plan of many. The
+//! [`session`] plays a case (the script, the user typing, the liveness
+//! phase) inside the seed's simulation and leaves a [`record`]; the
+//! [`engine`] runs cases on a pool of threads, applies every check and
+//! merges the results in (agent, seed) order.
+
+pub(crate) mod engine;
+pub(crate) mod record;
+pub(crate) mod session;

@@ -448,7 +448,8 @@ fn the_invariants_document_names_every_invariant_and_goal() {
         })
         .collect();
     // The built-in goals, as the source lists them.
-    let source = std::fs::read_to_string(Path::new(ROOT).join("src/soak/check/sometimes.rs")).unwrap();
+    let source =
+        std::fs::read_to_string(Path::new(ROOT).join("src/soak/check/sometimes.rs")).unwrap();
     for row in source.lines().filter_map(|l| l.strip_prefix("//! | `")) {
         let goal = row.split('`').next().unwrap_or_default();
         if !doc.contains(&format!("| `{goal}` |")) {

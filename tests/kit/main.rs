@@ -5,4 +5,5 @@ mod connections;
 mod fixtures;
 mod replay;
 mod seed_000;
+mod seed_paths;
 mod strict;

@@ -126,7 +126,7 @@ async fn drives_the_connection_itself() -> Result<(), Box<dyn std::error::Error>
 
 #[test]
 fn a_manual_clock_moves_only_when_told() {
-    use livesim::clock::ManualClock;
+    use livesim::testing::ManualClock; // the seed's path
     use std::time::Duration;
 
     let clock = Arc::new(ManualClock::new());

@@ -31,7 +31,7 @@ pub fn counting_fetch(
 #[tokio::test]
 async fn seed_000_taped_llm_records_then_replays_with_no_model() -> Result<(), Box<dyn Error>> {
     use livesim::llm::{BaseLlm, LlmRequest, LlmResponse, MockLlm};
-    use livesim::tape::{MemoryTape, TapedLlm};
+    use livesim::testing::{MemoryTape, TapedLlm}; // seed 000's path
 
     let tape = Arc::new(MemoryTape::new());
 
@@ -85,7 +85,7 @@ async fn seed_001_tape_module_example() -> Result<(), Box<dyn Error>> {
 /// run by a session after its turn.
 #[tokio::test]
 async fn seed_000_extract_field_resolve_replays_a_file_tape() -> Result<(), Box<dyn Error>> {
-    use livesim::tape::{FileTape, TapeMode, taped_resolver};
+    use livesim::testing::{FileTape, TapeMode, taped_resolver}; // seed 000's path
 
     let file = TempFile::new("seed_000_extract_field_resolve");
     let calls = Arc::new(AtomicUsize::new(0));

@@ -267,7 +267,10 @@ fn a_failing_soak_prints_replay_lines_that_reproduce_it() {
     );
     let entries = livesim::soak::corpus_files(&corpus).unwrap();
     assert_eq!(entries.len(), 1);
-    assert!(saved.contains(&format!("livesim sim replay {}", entries[0].display())));
+    assert!(
+        saved.contains(&format!("sim replay {}", entries[0].display())),
+        "{saved}"
+    );
     // The entry fails against the broken agent, and a second soak keeps it.
     let (code, again, _) = livesim_in(
         &repo(),
@@ -284,20 +287,31 @@ fn a_failing_soak_prints_replay_lines_that_reproduce_it() {
         again.contains(": FAILS\n  before(get_forecast, get_weather): "),
         "{again}"
     );
+    // The kept failure, told from its shrunk case: what broke, the case,
+    // what happened, the corpus file, the line that replays the kept case
+    // and the one that replays the seed as found.
     let failed = out
         .lines()
         .find(|l| l.starts_with("FAILED weather seed "))
         .expect(&out);
     assert!(
-        failed.ends_with(": before(get_forecast, get_weather)"),
+        failed.contains(": before(get_forecast, get_weather), shrunk from "),
         "{failed}"
     );
-    assert!(out.contains("\n  swarm: lanes="), "{out}");
-    assert!(out.contains("\n  faults: "), "{out}");
-    let replay = out
+    assert!(out.contains("\n  case: seed "), "{out}");
+    assert!(out.contains("\n  tool calls (virtual time):"), "{out}");
+    let kept_replay = out
         .lines()
         .find_map(|l| l.trim().strip_prefix("replay: "))
         .expect("a replay line");
+    assert!(
+        kept_replay.ends_with(&format!("sim replay {}", entries[0].display())),
+        "{kept_replay}"
+    );
+    let replay = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("the seed as found: "))
+        .expect("the seed's replay line");
     // Run through cargo, the line is for cargo; the arguments are the same.
     let args = replay
         .strip_prefix("cargo run --release -- ")

@@ -36,7 +36,7 @@ pub mod logs;
 #[cfg(feature = "simulation")]
 mod panics;
 #[cfg(feature = "simulation")]
-mod regressions;
+pub(crate) mod regressions;
 #[cfg(feature = "simulation")]
 mod report;
 #[cfg(feature = "simulation")]

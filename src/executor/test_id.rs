@@ -121,6 +121,35 @@ impl TestId {
     }
 }
 
+impl TestId {
+    /// The one line that replays a kept soak case, the corpus file
+    /// `file`, in this test (the soak reads `LIVESIM_CASE`).
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use livesim::executor::{Target, TestId};
+    ///
+    /// let id = TestId::new(Target::Test("soak".into()), "cart_soak");
+    /// assert_eq!(
+    ///     id.replay_case_command(Path::new("seeds/cart/0x1.json")),
+    ///     "LIVESIM_CASE=seeds/cart/0x1.json cargo test --test soak cart_soak -- --exact"
+    /// );
+    /// ```
+    pub fn replay_case_command(&self, file: &std::path::Path) -> String {
+        format!(
+            "LIVESIM_CASE={} cargo test {} {} -- --exact{}",
+            file.display(),
+            self.target_args(),
+            self.name,
+            if self.ignored {
+                " --include-ignored"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
 impl fmt::Display for TestId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({})", self.name, self.target_args())

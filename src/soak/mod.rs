@@ -56,15 +56,18 @@ pub use case::Case;
 pub use check::determinism::{Determinism, Divergence, SeedHash, check_determinism};
 pub use check::invariants;
 pub use check::report::{AgentSummary, Failure, KEPT_PER_AGENT, Summary};
-pub use check::sometimes::Sometimes;
+pub use check::sometimes::{GOALS_JUDGED_FROM, Sometimes};
 pub use file_reader::AgentFileError;
 pub use generate::faults::{CloseKind, FaultKind, Faults, Weather};
 pub use generate::script::generate;
 pub use keep::corpus::{CORPUS_VERSION, CorpusEntry, ShrinkNote, corpus_files};
+pub use keep::kept::{KEEP_PER_INVARIANT, Keeping, Kept, Saved};
+pub use keep::replay::CorpusReplay;
 pub use keep::shrink::{DEFAULT_BUDGET, ShrinkError, ShrinkProgress, Shrunk};
-pub use run::engine::{Checks, Progress, SeedRun, Shard, all_cores};
+pub use run::engine::{Checks, Progress, SeedRun, all_cores};
 pub use run::record::{
     Calls, ExecutionOutcome, Governance, RunRecord, Settling, TimedEvent, ToolExecution,
 };
 pub use run::session::{LIVENESS_BOUND, SETTLE_WINDOW};
-pub use soak::{Soak, soak_all};
+pub use run::shard::Shard;
+pub use soak::{CASE_VARIABLE, Soak, soak_all};

@@ -1,10 +1,15 @@
 //! The API a Rust user soaks their own agent with: [`Soak`], and
 //! [`soak_all`] for several agents at once (what `livesim sim soak` runs).
 
-use std::ops::Range;
-use std::sync::Arc;
+use std::collections::BTreeSet;
+use std::ops::{Range, RangeInclusive};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use std::io::Write as _;
+
+use crate::executor::regressions::Use;
 use crate::executor::{Seed, SeedPlan, TestId, Trace};
 use crate::flow::FlowSpec;
 use crate::session::LiveBuilder;
@@ -16,12 +21,17 @@ use crate::soak::check::report::Summary;
 use crate::soak::check::sometimes::Sometimes;
 use crate::soak::generate::faults::{FaultKind, Faults};
 use crate::soak::keep::corpus::CorpusEntry;
+use crate::soak::keep::kept::{KEEP_PER_INVARIANT, Keeping};
+use crate::soak::keep::replay::{CorpusReplay, kept_cases};
+use crate::soak::keep::shrink::DEFAULT_BUDGET;
 use crate::soak::keep::shrink::{ShrinkError, ShrinkProgress, Shrunk};
 use crate::soak::run::engine::{
-    Checks, Plan, Progress, SeedRun, Shard, Target, all_cores, run_case, run_plan, run_seed,
+    Checks, KeptCase, Plan, Progress, Replay, SeedRun, Target, all_cores, run_case, run_plan,
+    run_seed,
 };
 use crate::soak::run::record::RunRecord;
 use crate::soak::run::session::{LIVENESS_BOUND, liveness_bound};
+use crate::soak::run::shard::Shard;
 use crate::testing::ScriptedServer;
 
 /// Soaks a Rust user's own agent: seeded sessions of the builder it
@@ -56,7 +66,34 @@ pub struct Soak {
     shard: Shard,
     duration: Option<Duration>,
     checks: Checks,
+    keep: KeepChoice,
 }
+
+/// What the builder said about keeping failures (the environment may
+/// still turn it down: see [`Soak::corpus`]).
+#[derive(Clone, Debug)]
+struct KeepChoice {
+    on: bool,
+    corpus: Option<PathBuf>,
+    shrink_budget: Duration,
+    per_invariant: usize,
+    pages: Option<PathBuf>,
+}
+
+impl Default for KeepChoice {
+    fn default() -> Self {
+        KeepChoice {
+            on: true,
+            corpus: None,
+            shrink_budget: DEFAULT_BUDGET,
+            per_invariant: KEEP_PER_INVARIANT,
+            pages: None,
+        }
+    }
+}
+
+/// The environment variable that replays one kept case.
+pub const CASE_VARIABLE: &str = "LIVESIM_CASE";
 
 impl Soak {
     /// Soaks the sessions `builder` makes (called once per seed: make a
@@ -77,12 +114,16 @@ impl Soak {
             spec: None,
             invariants: Vec::new(),
             sometimes: Vec::new(),
-            // Without `test(…)`, the command that is running now, seeded.
-            replay: Arc::new(|seed| {
-                let command: Vec<String> = std::env::args().collect();
-                format!("LIVESIM_SEED={seed} {}", command.join(" "))
-            }),
+            // Without `test(…)`, the command that is running now.
+            replay: Replay {
+                seed: Arc::new(|seed| format!("LIVESIM_SEED={seed} {}", this_command())),
+                case: Arc::new(|path| {
+                    format!("{CASE_VARIABLE}={} {}", path.display(), this_command())
+                }),
+            },
             liveness_bound: LIVENESS_BOUND,
+            calibration: Some(Arc::new(OnceLock::new())),
+            declared_latency: BTreeSet::new(),
         })
     }
 
@@ -114,7 +155,10 @@ impl Soak {
                     Sometimes::new(goal.name(), move |run| reached.reached(run))
                 })
                 .collect(),
-            replay: Arc::new(move |seed| format!("livesim sim run {dir} --seed {seed}")),
+            replay: Replay {
+                seed: Arc::new(move |seed| format!("livesim sim run {dir} --seed {seed}")),
+                case: Arc::new(|path| format!("livesim sim replay {}", path.display())),
+            },
             liveness_bound: liveness_bound(
                 agent
                     .tools
@@ -123,6 +167,9 @@ impl Soak {
                     .max()
                     .unwrap_or_default(),
             ),
+            // An agent file declares every tool's latency.
+            calibration: None,
+            declared_latency: BTreeSet::new(),
         })
     }
 
@@ -134,6 +181,7 @@ impl Soak {
             shard: Shard::WHOLE,
             duration: None,
             checks: Checks::default(),
+            keep: KeepChoice::default(),
         }
     }
 
@@ -181,9 +229,62 @@ impl Soak {
 
     /// What generated conversations are made of (the tools keep coming
     /// from the builder unless `repertoire.tools` says otherwise).
+    /// The tools' latencies are taken as given (calibration measures
+    /// none of them).
     pub fn repertoire(mut self, repertoire: Repertoire) -> Self {
+        self.target
+            .declared_latency
+            .extend(repertoire.tools.iter().map(|t| t.name.clone()));
         self.target.repertoire = repertoire;
         self
+    }
+
+    /// Declares how long `tool` takes, so the faults that race it
+    /// (cancellations, goAways, dropped connections mid-call) are drawn
+    /// around that time. Without it, the soak measures each of the
+    /// builder's tools in a few runs of its own before the first seed
+    /// (see [`tool_latencies`](Self::tool_latencies)).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use livesim::prelude::*;
+    /// use livesim::soak::Soak;
+    ///
+    /// let soak = Soak::new("slow", || {
+    ///     Live::builder().tools(T::simple("lookup", "Looks it up", |_| async {
+    ///         Ok(serde_json::json!({}))
+    ///     }))
+    /// })
+    /// .tool_latency("lookup", Duration::from_millis(100)..=Duration::from_millis(300));
+    /// assert_eq!(
+    ///     soak.tool_latencies(),
+    ///     [("lookup".to_string(), Duration::from_millis(100)..=Duration::from_millis(300))]
+    /// );
+    /// ```
+    pub fn tool_latency(mut self, tool: &str, latency: RangeInclusive<Duration>) -> Self {
+        if let Some(model) = self
+            .target
+            .repertoire
+            .tools
+            .iter_mut()
+            .find(|t| t.name == tool)
+        {
+            model.latency = latency;
+        }
+        self.target.declared_latency.insert(tool.to_string());
+        self
+    }
+
+    /// Each tool's latency as conversations are drawn with it: declared,
+    /// or measured (the builder's tools, each called a few times under
+    /// fixed seeds before the first seed runs; the same every time).
+    pub fn tool_latencies(&self) -> Vec<(String, RangeInclusive<Duration>)> {
+        self.target
+            .repertoire()
+            .tools
+            .iter()
+            .map(|t| (t.name.clone(), t.latency.clone()))
+            .collect()
     }
 
     /// What the generated user and model say (the tools stay as they are).
@@ -254,14 +355,156 @@ impl Soak {
     /// Names the test this soak runs in, so a failure prints the exact
     /// `cargo test` line that replays it (use [`test_id!`](crate::test_id)).
     pub fn test(mut self, test: TestId) -> Self {
-        self.target.replay = Arc::new(move |seed| test.replay_command(seed));
+        let case = test.clone();
+        self.target.replay = Replay {
+            seed: Arc::new(move |seed| test.replay_command(seed)),
+            case: Arc::new(move |path| case.replay_case_command(path)),
+        };
         self
     }
 
     /// Says how a failure is replayed: `replay(seed)` is the line printed.
     pub fn replay_line(mut self, replay: impl Fn(Seed) -> String + Send + Sync + 'static) -> Self {
-        self.target.replay = Arc::new(replay);
+        self.target.replay.seed = Arc::new(replay);
         self
+    }
+
+    /// Says how a kept case (a corpus file) is replayed: `replay(path)`
+    /// is the line printed for it.
+    pub fn replay_case_line(
+        mut self,
+        replay: impl Fn(&Path) -> String + Send + Sync + 'static,
+    ) -> Self {
+        self.target.replay.case = Arc::new(replay);
+        self
+    }
+
+    /// The line that replays the kept case in `file`.
+    pub fn replay_case_command(&self, file: &Path) -> String {
+        (self.target.replay.case)(file)
+    }
+
+    /// Keeps failures in corpus folder `dir` (`dir/<agent>/<seed>.json`)
+    /// instead of the crate's `seeds/`.
+    ///
+    /// By default a soak keeps what it finds: each failure (at most
+    /// [`KEEP_PER_INVARIANT`] per invariant, the lowest seeds) is shrunk
+    /// (at most [`DEFAULT_BUDGET`] of wall time each), saved as a corpus
+    /// entry in the `seeds/` folder of the crate the test runs in
+    /// (`CARGO_MANIFEST_DIR`), and drawn as a timeline page under the
+    /// target directory; every entry of the agent's folder runs first on
+    /// the next run, before the seeds. `LIVESIM_REGRESSIONS=read` (CI)
+    /// runs the kept cases but writes nothing; `LIVESIM_REGRESSIONS=off`
+    /// does neither; `LIVESIM_REGRESSIONS_DIR=dir` puts the corpus in
+    /// `dir/seeds`.
+    pub fn corpus(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.keep.corpus = Some(dir.into());
+        self
+    }
+
+    /// Whether failures are kept at all (default: yes, see
+    /// [`corpus`](Self::corpus)); `false` shrinks, saves, draws and
+    /// replays nothing.
+    pub fn keep(mut self, on: bool) -> Self {
+        self.keep.on = on;
+        self
+    }
+
+    /// How long shrinking one failure may take (default
+    /// [`DEFAULT_BUDGET`]); zero keeps failures as found.
+    pub fn shrink_time(mut self, budget: Duration) -> Self {
+        self.keep.shrink_budget = budget;
+        self
+    }
+
+    /// Keeps at most `n` failures per invariant, the lowest seeds
+    /// (default [`KEEP_PER_INVARIANT`]; 0: every one).
+    pub fn keep_limit(mut self, n: usize) -> Self {
+        self.keep.per_invariant = n;
+        self
+    }
+
+    /// Writes each kept failure's timeline page to folder `dir`
+    /// (`<agent>-<seed>.html`) instead of under the target directory.
+    pub fn pages(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.keep.pages = Some(dir.into());
+        self
+    }
+
+    /// The corpus folder this soak keeps failures in and runs first: the
+    /// builder's, else `LIVESIM_REGRESSIONS_DIR/seeds`, else the
+    /// `seeds/` of the crate being tested (`CARGO_MANIFEST_DIR`), else
+    /// `seeds/` here.
+    pub fn corpus_dir(&self) -> PathBuf {
+        if let Some(dir) = &self.keep.corpus {
+            return dir.clone();
+        }
+        let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        match (env("LIVESIM_REGRESSIONS_DIR"), env("CARGO_MANIFEST_DIR")) {
+            (Some(dir), _) => PathBuf::from(dir).join("seeds"),
+            (None, Some(crate_dir)) => PathBuf::from(crate_dir).join("seeds"),
+            (None, None) => PathBuf::from("seeds"),
+        }
+    }
+
+    /// How this soak keeps failures, as the builder and the environment
+    /// say (`None`: not at all).
+    pub fn keeping(&self) -> Result<Option<Keeping>, String> {
+        let use_ = Use::from_env()?;
+        if !self.keep.on || use_ == Use::Off {
+            return Ok(None);
+        }
+        let pages = self.keep.pages.clone().unwrap_or_else(|| {
+            crate::timeline::target_dir()
+                .join("livesim")
+                .join("soak")
+                .join(crate::timeline::path_component(&self.target.name))
+        });
+        Ok(Some(Keeping {
+            corpus: Some(self.corpus_dir()),
+            write: use_ == Use::ReadWrite,
+            shrink_budget: self.keep.shrink_budget,
+            per_invariant: self.keep.per_invariant,
+            pages: Some(pages),
+        }))
+    }
+
+    /// Replays every kept case of this soak's agent (its folder of the
+    /// [corpus](Self::corpus_dir), `<corpus>/<agent>/`), each checked as
+    /// a replay is (every invariant, and determinism); panics naming each
+    /// entry that fails and each file that cannot be read. The one line
+    /// a test needs to keep its corpus passing.
+    ///
+    /// ```no_run
+    /// # use livesim::prelude::*;
+    /// # use livesim::soak::Soak;
+    /// # fn cart() -> LiveBuilder { Live::builder() }
+    /// #[test]
+    /// fn every_kept_case_passes() {
+    ///     Soak::new("cart", cart).replay_corpus();
+    /// }
+    /// ```
+    #[track_caller]
+    pub fn replay_corpus(&self) -> CorpusReplay {
+        self.replay_corpus_in(self.corpus_dir())
+    }
+
+    /// [`replay_corpus`](Self::replay_corpus) over folder `dir`: the
+    /// agent's folder of a corpus (`seeds/cart`), or a corpus whose
+    /// `<agent>/` folder holds the entries (`seeds`).
+    #[track_caller]
+    pub fn replay_corpus_in(&self, dir: impl AsRef<Path>) -> CorpusReplay {
+        let replay = self.try_replay_corpus(dir);
+        if !replay.passed() {
+            panic!("\n{replay}");
+        }
+        replay
+    }
+
+    /// Replays a corpus folder as [`replay_corpus_in`](Self::replay_corpus_in)
+    /// does, and returns what happened instead of panicking.
+    pub fn try_replay_corpus(&self, dir: impl AsRef<Path>) -> CorpusReplay {
+        super::keep::replay::replay(self, dir.as_ref())
     }
 
     /// Runs one seed and returns everything about it (the record, each
@@ -334,8 +577,12 @@ impl Soak {
         (self.target.script(seed, &faults), faults)
     }
 
-    /// Runs the seeds; panics with the summary, every failure and its
-    /// replay line, if any invariant broke.
+    /// Runs the seeds, then keeps every failure (see
+    /// [`corpus`](Self::corpus)); panics at the caller with the summary:
+    /// each kept failure shrunk, with what happened in it, its corpus
+    /// file, its timeline page and the line that replays it. A passing
+    /// run prints one line to stderr.
+    #[track_caller]
     pub fn run(self) -> Summary {
         match self.try_run() {
             Ok(summary) => summary,
@@ -343,14 +590,43 @@ impl Soak {
         }
     }
 
-    /// Runs the seeds; the summary is `Err` if any invariant broke.
+    /// Runs the seeds and keeps the failures as [`run`](Self::run) does;
+    /// the summary is `Err` if any invariant broke. With `LIVESIM_CASE`
+    /// set to a corpus file, runs that kept case alone.
+    #[track_caller]
     pub fn try_run(self) -> Result<Summary, Box<Summary>> {
-        let seeds = match SeedPlan::from_env(self.seeds.clone()) {
-            Ok(SeedPlan::One(seed)) => seed.value()..seed.value().saturating_add(1),
-            Ok(SeedPlan::Range(range)) => range,
-            Err(e) => panic!("livesim: {e}"),
+        let keeping = self.keeping().unwrap_or_else(|e| panic!("livesim: {e}"));
+        let case_file = std::env::var_os(CASE_VARIABLE).filter(|v| !v.is_empty());
+        let (kept, errors, seeds) = match &case_file {
+            Some(file) => {
+                let file = PathBuf::from(file);
+                let entry = super::keep::replay::load_for(&self, &file)
+                    .unwrap_or_else(|e| panic!("livesim: {CASE_VARIABLE}={e}"));
+                let seed = entry.case.seed.value();
+                let kept = KeptCase {
+                    target: 0,
+                    replay: self.replay_case_command(&file),
+                    case: entry.case,
+                };
+                (vec![kept], Vec::new(), seed..seed)
+            }
+            None => {
+                let seeds = match SeedPlan::from_env(self.seeds.clone()) {
+                    Ok(SeedPlan::One(seed)) => seed.value()..seed.value().saturating_add(1),
+                    Ok(SeedPlan::Range(range)) => range,
+                    Err(e) => panic!("livesim: {e}"),
+                };
+                // A replay of one seed runs that seed alone.
+                let (kept, errors) = match &keeping {
+                    Some(keeping) if seeds.end - seeds.start > 1 => {
+                        kept_cases(&self, keeping.corpus.as_deref())
+                    }
+                    _ => (Vec::new(), Vec::new()),
+                };
+                (kept, errors, seeds)
+            }
         };
-        let summary = run_plan(
+        let mut summary = run_plan(
             &Plan {
                 targets: std::slice::from_ref(&self.target),
                 seeds,
@@ -358,15 +634,29 @@ impl Soak {
                 jobs: self.jobs,
                 duration: self.duration,
                 checks: self.checks,
+                kept: &kept,
             },
             &|_| {},
         );
-        if summary.failures().next().is_some() {
-            Err(Box::new(summary))
-        } else {
-            Ok(summary)
+        summary.corpus_errors = errors;
+        if !summary.passed() {
+            // A kept case that fails again is in the corpus already.
+            if let Some(keeping) = keeping.filter(|_| case_file.is_none()) {
+                keeping.keep(&mut summary, std::slice::from_ref(&self), &|line| {
+                    eprintln!("livesim: {line}")
+                });
+            }
+            return Err(Box::new(summary));
         }
+        let _ = writeln!(std::io::stderr().lock(), "{}", summary.line());
+        Ok(summary)
     }
+}
+
+/// The command this process runs, as a replay line repeats it.
+fn this_command() -> String {
+    let command: Vec<String> = std::env::args().collect();
+    command.join(" ")
 }
 
 /// Several agents soaked together (what `livesim sim soak DIR` runs): the
@@ -390,6 +680,7 @@ pub fn soak_all(
             jobs,
             duration,
             checks,
+            kept: &[],
         },
         progress,
     )

@@ -15,7 +15,7 @@ use crate::executor::{Report, Seed, Target, TestId};
 
 /// The cargo target directory this process was built in, as far as it
 /// can tell.
-fn target_dir() -> PathBuf {
+pub(crate) fn target_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
         let dir = PathBuf::from(dir);
         if dir.is_absolute() {
@@ -36,7 +36,7 @@ fn target_dir() -> PathBuf {
 }
 
 /// Keeps a path component to letters, digits, `.`, `-` and `_`.
-fn component(text: &str) -> String {
+pub(crate) fn path_component(text: &str) -> String {
     let safe: String = text
         .replace("::", ".")
         .chars()
@@ -69,12 +69,12 @@ fn component(text: &str) -> String {
 pub fn test_timeline_path(test: &TestId, seed: Seed) -> PathBuf {
     let target = match &test.target {
         Target::Lib => "lib".to_string(),
-        Target::Test(name) | Target::Bench(name) | Target::Example(name) => component(name),
+        Target::Test(name) | Target::Bench(name) | Target::Example(name) => path_component(name),
     };
     target_dir()
         .join("livesim")
         .join(target)
-        .join(component(&test.name))
+        .join(path_component(&test.name))
         .join(format!("{seed}.html"))
 }
 

@@ -27,6 +27,7 @@ mod read;
 mod soak_page;
 mod sources;
 
+pub(crate) use failed_test::{path_component, target_dir};
 pub use failed_test::{test_timeline_path, write_test_timeline};
 pub use model::{
     Entry, FailurePoint, Lane, LaneKind, MarkKind, Span, SpanEnd, TextRun, Timeline, Verdict,

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::model::Timeline;
 use super::page::{self, escape};
 use crate::executor::format_time;
-use crate::soak::{Case, CorpusEntry, Failure, Soak, Summary};
+use crate::soak::{Case, CorpusEntry, Failure, Kept, Soak, Summary};
 use crate::wire::scrub_known;
 
 /// Failures per agent the page shows, each with its timeline.
@@ -78,6 +78,9 @@ pub struct AgentEntry {
     pub checks: Vec<CheckCount>,
     /// Each goal's count.
     pub sometimes: Vec<GoalCount>,
+    /// Whether enough sessions ran for a goal no run reached to be
+    /// flagged.
+    pub goals_judged: bool,
     /// Failures found, kept or not.
     pub failures_found: u64,
     /// The failures kept, lowest seeds first.
@@ -187,6 +190,7 @@ impl SoakPage {
                             hits: *hits,
                         })
                         .collect(),
+                    goals_judged: agent.goals_judged(),
                     failures_found: agent.failures_found(),
                     failures: agent.failures.iter().map(failure_entry).collect(),
                 })
@@ -198,17 +202,36 @@ impl SoakPage {
     /// seed) with its shrunk script, and draws its timeline from the
     /// shrunk case.
     pub fn shrunk(&mut self, entries: &[CorpusEntry]) {
+        for entry in entries {
+            self.show_kept(entry, None);
+        }
+    }
+
+    /// Shows each failure a soak kept as [`shrunk`](Self::shrunk) does,
+    /// with the line that replays the kept case in place of the seed's.
+    pub fn kept(&mut self, kept: &[Kept]) {
+        for kept in kept {
+            let replay = kept.path().map(|_| kept.replay.as_str());
+            self.show_kept(&kept.entry, replay);
+        }
+    }
+
+    fn show_kept(&mut self, entry: &CorpusEntry, replay: Option<&str>) {
         for agent in &mut self.agents {
+            if scrub_known(&entry.agent) != agent.name {
+                continue;
+            }
             for failure in &mut agent.failures {
-                let Some(entry) = entries.iter().find(|e| {
-                    scrub_known(&e.agent) == agent.name && e.case.seed.to_string() == failure.seed
-                }) else {
-                    continue;
-                };
-                if entry.shrunk.is_none() {
+                if entry.case.seed.to_string() != failure.seed {
                     continue;
                 }
                 let mut scrubber = super::sources::scrubber();
+                if let Some(line) = replay {
+                    failure.replay = scrubber.scrub_text(line);
+                }
+                if entry.shrunk.is_none() {
+                    continue;
+                }
                 failure.script = super::sources::script_json(&entry.case.script, &mut scrubber);
                 failure.shrunk_from = entry.shrunk.as_ref().map(|n| n.actions_before);
                 failure.case = Some(entry.case.clone());
@@ -250,7 +273,15 @@ impl SoakPage {
                 let target = dir.join(&file);
                 if !written.contains(&target) {
                     let timeline = match &failure.case {
-                        Some(case) => Timeline::of_case(soak, case, &soak.run_case(case)),
+                        Some(case) => {
+                            // The page names the line that replays this
+                            // case, which a shrunk case's seed does not.
+                            let mut run = soak.run_case(case);
+                            for broken in &mut run.failures {
+                                broken.replay = failure.replay.clone();
+                            }
+                            Timeline::of_case(soak, case, &run)
+                        }
                         None => Timeline::of_seed(soak, seed, &soak.run_seed(seed)),
                     };
                     timeline.write_html(&target)?;
@@ -476,12 +507,15 @@ fn goals_chart(out: &mut String, agent: &AgentEntry) {
         let y = row * i as f64;
         let share = goal.hits as f64 / sessions;
         let bar = (share * 400.0).max(if goal.hits > 0 { 1.0 } else { 0.0 });
-        let label = if goal.hits == 0 {
+        let never = goal.hits == 0 && agent.goals_judged;
+        let label = if never {
             "0 NEVER REACHED".to_string()
+        } else if goal.hits == 0 {
+            "0 (too few sessions to judge)".to_string()
         } else {
             format!("{} ({:.1}%)", goal.hits, share * 100.0)
         };
-        let (class, text_class) = if goal.hits == 0 {
+        let (class, text_class) = if never {
             ("goal-never", " class=\"never\"")
         } else {
             ("goal-bar", "")
@@ -500,7 +534,7 @@ fn goals_chart(out: &mut String, agent: &AgentEntry) {
             y + 14.0,
             label
         );
-        if goal.hits == 0 {
+        if never {
             let _ = write!(
                 out,
                 "<rect x=\"200\" y=\"{:.0}\" width=\"4\" height=\"14\" class=\"goal-never\"/>",

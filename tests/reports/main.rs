@@ -4,4 +4,5 @@
 
 mod guards;
 mod race;
+mod soak;
 mod summary;

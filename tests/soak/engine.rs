@@ -108,13 +108,31 @@ fn a_time_budget_stops_starting_sessions() {
     );
 }
 
-/// Goals no run reached are flagged in the summary.
+/// Goals no run reached are flagged in the summary, once enough
+/// sessions ran for it to mean something; a run of one seed (a replay)
+/// flags none.
 #[test]
 fn goals_never_reached_are_flagged() {
+    use livesim::soak::GOALS_JUDGED_FROM;
+    let one = Soak::agent(&agent("weather"))
+        .sometimes("snow-in-july", |_| false)
+        .seed_range(3..4)
+        .run();
+    assert!(one.never_reached().is_empty());
+    let text = one.to_string();
+    assert!(!text.contains("NEVER REACHED"), "{text}");
+    assert!(text.contains("(not judged over 1 session: "), "{text}");
+    assert!(one.line().contains("goals not judged"), "{}", one.line());
+
     let summary = Soak::agent(&agent("weather"))
         .sometimes("snow-in-july", |_| false)
-        .seed_range(0..6)
+        .seed_range(0..GOALS_JUDGED_FROM)
         .run();
+    assert!(
+        summary.line().contains("goals never reached: snow-in-july"),
+        "{}",
+        summary.line()
+    );
     assert!(
         summary
             .never_reached()
@@ -142,6 +160,7 @@ fn junit_parses_and_says_what_broke() {
         })
         .replay_line(|seed| format!("livesim sim run payment --seed {seed}"))
         .seed_range(0..40)
+        .keep(false) // it fails on purpose: keep nothing
         .try_run()
         .expect_err("payment takes payments");
     let path = std::env::temp_dir().join(format!("livesim-junit-{}.xml", std::process::id()));
@@ -198,6 +217,7 @@ fn failures_past_the_kept_ones_are_counted() {
         .invariant("always-fails", |_| Err("on purpose".to_string()))
         .seed_range(0..runs)
         .check_determinism_every(0)
+        .keep(false) // it fails on purpose: keep nothing
         .try_run()
         .expect_err("every run fails");
     let weather = &summary.agents[0];

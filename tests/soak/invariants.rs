@@ -276,6 +276,7 @@ fn a_broken_agent_invariant_is_caught_by_name() {
         .seed_range(0..30)
         .jobs(2)
         .replay_line(|seed| format!("replay weather {seed}"))
+        .keep(false) // it fails on purpose: keep nothing
         .try_run()
         .expect_err("weather calls get_weather before any forecast");
     let failure = summary.failures().next().unwrap();
@@ -318,6 +319,7 @@ fn a_user_invariant_is_caught_by_name() {
         })
         .invariant("always-holds", |_| Ok(()))
         .seed_range(0..20)
+        .keep(false) // it fails on purpose: keep nothing
         .try_run()
         .expect_err("payment refuses early payments");
     assert!(summary.failures().all(|f| f.invariant == "never-refuses"));
@@ -346,6 +348,7 @@ fn a_nondeterministic_agent_fails_the_determinism_check() {
     .seed_range(0..12)
     .check_determinism_every(1)
     .jobs(1)
+    .keep(false) // it fails on purpose: keep nothing
     .try_run()
     .expect_err("the counter leaks between runs");
     let failure = summary

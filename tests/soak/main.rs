@@ -18,6 +18,7 @@ mod resumable;
 mod shrink;
 mod swarm;
 mod user_agent;
+mod your_agent;
 
 use livesim::executor::SeedPlan;
 use livesim::soak::Agent;

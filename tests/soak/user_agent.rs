@@ -63,6 +63,7 @@ fn a_checkout_without_its_guard_is_caught() {
     .faults(&[(FaultKind::ParallelCalls, 0.5)])
     .seed_range(0..20)
     .jobs(2)
+    .keep(false) // it fails on purpose: keep nothing
     .try_run()
     .expect_err("parallel calls charge twice");
     assert!(summary.failures().any(|f| f.invariant == "charged-once"));

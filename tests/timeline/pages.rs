@@ -192,8 +192,9 @@ fn the_soak_page_charts_goals_and_links_failure_timelines() {
     let agent = Agent::load(&agent).unwrap();
     let summary = *Soak::agent(&agent)
         .sometimes("a-goal-no-run-reaches", |_| false)
-        .seeds(12)
+        .seeds(livesim::soak::GOALS_JUDGED_FROM)
         .jobs(1)
+        .keep(false) // it fails on purpose: keep nothing
         .try_run()
         .expect_err("the invariant breaks");
     assert!(!summary.never_reached().is_empty());

@@ -16,7 +16,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand, ValueEnum};
 use livesim::Seed;
 use livesim::executor::SeedPlan;
-use livesim::soak::{Agent, Checks, CorpusEntry, Shard, Soak, Summary, all_cores, soak_all};
+use livesim::soak::{Agent, Checks, Shard, Soak, Summary, all_cores, soak_all};
 use livesim::timeline::{SoakPage, Timeline};
 
 /// Prints a line to stdout; a closed pipe (`| head`) just ends the output.
@@ -265,6 +265,7 @@ fn soaks(agents: &Agents, checks: Checks) -> Vec<Soak> {
             Soak::agent(agent)
                 .check_determinism_every(checks.determinism_every)
                 .replay_line(move |seed| format!("{prefix} sim run {name} --seed {seed}"))
+                .replay_case_line(move |file| format!("{prefix} sim replay {}", file.display()))
         })
         .collect()
 }
@@ -321,8 +322,8 @@ fn soak(args: SoakArgs) -> ExitCode {
         (None, Some(_)) => 0..u64::MAX,
         (None, None) => 0..DEFAULT_SEEDS,
     };
-    let saving = match corpus::Saving::from_args(&args.save, agents.home.as_deref()) {
-        Ok(saving) => saving,
+    let keeping = match corpus::keeping(&args.save, agents.home.as_deref(), args.save_limit) {
+        Ok(keeping) => keeping,
         Err(message) => return usage("soak", &message),
     };
     let shard = args.shard.unwrap_or(Shard::WHOLE);
@@ -354,29 +355,29 @@ fn soak(args: SoakArgs) -> ExitCode {
         .checked_mul(soaks.len() as u64)
         .filter(|t| *t < 1 << 40);
     let display = Display::new("soak", total);
-    let summary = soak_all(&soaks, seeds, shard, jobs, duration, checks, &|p| {
+    let mut summary = soak_all(&soaks, seeds, shard, jobs, duration, checks, &|p| {
         display.update(p)
     });
     display.finish();
     // Shrunk first, so the report page shows the shrunk scripts.
-    let saved = corpus::save_failures(&summary, &soaks, &saving, args.save_limit);
-    let status = report(&summary, &soaks, &args, &saved.entries);
-    for line in &saved.lines {
+    let (saved_ok, lines) = corpus::keep_failures(&mut summary, &soaks, &keeping, args.save_limit);
+    let status = report(&summary, &soaks, &args);
+    for line in &lines {
         match args.format {
             Format::Text => say!("{line}"),
             // stdout carries the JSON alone.
             Format::Json => eprintln!("{line}"),
         }
     }
-    if !saved.ok {
+    if !saved_ok {
         return ExitCode::from(2);
     }
     status
 }
 
-fn report(summary: &Summary, soaks: &[Soak], args: &SoakArgs, shrunk: &[CorpusEntry]) -> ExitCode {
+fn report(summary: &Summary, soaks: &[Soak], args: &SoakArgs) -> ExitCode {
     let mut page = SoakPage::new(summary);
-    page.shrunk(shrunk);
+    page.kept(&summary.kept);
     if let Some(path) = &args.html {
         match page.write(path, soaks) {
             Ok(timelines) => eprintln!(

@@ -5,6 +5,7 @@
 //! and the [`report`] a soak ends with.
 
 pub(crate) mod determinism;
+pub(crate) mod excerpt;
 pub mod invariants;
 pub(crate) mod reconnects;
 pub(crate) mod report;

@@ -11,8 +11,11 @@ use std::time::Duration;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::executor::{Seed, Swarm};
+use crate::soak::check::sometimes::GOALS_JUDGED_FROM;
 use crate::soak::generate::faults::Faults;
-use crate::soak::run::engine::{Shard, human};
+use crate::soak::keep::kept::Kept;
+use crate::soak::run::engine::human;
+use crate::soak::run::shard::Shard;
 use crate::testing::ScriptedServer;
 
 /// Failures printed per agent; the rest are counted.
@@ -42,6 +45,11 @@ pub struct Failure {
     pub script: ScriptedServer,
     /// The one line that replays the run.
     pub replay: String,
+    /// What happened in the run: tool calls and their times, which
+    /// overlapped, state writes and their writers, the frames and events
+    /// around the failure (empty when the session's simulation itself
+    /// failed: the message then ends with the trace).
+    pub excerpt: String,
 }
 
 impl fmt::Display for Failure {
@@ -56,7 +64,26 @@ impl fmt::Display for Failure {
         for line in self.message.lines() {
             writeln!(f, "  {line}")?;
         }
+        for line in self.excerpt.lines() {
+            writeln!(f, "  {line}")?;
+        }
         write!(f, "  replay: {}", self.replay)
+    }
+}
+
+impl Failure {
+    /// The failure in a few lines: what broke and the replay line,
+    /// without the excerpt.
+    pub fn brief(&self) -> String {
+        let mut out = format!(
+            "FAILED {} seed {}: {}\n",
+            self.agent, self.seed, self.invariant
+        );
+        for line in self.message.lines().take(3) {
+            out.push_str(&format!("  {line}\n"));
+        }
+        out.push_str(&format!("  replay: {}", self.replay));
+        out
     }
 }
 
@@ -154,6 +181,12 @@ impl AgentSummary {
         self.checks.sort_by_cached_key(|(name, ..)| rank(name));
     }
 
+    /// Whether this agent ran enough sessions for a goal no run reached
+    /// to be flagged ([`GOALS_JUDGED_FROM`]).
+    pub fn goals_judged(&self) -> bool {
+        self.sessions >= GOALS_JUDGED_FROM
+    }
+
     /// Failures found, kept or not.
     pub fn failures_found(&self) -> u64 {
         self.failures.len() as u64 + self.failures_not_kept
@@ -186,9 +219,38 @@ pub struct Summary {
     /// Sessions finished in each second of wall time since the soak
     /// started: the rate over the run.
     pub throughput: Vec<u64>,
+    /// Kept cases of the corpus that ran before the seeds.
+    pub kept_cases_run: u64,
+    /// Corpus files that could not be read (each names the file and
+    /// what is wrong); the soak fails while there is one.
+    pub corpus_errors: Vec<String>,
+    /// The failures kept: shrunk, written to the corpus, drawn (see
+    /// [`Keeping`](crate::soak::Keeping)); empty until kept.
+    pub kept: Vec<Kept>,
+    /// Failures not kept (beyond the limit per invariant), per agent.
+    pub not_kept: Vec<(String, u64)>,
 }
 
 impl Summary {
+    /// The seeds as the summary names them: `0..2000`, and the kept
+    /// cases that ran first.
+    fn seeds_text(&self) -> String {
+        let kept = match self.kept_cases_run {
+            0 => String::new(),
+            1 => "1 kept case".to_string(),
+            n => format!("{n} kept cases"),
+        };
+        match (self.seeds.is_empty(), kept.is_empty()) {
+            (true, true) => "no seeds".to_string(),
+            (true, false) => kept,
+            (false, true) => format!("seeds {}..{}", self.seeds.start, self.seeds.end),
+            (false, false) => format!(
+                "seeds {}..{} after {kept}",
+                self.seeds.start, self.seeds.end
+            ),
+        }
+    }
+
     /// Sessions run, over all agents.
     pub fn sessions(&self) -> u64 {
         self.agents.iter().map(|a| a.sessions).sum()
@@ -204,15 +266,57 @@ impl Summary {
         self.agents.iter().flat_map(|a| a.failures.iter())
     }
 
-    /// Whether every invariant held in every run.
+    /// Whether every invariant held in every run (and every corpus file
+    /// could be read).
     pub fn passed(&self) -> bool {
-        self.failures().next().is_none()
+        self.failures().next().is_none() && self.corpus_errors.is_empty()
     }
 
-    /// The (agent, goal) pairs no run reached.
+    /// The one line a passing soak prints: sessions, seeds, checks, and
+    /// the goals no run reached.
+    pub fn line(&self) -> String {
+        let names: Vec<&str> = self.agents.iter().map(|a| a.name.as_str()).collect();
+        let checks: u64 = self.agents.iter().map(AgentSummary::checks_made).sum();
+        let never: Vec<String> = self
+            .never_reached()
+            .iter()
+            .map(|(agent, goal)| {
+                if self.agents.len() == 1 {
+                    goal.to_string()
+                } else {
+                    format!("{agent}/{goal}")
+                }
+            })
+            .collect();
+        let goals = if self.agents.iter().all(|a| !a.goals_judged()) {
+            "goals not judged (too few sessions)".to_string()
+        } else if never.is_empty() {
+            "every goal reached".to_string()
+        } else {
+            format!("goals never reached: {}", never.join(", "))
+        };
+        format!(
+            "livesim: soak {}: {} sessions passed ({}{}) in {:.1} s; {} checks; {goals}",
+            names.join(", "),
+            thousands(self.sessions()),
+            self.seeds_text(),
+            if self.shard == Shard::WHOLE {
+                String::new()
+            } else {
+                format!(", shard {}", self.shard)
+            },
+            self.wall_time.as_secs_f64(),
+            thousands(checks),
+        )
+    }
+
+    /// The (agent, goal) pairs no run reached, for agents that ran
+    /// enough sessions for it to mean something
+    /// ([`GOALS_JUDGED_FROM`](crate::soak::GOALS_JUDGED_FROM)).
     pub fn never_reached(&self) -> Vec<(&str, &str)> {
         self.agents
             .iter()
+            .filter(|a| a.goals_judged())
             .flat_map(|a| {
                 a.goals
                     .iter()
@@ -302,12 +406,11 @@ impl fmt::Display for Summary {
         let names: Vec<&str> = self.agents.iter().map(|a| a.name.as_str()).collect();
         writeln!(
             f,
-            "soak: {} agent{} ({}), seeds {}..{}{}, {} job{}",
+            "soak: {} agent{} ({}), {}{}, {} job{}",
             names.len(),
             if names.len() == 1 { "" } else { "s" },
             names.join(", "),
-            self.seeds.start,
-            self.seeds.end,
+            self.seeds_text(),
             if self.shard == Shard::WHOLE {
                 String::new()
             } else {
@@ -390,43 +493,95 @@ impl fmt::Display for Summary {
                 .goals
                 .iter()
                 .map(|(goal, hits)| {
-                    if *hits == 0 {
+                    if *hits == 0 && agent.goals_judged() {
                         format!("{goal} 0 (NEVER REACHED)")
                     } else {
                         format!("{goal} {}", thousands(*hits))
                     }
                 })
                 .collect();
-            writeln!(f, "  {:<width$}  {}", agent.name, goals.join(", "))?;
+            let judged = if agent.goals_judged() || agent.goals.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (not judged over {} session{}: {GOALS_JUDGED_FROM} needed)",
+                    agent.sessions,
+                    if agent.sessions == 1 { "" } else { "s" }
+                )
+            };
+            writeln!(f, "  {:<width$}  {}{judged}", agent.name, goals.join(", "))?;
+        }
+        for error in &self.corpus_errors {
+            writeln!(f, "corpus: {error}")?;
         }
         let total: u64 = self.agents.iter().map(AgentSummary::failures_found).sum();
         if total == 0 {
             return write!(f, "failures: none");
         }
         writeln!(f, "failures: {total}")?;
+        // Kept failures in full, from their (shrunk) kept case; the rest
+        // briefly, the first of each invariant with its excerpt.
+        for kept in &self.kept {
+            writeln!(f, "{kept}")?;
+        }
         for agent in &self.agents {
-            for failure in agent.failures.iter().take(SHOWN_PER_AGENT) {
-                writeln!(f, "{failure}")?;
+            let mut told: Vec<&str> = self
+                .kept
+                .iter()
+                .filter(|k| k.entry.agent == agent.name)
+                .map(|k| k.found.invariant.as_str())
+                .collect();
+            let others: Vec<&Failure> = agent
+                .failures
+                .iter()
+                .filter(|failure| {
+                    !self.kept.iter().any(|k| {
+                        k.found.agent == failure.agent
+                            && k.found.seed == failure.seed
+                            && k.found.invariant == failure.invariant
+                    })
+                })
+                .collect();
+            for failure in others.iter().take(SHOWN_PER_AGENT) {
+                if told.contains(&failure.invariant.as_str()) {
+                    writeln!(f, "{}", failure.brief())?;
+                } else {
+                    told.push(&failure.invariant);
+                    writeln!(f, "{failure}")?;
+                }
             }
-            if agent.failures_found() > SHOWN_PER_AGENT as u64 {
-                let more: Vec<String> = agent.failures[SHOWN_PER_AGENT.min(agent.failures.len())..]
+            let shown = others.len().min(SHOWN_PER_AGENT) as u64
+                + self
+                    .kept
                     .iter()
+                    .filter(|k| k.entry.agent == agent.name)
+                    .count() as u64;
+            if agent.failures_found() > shown {
+                let more: Vec<String> = others
+                    .iter()
+                    .skip(SHOWN_PER_AGENT)
                     .take(20)
                     .map(|f| format!("{} {}", f.seed, f.invariant))
                     .collect();
                 writeln!(
                     f,
                     "… and {} more {} failures ({}{})",
-                    agent.failures_found() - SHOWN_PER_AGENT as u64,
+                    agent.failures_found() - shown,
                     agent.name,
                     more.join(", "),
-                    if agent.failures_found() > SHOWN_PER_AGENT as u64 + 20 {
+                    if agent.failures_found() > shown + 20 {
                         ", …"
                     } else {
                         ""
                     }
                 )?;
             }
+        }
+        for (agent, count) in &self.not_kept {
+            writeln!(
+                f,
+                "{count} more {agent} failures not kept (the lowest seeds of each invariant were)"
+            )?;
         }
         Ok(())
     }

@@ -9,14 +9,14 @@
 //! |---|---|---|
 //! | `refusal` | the flow refused a call | governed agents |
 //! | `escalation` | a step escalated | agents whose spec escalates |
-//! | `tool-failure` | a tool run failed | agents with tools |
-//! | `bad-args` | a tool refused arguments that did not fit | agents with tools |
+//! | `tool-failure` | a tool run failed | agents whose tools can fail (a Rust agent: one failed while calibrating) |
+//! | `bad-args` | a tool refused arguments that did not fit | agents whose tools check arguments (a Rust agent: one refused bad ones while calibrating) |
 //! | `unknown-tool` | a call to an undeclared tool was answered with an error (or refused) | agents with tools |
 //! | `parallel-call` | one message carried several calls | agents with tools |
 //! | `duplicate-id` | a call id came again and was not run twice | agents with tools |
-//! | `cancel-aborted` | a cancellation stopped a running tool | agents with tools |
+//! | `cancel-aborted` | a cancellation stopped a running tool | agents with a tool that takes time |
 //! | `cancel-race` | a cancellation came for a call already answered | agents with tools |
-//! | `go-away-mid-call` | a go-away came while a tool ran | agents with tools |
+//! | `go-away-mid-call` | a go-away came while a tool ran | agents with a tool that takes time |
 //! | `interrupted-flush` | an interruption cut the model's text | every agent |
 //! | `user-typed` | the user typed a turn (`clientContent`) | every agent |
 //! | `connection-closed` | the server ended the connection | every agent |
@@ -27,7 +27,14 @@
 //! | `go-away-move` | the session moved to a new connection after a `goAway` | agents that resume |
 //! | `reconnect-gave-up` | every reconnect attempt failed and the session ended | agents that resume |
 //! | `transparent-replay` | a resumed connection got again what the server had not consumed | agents that resume transparently |
-//! | `stale-answer` | a tool finished after its call's connection ended, and its answer was not sent | agents that resume, with tools |
+//! | `stale-answer` | a tool finished after its call's connection ended, and its answer was not sent | agents that resume, with a tool that takes time |
+//!
+//! A Rust agent's tools are measured before its soak (see
+//! `run/calibrate.rs`); an agent file's simulated tools take time, fail
+//! and check their arguments. A goal that cannot happen for an agent is
+//! not counted, so it is never flagged; and goals are judged only over
+//! enough sessions ([`GOALS_JUDGED_FROM`]), so a one-seed replay flags
+//! none.
 //!
 //! All goals, with the invariants: `docs/invariants.md`.
 
@@ -38,6 +45,11 @@ use serde_json::Value;
 
 use crate::session::LiveEvent;
 use crate::soak::run::record::{ExecutionOutcome, RunRecord};
+
+/// How many sessions of an agent a soak must run before a goal no run
+/// reached is flagged: a replay of one seed reaches few goals, and says
+/// nothing about the soak.
+pub const GOALS_JUDGED_FROM: u64 = 50;
 
 type Reached = dyn Fn(&RunRecord) -> bool + Send + Sync;
 
@@ -88,6 +100,12 @@ impl Sometimes {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Reach {
     pub tools: bool,
+    /// Some tool takes time to answer, so it can be caught running.
+    pub slow_tools: bool,
+    /// Some tool can fail.
+    pub failing_tools: bool,
+    /// Some tool refuses arguments that do not fit.
+    pub checks_args: bool,
     pub governed: bool,
     pub escalates: bool,
     /// The extractors' names (the state keys they write).
@@ -136,14 +154,18 @@ pub(crate) fn builtin(reach: &Reach) -> Vec<Sometimes> {
         }));
     }
     if reach.tools {
-        goals.push(Sometimes::new("tool-failure", |run| {
-            run.executions
-                .iter()
-                .any(|e| matches!(e.outcome, ExecutionOutcome::Failed(_)))
-        }));
-        goals.push(Sometimes::new("bad-args", |run| {
-            failed_with(run, "invalid arguments")
-        }));
+        if reach.failing_tools {
+            goals.push(Sometimes::new("tool-failure", |run| {
+                run.executions
+                    .iter()
+                    .any(|e| matches!(e.outcome, ExecutionOutcome::Failed(_)))
+            }));
+        }
+        if reach.checks_args {
+            goals.push(Sometimes::new("bad-args", |run| {
+                failed_with(run, "invalid arguments")
+            }));
+        }
         goals.push(Sometimes::new("unknown-tool", |run| {
             let declared = declared_tools(run);
             let undeclared: Vec<&str> = run
@@ -170,14 +192,16 @@ pub(crate) fn builtin(reach: &Reach) -> Vec<Sometimes> {
         goals.push(Sometimes::new("duplicate-id", |run| {
             warned(run, "duplicate tool call id")
         }));
-        goals.push(Sometimes::new("cancel-aborted", |run| {
-            run.executions.iter().any(|e| {
-                e.outcome == ExecutionOutcome::Unfinished
-                    && e.call_id
-                        .as_ref()
-                        .is_some_and(|id| run.calls.cancelled.contains(id))
-            })
-        }));
+        if reach.slow_tools {
+            goals.push(Sometimes::new("cancel-aborted", |run| {
+                run.executions.iter().any(|e| {
+                    e.outcome == ExecutionOutcome::Unfinished
+                        && e.call_id
+                            .as_ref()
+                            .is_some_and(|id| run.calls.cancelled.contains(id))
+                })
+            }));
+        }
         goals.push(Sometimes::new("cancel-race", |run| {
             !run.calls.late_answers.is_empty()
                 || run
@@ -186,14 +210,16 @@ pub(crate) fn builtin(reach: &Reach) -> Vec<Sometimes> {
                     .iter()
                     .any(|id| run.calls.answered.contains(id))
         }));
-        goals.push(Sometimes::new("go-away-mid-call", |run| {
-            run.events.iter().any(|timed| {
-                matches!(timed.event, LiveEvent::GoAway { .. })
-                    && run.executions.iter().any(|e| {
-                        e.started <= timed.at && e.finished.is_none_or(|end| end > timed.at)
-                    })
-            })
-        }));
+        if reach.slow_tools {
+            goals.push(Sometimes::new("go-away-mid-call", |run| {
+                run.events.iter().any(|timed| {
+                    matches!(timed.event, LiveEvent::GoAway { .. })
+                        && run.executions.iter().any(|e| {
+                            e.started <= timed.at && e.finished.is_none_or(|end| end > timed.at)
+                        })
+                })
+            }));
+        }
     }
     goals.push(Sometimes::new("interrupted-flush", |run| {
         run.delivered().any(|e| {
@@ -261,7 +287,7 @@ fn resumption_goals(reach: &Reach) -> Vec<Sometimes> {
             !run.replays().is_empty()
         }));
     }
-    if reach.tools {
+    if reach.tools && reach.slow_tools {
         goals.push(Sometimes::new("stale-answer", |run| {
             warned(run, "finished after its connection ended")
         }));

@@ -1,8 +1,11 @@
 //! Keep: what a soak does with a failure once it has one. [`shrink`]
 //! cuts its case down to what it needs; the [`corpus`] keeps the small
 //! case as a file (`seeds/<agent>/<seed>.json`) that every later run
-//! replays.
+//! replays; [`kept`] does both for every failure of a soak, and draws
+//! each kept case's timeline.
 
 pub(crate) mod corpus;
 pub(crate) mod corpus_decode;
+pub(crate) mod kept;
+pub(crate) mod replay;
 pub(crate) mod shrink;

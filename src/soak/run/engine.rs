@@ -9,9 +9,11 @@
 //! (agent, seed) order, so a summary is the same for the same seeds
 //! whatever the number of jobs, apart from wall time.
 
+use std::collections::BTreeSet;
 use std::ops::Range;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use crate::executor::logs::Capture;
@@ -23,19 +25,31 @@ use crate::session::{LiveBuilder, LiveEvent};
 use crate::soak::agent::RunContext;
 use crate::soak::agent::repertoire::Repertoire;
 use crate::soak::case::Case;
+use crate::soak::check::excerpt::excerpt;
 use crate::soak::check::invariants::{self, Invariant};
 use crate::soak::check::report::{AgentSummary, Failure, Summary};
 use crate::soak::check::sometimes::{self, Reach, Sometimes};
 use crate::soak::generate::faults::{FaultKind, Faults};
 use crate::soak::generate::script::generate;
+use crate::soak::run::calibrate::{Calibration, calibrate};
 use crate::soak::run::record::RunRecord;
 use crate::soak::run::session;
+use crate::soak::run::shard::Shard;
 use crate::state::State;
 use crate::testing::ScriptedServer;
 
 type BuilderFn = dyn Fn(&RunContext) -> LiveBuilder + Send + Sync;
 type ScriptFn = dyn Fn(Seed, &Faults) -> ScriptedServer + Send + Sync;
 type ReplayFn = dyn Fn(Seed) -> String + Send + Sync;
+type CaseReplayFn = dyn Fn(&Path) -> String + Send + Sync;
+
+/// How a failure is replayed: the line for a seed, and the line for a
+/// kept case's file (a shrunk case is not its seed's case any more).
+#[derive(Clone)]
+pub(crate) struct Replay {
+    pub seed: Arc<ReplayFn>,
+    pub case: Arc<CaseReplayFn>,
+}
 
 /// One agent as the engine runs it.
 #[derive(Clone)]
@@ -49,9 +63,15 @@ pub(crate) struct Target {
     pub spec: Option<Arc<FlowSpec>>,
     pub invariants: Vec<Invariant>,
     pub sometimes: Vec<Sometimes>,
-    pub replay: Arc<ReplayFn>,
+    pub replay: Replay,
     /// How long the session may take to settle after the fault phase.
     pub liveness_bound: Duration,
+    /// A Rust agent's tools, measured once before the first case is drawn
+    /// (see [`calibrate`](super::calibrate)); `None` for an agent whose
+    /// file declares every tool's latency.
+    pub calibration: Option<Arc<OnceLock<Calibration>>>,
+    /// The tools whose latency the user declared: calibration keeps it.
+    pub declared_latency: BTreeSet<String>,
 }
 
 impl Target {
@@ -79,8 +99,23 @@ impl Target {
     pub(crate) fn script(&self, seed: Seed, faults: &Faults) -> ScriptedServer {
         match &self.script {
             Some(script) => script(seed, faults),
-            None => generate(&self.name, &self.repertoire, seed, faults),
+            None => generate(&self.name, self.repertoire(), seed, faults),
         }
+    }
+
+    /// What conversations are drawn from: the repertoire, its tools'
+    /// latencies measured first for a Rust agent.
+    pub(crate) fn repertoire(&self) -> &Repertoire {
+        match self.calibrated() {
+            Some(calibration) => &calibration.repertoire,
+            None => &self.repertoire,
+        }
+    }
+
+    /// The calibration, measured on first use.
+    fn calibrated(&self) -> Option<&Calibration> {
+        let cell = self.calibration.as_ref()?;
+        Some(cell.get_or_init(|| calibrate(self, &self.declared_latency)))
     }
 
     /// What the agent can reach, from one builder it makes.
@@ -92,7 +127,13 @@ impl Target {
         };
         let builder = (self.builder)(&ctx);
         let config = &builder.inner.config;
+        // Simulated tools take time, fail and check their arguments as
+        // their file says; a Rust agent's tools, as measured.
+        let measured = self.calibrated();
         Reach {
+            slow_tools: measured.is_none_or(|c| c.slow_tools),
+            failing_tools: measured.is_none_or(|c| c.failing_tools),
+            checks_args: measured.is_none_or(|c| c.checks_args),
             tools: !config.tools.is_empty(),
             governed: config.governance.is_some(),
             escalates: config
@@ -126,70 +167,6 @@ impl Default for Checks {
     }
 }
 
-/// Which of N shards to run: the seeds whose offset from the start of the
-/// range, modulo `of`, is `index - 1`. Shards 1..=N of a range are
-/// disjoint and together cover it.
-///
-/// ```
-/// use livesim::soak::Shard;
-///
-/// let shard: Shard = "2/3".parse().unwrap();
-/// assert_eq!(shard.seeds(10..20).collect::<Vec<_>>(), [11, 14, 17]);
-/// assert!("4/3".parse::<Shard>().is_err());
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shard {
-    /// This shard, from 1.
-    pub index: u64,
-    /// How many shards.
-    pub of: u64,
-}
-
-impl Shard {
-    /// All the seeds, as one shard.
-    pub const WHOLE: Shard = Shard { index: 1, of: 1 };
-
-    /// The seeds of `range` this shard takes, in order.
-    pub fn seeds(self, range: Range<u64>) -> impl Iterator<Item = u64> {
-        let first = range.start.saturating_add(self.index - 1);
-        (first..range.end).step_by(self.of as usize)
-    }
-
-    /// How many seeds of `range` this shard takes.
-    pub fn count(self, range: &Range<u64>) -> u64 {
-        let len = range.end.saturating_sub(range.start);
-        let skip = self.index - 1;
-        if len <= skip {
-            0
-        } else {
-            (len - skip).div_ceil(self.of)
-        }
-    }
-}
-
-impl std::str::FromStr for Shard {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let bad = || format!("`{s}` is not a shard: write K/N with 1 ≤ K ≤ N, such as 2/8");
-        let (k, n) = s.split_once('/').ok_or_else(bad)?;
-        let (index, of) = (
-            k.trim().parse::<u64>().map_err(|_| bad())?,
-            n.trim().parse::<u64>().map_err(|_| bad())?,
-        );
-        if index == 0 || of == 0 || index > of || of > u64::from(u32::MAX) {
-            return Err(bad());
-        }
-        Ok(Shard { index, of })
-    }
-}
-
-impl std::fmt::Display for Shard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.index, self.of)
-    }
-}
-
 /// The result of one (agent, seed): its record, what the checks said.
 #[derive(Debug)]
 pub struct SeedRun {
@@ -219,7 +196,7 @@ pub(crate) fn trace_of(target: &Target, case: &Case) -> Trace {
 
 /// Runs `case` of `target` once, in its simulation: the case's swarm, and
 /// `schedule` numbering (and perhaps calming) its decisions.
-fn simulate(
+pub(crate) fn simulate(
     target: &Target,
     case: &Case,
     schedule: Option<Schedule>,
@@ -272,7 +249,8 @@ pub(crate) fn run_case(
         invariant: invariant.to_string(),
         message,
         script: script.clone(),
-        replay: (target.replay)(seed),
+        replay: (target.replay.seed)(seed),
+        excerpt: String::new(),
     };
     let script = &case.script;
     let mut record = match outcome {
@@ -335,7 +313,9 @@ pub(crate) fn run_case(
         .iter()
         .filter_map(|(name, verdict)| {
             let message = verdict.as_ref().err()?;
-            Some(failure(name, message.clone(), &record.script))
+            let mut failure = failure(name, message.clone(), &record.script);
+            failure.excerpt = excerpt(&record, message);
+            Some(failure)
         })
         .collect();
     let reached = target
@@ -371,6 +351,16 @@ pub(crate) struct Plan<'a> {
     pub jobs: usize,
     pub duration: Option<Duration>,
     pub checks: Checks,
+    /// Kept cases of the corpus, run before the seeds.
+    pub kept: &'a [KeptCase],
+}
+
+/// A case from the corpus, run first: which target, the case, and the
+/// line that replays it.
+pub(crate) struct KeptCase {
+    pub target: usize,
+    pub case: Case,
+    pub replay: String,
 }
 
 /// Runs `work(i)` for `i` in `0..total` on `jobs` threads, taking no new
@@ -421,7 +411,11 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
     #[allow(clippy::disallowed_methods)]
     let started = std::time::Instant::now();
     let agents = plan.targets.len() as u64;
-    let total = plan.shard.count(&plan.seeds).saturating_mul(agents);
+    let total = plan
+        .shard
+        .count(&plan.seeds)
+        .saturating_mul(agents)
+        .saturating_add(plan.kept.len() as u64);
     let finished = AtomicU64::new(0);
     let failed = AtomicU64::new(0);
     let out_of_time = AtomicBool::new(false);
@@ -462,9 +456,26 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
         .map(|(t, goals)| Mutex::new(AgentSummary::new(&t.name, goals.iter().map(|g| g.name()))))
         .collect();
     let throughput: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+    let kept = plan.kept.len() as u64;
     let work = |index: u64| {
-        let (agent, seed) = item(&plan.seeds, plan.shard, agents, index);
-        let run = run_seed(&targets[agent], seed, plan.checks);
+        let (agent, run) = match index.checked_sub(kept) {
+            None => {
+                let kept = &plan.kept[index as usize];
+                // A kept case runs as a replay does: determinism checked.
+                let replaying = Checks {
+                    determinism_every: 1,
+                };
+                let mut run = run_case(&targets[kept.target], &kept.case, replaying, None);
+                for failure in &mut run.failures {
+                    failure.replay = kept.replay.clone();
+                }
+                (kept.target, run)
+            }
+            Some(index) => {
+                let (agent, seed) = item(&plan.seeds, plan.shard, agents, index);
+                (agent, run_seed(&targets[agent], seed, plan.checks))
+            }
+        };
         {
             let second = usize::try_from(started.elapsed().as_secs()).unwrap_or(usize::MAX);
             let mut counts = throughput.lock().unwrap_or_else(|p| p.into_inner());
@@ -534,6 +545,10 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
         jobs,
         stopped_by_budget: out_of_time.load(Ordering::Relaxed),
         throughput: throughput.into_inner().unwrap_or_else(|p| p.into_inner()),
+        kept_cases_run: plan.kept.len() as u64,
+        corpus_errors: Vec::new(),
+        kept: Vec::new(),
+        not_kept: Vec::new(),
     }
 }
 

@@ -4,6 +4,8 @@
 //! [`engine`] runs cases on a pool of threads, applies every check and
 //! merges the results in (agent, seed) order.
 
+pub(crate) mod calibrate;
 pub(crate) mod engine;
 pub(crate) mod record;
 pub(crate) mod session;
+pub(crate) mod shard;

@@ -2,7 +2,6 @@
 //! seed's failure, shrunk and saved), `livesim sim replay` (corpus entries
 //! run again), and the saving of every failure `sim soak` finds.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -10,7 +9,7 @@ use std::time::Duration;
 use clap::Args;
 use livesim::Seed;
 use livesim::soak::{
-    Agent, Case, CorpusEntry, DEFAULT_BUDGET, Failure, ShrinkError, Soak, Summary, corpus_files,
+    Agent, CorpusEntry, DEFAULT_BUDGET, Keeping, Kept, Saved, Soak, Summary, corpus_files,
 };
 use livesim::timeline::Timeline;
 
@@ -65,145 +64,54 @@ pub struct ReplayArgs {
     pub html: Option<PathBuf>,
 }
 
-/// What saving needs: the folder (`None`: save nothing) and the budget.
-pub struct Saving {
-    dir: Option<PathBuf>,
-    budget: Duration,
+/// How failures are kept, as `args` ask, for agents that came from
+/// `home` (the nearest `sim/`, if that is where): the corpus folder
+/// (none with `--no-save`), the shrink budget, the limit per invariant,
+/// and no timeline pages (`--html` draws them beside its report).
+pub fn keeping(args: &SaveArgs, home: Option<&Path>, limit: usize) -> Result<Keeping, String> {
+    let budget = match args.shrink_time.trim() {
+        "0" | "0s" => Duration::ZERO,
+        text => parse_duration(text).map_err(|e| format!("--shrink-time {e}"))?,
+    };
+    let corpus = if args.no_save {
+        None
+    } else {
+        Some(args.save.clone().unwrap_or_else(|| match home {
+            Some(sim) => sim.parent().unwrap_or(Path::new(".")).join("seeds"),
+            None => PathBuf::from("seeds"),
+        }))
+    };
+    Ok(Keeping {
+        write: corpus.is_some(),
+        corpus,
+        shrink_budget: budget,
+        per_invariant: limit,
+        pages: None,
+    })
 }
 
-impl Saving {
-    /// The saving `args` ask for, for agents that came from `home` (the
-    /// nearest `sim/`, if that is where).
-    pub fn from_args(args: &SaveArgs, home: Option<&Path>) -> Result<Saving, String> {
-        let budget = match args.shrink_time.trim() {
-            "0" | "0s" => Duration::ZERO,
-            text => parse_duration(text).map_err(|e| format!("--shrink-time {e}"))?,
-        };
-        let dir = if args.no_save {
-            None
-        } else {
-            Some(args.save.clone().unwrap_or_else(|| match home {
-                Some(sim) => sim.parent().unwrap_or(Path::new(".")).join("seeds"),
-                None => PathBuf::from("seeds"),
-            }))
-        };
-        Ok(Saving { dir, budget })
+/// Keeps the failures of a soak (shrunk, progress on stderr) and says
+/// what happened to each; false when one could not be written.
+pub fn keep_failures(
+    summary: &mut Summary,
+    soaks: &[Soak],
+    keeping: &Keeping,
+    limit: usize,
+) -> (bool, Vec<String>) {
+    if keeping.corpus.is_none() {
+        return (true, Vec::new());
     }
-}
-
-/// The entry for `failure`, shrunk within the budget (progress on
-/// stderr, each line starting with `command`).
-fn entry_for(soak: &Soak, failure: &Failure, budget: Duration, command: &str) -> CorpusEntry {
-    if budget.is_zero() {
-        return CorpusEntry::from_failure(failure);
-    }
-    eprintln!(
-        "livesim sim {command}: shrinking {} seed {} ({}, {} actions, at most {})",
-        failure.agent,
-        failure.seed,
-        failure.invariant,
-        failure.script.actions().len(),
-        livesim::executor::format_time(budget)
-    );
-    let progress = |p: &livesim::soak::ShrinkProgress| eprintln!("livesim sim {command}: {p}");
-    match soak.shrink(&Case::from(failure), &failure.invariant, budget, &progress) {
-        Ok(shrunk) => {
-            eprintln!("livesim sim {command}: {shrunk}");
-            CorpusEntry::from_shrunk(&shrunk)
-        }
-        Err(e @ ShrinkError::Passes { .. }) => {
-            // A failure that does not come back on a second run: keep it
-            // as found, and say so.
-            eprintln!("livesim sim {command}: cannot shrink: {e}; saved as found");
-            CorpusEntry::from_failure(failure)
-        }
-    }
-}
-
-/// Saves `entry` under `dir` unless the corpus has that seed already;
-/// returns the line that says what happened.
-fn save(entry: &CorpusEntry, dir: &Path) -> Result<String, String> {
-    let path = entry.path_in(dir);
-    if path.exists() {
-        return Ok(format!(
-            "kept {}: the corpus has this seed already ({} now, {} actions)",
-            path.display(),
-            entry.invariant,
-            entry.case.actions()
+    let ok = keeping.keep(summary, soaks, &|line| {
+        eprintln!("livesim sim soak: {line}")
+    });
+    let mut lines: Vec<String> = summary.kept.iter().map(Kept::line).collect();
+    for (agent, skipped) in &summary.not_kept {
+        lines.push(format!(
+            "{skipped} more {agent} failures not saved (--save-limit {limit} per invariant; \
+             livesim sim shrink {agent} --seed S saves one)"
         ));
     }
-    let path = entry.save(dir).map_err(|e| e.to_string())?;
-    let how = match &entry.shrunk {
-        Some(note) => format!(
-            "shrunk from {} in {} runs, {:.1}s",
-            note.actions_before, note.runs, note.seconds
-        ),
-        None => "as found".to_string(),
-    };
-    Ok(format!(
-        "saved {}: {}, {} actions ({how}); replay: livesim sim replay {}",
-        path.display(),
-        entry.invariant,
-        entry.case.actions(),
-        path.display()
-    ))
-}
-
-/// What saving a soak's failures did.
-#[derive(Default)]
-pub struct Saved {
-    /// Every entry was written (or was in the corpus already).
-    pub ok: bool,
-    /// The entries, shrunk, in the order saved.
-    pub entries: Vec<CorpusEntry>,
-    /// What to tell the user: one line per entry, and what was not saved.
-    pub lines: Vec<String>,
-}
-
-/// Saves the failures of a soak: one entry per (agent, seed), at most
-/// `limit` per (agent, invariant), each shrunk first (progress on stderr).
-pub fn save_failures(summary: &Summary, soaks: &[Soak], saving: &Saving, limit: usize) -> Saved {
-    let mut saved = Saved {
-        ok: true,
-        ..Saved::default()
-    };
-    let Some(dir) = &saving.dir else {
-        return saved;
-    };
-    for (agent, soak) in summary.agents.iter().zip(soaks) {
-        let mut per_invariant: BTreeMap<&str, usize> = BTreeMap::new();
-        let mut seen: Vec<Seed> = Vec::new();
-        let mut skipped = 0;
-        for failure in &agent.failures {
-            if seen.contains(&failure.seed) {
-                continue;
-            }
-            let count = per_invariant.entry(failure.invariant.as_str()).or_default();
-            if limit > 0 && *count >= limit {
-                skipped += 1;
-                continue;
-            }
-            *count += 1;
-            seen.push(failure.seed);
-            let entry = entry_for(soak, failure, saving.budget, "soak");
-            match save(&entry, dir) {
-                Ok(line) => saved.lines.push(line),
-                Err(e) => {
-                    eprintln!("livesim sim soak: cannot save a failure: {e}");
-                    saved.ok = false;
-                }
-            }
-            saved.entries.push(entry);
-        }
-        if skipped > 0 {
-            saved.lines.push(format!(
-                "{} more {} failures not saved (--save-limit {limit} per invariant; \
-                 livesim sim shrink {} --seed S saves one)",
-                skipped, agent.name, agent.name
-            ));
-        }
-    }
-    saved
+    (ok, lines)
 }
 
 pub fn shrink(args: ShrinkArgs) -> ExitCode {
@@ -211,10 +119,13 @@ pub fn shrink(args: ShrinkArgs) -> ExitCode {
         Ok(agents) => agents,
         Err(message) => return usage("shrink", &message),
     };
-    let saving = match Saving::from_args(&args.save, agents.home.as_deref()) {
-        Ok(saving) => saving,
+    let mut keeping = match keeping(&args.save, agents.home.as_deref(), 1) {
+        Ok(keeping) => keeping,
         Err(message) => return usage("shrink", &message),
     };
+    if keeping.shrink_budget.is_zero() {
+        keeping.shrink_budget = DEFAULT_BUDGET;
+    }
     let soak = soaks(&agents, livesim::soak::Checks::default()).remove(0);
     let run = soak.run_seed(args.seed);
     let failure = match &args.invariant {
@@ -235,12 +146,10 @@ pub fn shrink(args: ShrinkArgs) -> ExitCode {
         );
         return ExitCode::SUCCESS;
     };
-    let budget = if saving.budget.is_zero() {
-        DEFAULT_BUDGET
-    } else {
-        saving.budget
-    };
-    let entry = entry_for(&soak, failure, budget, "shrink");
+    let kept = keeping.keep_failure(&soak, failure, &|line| {
+        eprintln!("livesim sim shrink: {line}")
+    });
+    let entry = &kept.entry;
     say!(
         "{} seed {}: {} ({} actions, from {})",
         entry.agent,
@@ -253,11 +162,13 @@ pub fn shrink(args: ShrinkArgs) -> ExitCode {
     for line in entry.message.lines() {
         say!("  {line}");
     }
-    if let Some(dir) = &saving.dir {
-        match save(&entry, dir) {
-            Ok(line) => say!("{line}"),
-            Err(e) => return usage("shrink", &e),
-        }
+    for line in kept.excerpt.lines() {
+        say!("  {line}");
+    }
+    match &kept.saved {
+        Saved::Failed(e) => return usage("shrink", e),
+        Saved::NotWritten => {}
+        _ => say!("{}", kept.line()),
     }
     ExitCode::from(1)
 }
@@ -385,10 +296,10 @@ mod tests {
             no_save: false,
             shrink_time: "0".into(),
         };
-        let saving = Saving::from_args(&args, Some(Path::new("/repo/sim"))).unwrap();
-        assert_eq!(saving.dir, Some(PathBuf::from("/repo/seeds")));
-        assert!(saving.budget.is_zero());
-        let saving = Saving::from_args(&args, None).unwrap();
-        assert_eq!(saving.dir, Some(PathBuf::from("seeds")));
+        let kept = keeping(&args, Some(Path::new("/repo/sim")), 3).unwrap();
+        assert_eq!(kept.corpus, Some(PathBuf::from("/repo/seeds")));
+        assert!(kept.shrink_budget.is_zero());
+        let kept = keeping(&args, None, 3).unwrap();
+        assert_eq!(kept.corpus, Some(PathBuf::from("seeds")));
     }
 }

@@ -1,0 +1,87 @@
+//! A Rust user's own agent soaked as livesim soaks its own: the racing
+//! cart of `examples/soak_your_agent.rs`, its lost update found, shrunk,
+//! kept, replayed from the corpus in one line, and its fix passing.
+
+#[path = "../../examples/soak_your_agent.rs"]
+#[allow(dead_code)]
+mod cart;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use livesim::soak::Saved;
+
+use super::seeds;
+
+fn temp_corpus(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("livesim-your-agent-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// The race is found within 300 seeds, shrunk to at most 3 actions, kept
+/// in the corpus with its page and a replay line for the kept case; the
+/// corpus one-liner fails on the racy cart naming the entry, and passes
+/// on the fixed one, which also passes seeds 0..2000.
+#[test]
+fn the_racing_cart_is_found_shrunk_kept_and_fixed() {
+    let corpus = temp_corpus("race");
+    let pages = corpus.join("pages");
+    let summary = cart::cart_soak(false)
+        .seeds(300)
+        .corpus(&corpus)
+        .pages(&pages)
+        .test(livesim::test_id!())
+        .try_run()
+        .expect_err("two parallel add_item calls lose an update");
+    let kept = summary.kept.first().expect("the race is kept");
+    assert_eq!(kept.entry.invariant, "cart-holds-every-item");
+    assert!(
+        kept.entry.case.actions() <= 3,
+        "{} actions",
+        kept.entry.case.actions()
+    );
+    let Saved::New(file) = &kept.saved else {
+        panic!("not written: {:?}", kept.saved);
+    };
+    assert!(file.starts_with(corpus.join("cart")), "{}", file.display());
+    // The report shows the race: both calls, their overlap, the writes.
+    let text = summary.to_string();
+    for needle in ["overlapped: add_item(", "cart = ", ", by tool:add_item("] {
+        assert!(text.contains(needle), "{needle} in:\n{text}");
+    }
+    // The kept case's own replay line, not the seed's.
+    assert!(kept.replay.starts_with("LIVESIM_CASE="), "{}", kept.replay);
+    assert!(kept.replay.contains("--test soak"), "{}", kept.replay);
+    let page = kept.page.clone().expect("a page").expect("written");
+    assert!(page.starts_with(&pages));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("LIVESIM_CASE="),
+        "the page names the kept case's replay"
+    );
+
+    // One line replays the corpus: the racy cart still fails it, naming
+    // the entry.
+    let replay = cart::cart_soak(false).try_replay_corpus(&corpus);
+    assert!(!replay.passed());
+    assert_eq!(replay.failed.len(), summary.kept.len());
+    let panic = std::panic::catch_unwind(|| {
+        cart::cart_soak(false).replay_corpus_in(&corpus);
+    })
+    .expect_err("the one-liner fails");
+    let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(message.contains(&file.display().to_string()), "{message}");
+
+    // The fix: the kept cases pass, and so do seeds 0..2000.
+    let fixed = cart::cart_soak(true)
+        .corpus(&corpus)
+        .seed_range(seeds(2000))
+        .shrink_time(Duration::ZERO);
+    let replay = fixed.replay_corpus_in(&corpus);
+    assert_eq!(replay.passed.len(), summary.kept.len());
+    let summary = fixed.try_run().unwrap_or_else(|s| panic!("{s}"));
+    assert_eq!(summary.kept_cases_run, replay.passed.len() as u64);
+    let _ = std::fs::remove_dir_all(&corpus);
+}

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::run::settle;
+use super::run::{RunClock, settle};
 use crate::clock::{ManualClock, Timestamp};
 use crate::executor;
 use crate::session::{LiveBuilder, LiveEvent, LiveHandle, SessionError};
@@ -84,11 +84,12 @@ pub async fn replay_session(
         let progress = progress.clone();
         move || progress.lock().unwrap_or_else(|p| p.into_inner()).done
     };
-    let (events, _) = settle(
+    let (events, _, _) = settle(
         &mut stream,
         Duration::from_millis(200),
         Duration::from_secs(30),
         finished,
+        &RunClock::start(),
     )
     .await;
     Ok(ReplaySession {

@@ -61,7 +61,9 @@ impl ScriptedServer {
                 script_done && control.unanswered_calls().is_empty()
             }
         };
-        let (mut events, settled) = settle(&mut stream, window, cap, script_done).await;
+        let clock = RunClock::start();
+        let (mut events, mut times, settled) =
+            settle(&mut stream, window, cap, script_done, &clock).await;
         if !settled {
             // A tool blocked on an OS thread is the usual reason under
             // simulation: virtual time reaches the cap while it waits.
@@ -70,7 +72,10 @@ impl ScriptedServer {
                 .unwrap_or_default();
             tracing::warn!(target: "livesim::testing", script = %name, unanswered = ?control.unanswered_calls(), "the run did not settle within {cap:?}{cause}");
         }
-        events.extend(stream.drain());
+        for event in stream.drain() {
+            events.push(event);
+            times.push(clock.now());
+        }
         if let Some(error) = control.errors().into_iter().next() {
             handle.disconnect().await;
             return Err(PlayError::Replay(error));
@@ -78,28 +83,60 @@ impl ScriptedServer {
         Ok(ScriptedRun {
             handle,
             events,
+            times,
             control,
             settled,
         })
     }
 }
 
+/// The time a run stamps its events with: the simulation's virtual time
+/// under simulation (what traces and timelines show), else the time since
+/// the run began on tokio's clock.
+pub(crate) struct RunClock {
+    began: tokio::time::Instant,
+    simulated: bool,
+}
+
+impl RunClock {
+    pub(crate) fn start() -> RunClock {
+        RunClock {
+            began: tokio::time::Instant::now(),
+            simulated: crate::executor::seed().is_some(),
+        }
+    }
+
+    pub(crate) fn now(&self) -> Duration {
+        if self.simulated {
+            crate::executor::now()
+        } else {
+            self.began.elapsed()
+        }
+    }
+}
+
 /// Collects events until `done()` holds and no event came for `window`,
-/// or until `cap` passes. Returns the events and whether it settled.
+/// or until `cap` passes. Returns the events, when each came (by
+/// `clock`) and whether it settled.
 pub(crate) async fn settle(
     stream: &mut EventStream,
     window: Duration,
     cap: Duration,
     done: impl Fn() -> bool,
-) -> (Vec<LiveEvent>, bool) {
+    clock: &RunClock,
+) -> (Vec<LiveEvent>, Vec<Duration>, bool) {
     let mut events = Vec::new();
+    let mut times = Vec::new();
     let give_up = tokio::time::Instant::now() + cap;
     let settled = loop {
         let quiet_until = (tokio::time::Instant::now() + window).min(give_up);
         tokio::select! {
             biased;
             event = stream.next() => match event {
-                Some(event) => events.push(event),
+                Some(event) => {
+                    events.push(event);
+                    times.push(clock.now());
+                }
                 None => break true,
             },
             _ = tokio::time::sleep_until(quiet_until) => {
@@ -112,7 +149,7 @@ pub(crate) async fn settle(
             }
         }
     };
-    (events, settled)
+    (events, times, settled)
 }
 
 /// A finished scripted run: the session (still connected), what it
@@ -120,6 +157,8 @@ pub(crate) async fn settle(
 pub struct ScriptedRun {
     handle: LiveHandle,
     events: Vec<LiveEvent>,
+    /// When each event came, by the run's clock.
+    times: Vec<Duration>,
     control: ReplayControl,
     settled: bool,
 }
@@ -140,6 +179,50 @@ impl ScriptedRun {
     /// the seed chose. Partial chunks, media and notices included.
     pub fn events(&self) -> &[LiveEvent] {
         &self.events
+    }
+
+    /// Every event as [`events`](Self::events) gives it, with the time it
+    /// happened: virtual time since the simulation started (the times a
+    /// trace and a timeline show) under simulation, else the time since
+    /// `play` began.
+    pub fn timed_events(&self) -> impl Iterator<Item = (Duration, &LiveEvent)> + '_ {
+        self.times.iter().copied().zip(&self.events)
+    }
+
+    /// When the first event `which` picks happened (see
+    /// [`timed_events`](Self::timed_events)). A latency budget reads this:
+    /// the clock after `play` returns has also run through the settle
+    /// window, 200 ms of quiet after the last event.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use livesim::prelude::*;
+    /// use livesim::testing::ScriptedServer;
+    /// use serde_json::json;
+    ///
+    /// livesim::executor::Simulation::new(livesim::Seed::new(7)).run(|| async {
+    ///     let tool = T::simple("get_weather", "Weather", |_| async {
+    ///         tokio::time::sleep(Duration::from_millis(300)).await;
+    ///         Ok(json!({ "sky": "sunny" }))
+    ///     });
+    ///     let run = ScriptedServer::new()
+    ///         .calls("get_weather", json!({ "city": "Paris" }))
+    ///         .says("Sunny.")
+    ///         .play(Live::builder().tools(tool))
+    ///         .await
+    ///         .unwrap();
+    ///     let called = run.time_of(|e| matches!(e, LiveEvent::ToolCall { .. })).unwrap();
+    ///     let answered = run.time_of(|e| matches!(e, LiveEvent::ToolResponse { .. })).unwrap();
+    ///     assert!(answered - called >= Duration::from_millis(300)); // the tool's own time
+    ///     // The clock now has also run through the settle window.
+    ///     assert!(livesim::executor::now() >= answered + Duration::from_millis(200));
+    ///     run.disconnect().await;
+    /// }).unwrap();
+    /// ```
+    pub fn time_of(&self, which: impl Fn(&LiveEvent) -> bool) -> Option<Duration> {
+        self.timed_events()
+            .find(|(_, event)| which(event))
+            .map(|(at, _)| at)
     }
 
     /// The session's stored log so far, **in wire order**: the same for

@@ -114,3 +114,49 @@ fn a_recording_replays_through_the_real_control_plane() {
         })
         .unwrap();
 }
+
+/// A slow tool's answer and the settle window after it, under one seed.
+async fn answered_then_settled(window: Duration) -> (Duration, Duration, Duration) {
+    let tool = T::simple("lookup", "Looks it up", |_| async {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        Ok(json!({ "found": true }))
+    });
+    let run = ScriptedServer::new()
+        .calls("lookup", json!({}))
+        .says("Found it.")
+        .settle_after(window)
+        .play(Live::builder().tools(tool))
+        .await
+        .unwrap();
+    let called = run
+        .time_of(|e| matches!(e, LiveEvent::ToolCall { .. }))
+        .unwrap();
+    let answered = run
+        .time_of(|e| matches!(e, LiveEvent::ToolResponse { .. }))
+        .unwrap();
+    let times: Vec<Duration> = run.timed_events().map(|(at, _)| at).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    assert_eq!(times.len(), run.events().len());
+    let after = livesim::executor::now();
+    run.disconnect().await;
+    (called, answered, after)
+}
+
+/// An event's own time is when it happened: a longer settle window moves
+/// the clock after `play`, never the events' times, so a latency budget
+/// read from them does not include the window.
+#[test]
+fn an_events_time_is_its_own_not_the_settle_windows() {
+    let run = |window| {
+        Simulation::new(Seed::new(11))
+            .run(move || answered_then_settled(window))
+            .unwrap()
+            .value
+    };
+    let (called, answered, short_end) = run(Duration::from_millis(200));
+    let (called_again, answered_again, long_end) = run(Duration::from_secs(2));
+    assert_eq!((called, answered), (called_again, answered_again));
+    assert!(answered - called >= Duration::from_millis(250));
+    assert!(short_end >= answered + Duration::from_millis(200));
+    assert!(long_end >= answered + Duration::from_secs(2));
+}

@@ -158,3 +158,50 @@ fn every_corpus_entry_passes_today() {
         );
     }
 }
+
+/// A corpus folder with a damaged entry, a file that is no entry, and an
+/// entry of another agent: each is named with what is wrong, and the good
+/// entry still runs (and passes).
+#[test]
+fn a_damaged_corpus_names_each_bad_file_and_runs_the_good_ones() {
+    let good = entry();
+    let dir = temp("damaged");
+    let path = good.save(&dir).unwrap();
+    let folder = dir.join("weather");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(folder.join("0xdead.json"), &text[..text.len() / 2]).unwrap();
+    std::fs::write(folder.join("notes.txt"), "why seed 0x3 failed").unwrap();
+    std::fs::write(folder.join("README.md"), "kept cases").unwrap();
+    let mut other = good.clone();
+    other.agent = "payment".into();
+    std::fs::write(
+        folder.join("0xbeef.json"),
+        serde_json::to_string_pretty(&other.to_json()).unwrap(),
+    )
+    .unwrap();
+
+    let soak = Soak::agent(&agent("weather"));
+    let replay = soak.try_replay_corpus(&dir);
+    assert_eq!(replay.passed, [path.clone()], "{replay}");
+    assert_eq!(replay.unreadable.len(), 3, "{replay}");
+    let problems = replay.unreadable.join("\n");
+    for needle in [
+        "0xdead.json:",
+        "notes.txt: not a corpus entry",
+        "0xbeef.json: an entry of agent `payment`, and this soak runs `weather`",
+    ] {
+        assert!(problems.contains(needle), "{needle} in:\n{problems}");
+    }
+    assert!(!problems.contains("README"), "{problems}");
+    // The one-liner fails, naming them.
+    let panic =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| soak.replay_corpus_in(&dir)))
+            .expect_err("it fails");
+    let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(
+        message.contains("1 passed, 0 failed, 3 unreadable"),
+        "{message}"
+    );
+    assert!(message.contains("UNREADABLE "), "{message}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

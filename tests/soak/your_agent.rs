@@ -85,3 +85,76 @@ fn the_racing_cart_is_found_shrunk_kept_and_fixed() {
     assert_eq!(summary.kept_cases_run, replay.passed.len() as u64);
     let _ = std::fs::remove_dir_all(&corpus);
 }
+
+/// A Rust agent's tools are measured before the first seed: the cart's
+/// `add_item` (120 to 300 ms) gets a latency range inside that, so the
+/// goals that race a running tool are reached, and every goal is.
+#[test]
+fn timing_goals_are_reached_for_slow_rust_tools() {
+    let soak = cart::cart_soak(true).seeds(300).keep(false);
+    let latencies = soak.tool_latencies();
+    let (_, add) = latencies
+        .iter()
+        .find(|(name, _)| name == "add_item")
+        .expect("add_item measured");
+    assert!(
+        *add.start() >= Duration::from_millis(120)
+            && *add.end() <= Duration::from_millis(300)
+            && add.start() < add.end(),
+        "{add:?}"
+    );
+    let summary = soak.try_run().unwrap_or_else(|s| panic!("{s}"));
+    let goals = &summary.agents[0].goals;
+    for goal in [
+        "cancel-race",
+        "cancel-aborted",
+        "go-away-mid-call",
+        "bad-args",
+    ] {
+        let hits = goals
+            .iter()
+            .find(|(name, _)| name == goal)
+            .map(|(_, hits)| *hits);
+        assert!(hits.is_some_and(|h| h > 0), "{goal}: {hits:?}\n{summary}");
+    }
+    assert!(summary.never_reached().is_empty(), "{summary}");
+}
+
+/// Goals an agent cannot reach are not counted, so never flagged: a tool
+/// that answers at once cannot be caught running, one that takes any
+/// arguments never refuses bad ones, and one that never fails cannot
+/// reach `tool-failure`.
+#[test]
+fn goals_an_agent_cannot_reach_are_not_counted() {
+    use livesim::prelude::*;
+    use livesim::soak::Soak;
+    let soak = Soak::new("echo", || {
+        Live::builder().tools(T::simple(
+            "echo",
+            "Says it back",
+            |args| async move { Ok(args) },
+        ))
+    })
+    .keep(false);
+    assert_eq!(
+        soak.tool_latencies(),
+        [("echo".to_string(), Duration::ZERO..=Duration::ZERO)]
+    );
+    let summary = soak.seeds(livesim::soak::GOALS_JUDGED_FROM).run();
+    let goals: Vec<&str> = summary.agents[0]
+        .goals
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .collect();
+    for absent in [
+        "tool-failure",
+        "bad-args",
+        "cancel-aborted",
+        "go-away-mid-call",
+    ] {
+        assert!(!goals.contains(&absent), "{absent} in {goals:?}");
+    }
+    for present in ["parallel-call", "unknown-tool", "cancel-race"] {
+        assert!(goals.contains(&present), "{present} not in {goals:?}");
+    }
+}

@@ -10,8 +10,9 @@
 //! script against the agent: each tool called three times with arguments
 //! that fit and once with arguments that do not, waited for one by one,
 //! under three fixed seeds, with the flow observing rather than refusing.
-//! Each tool's latency becomes the range of virtual time its runs took
-//! (a latency declared with `Soak::tool_latency` is kept as declared).
+//! Each tool's latency becomes the range of virtual time its answers took
+//! (its failures', when it never answered; a latency declared with
+//! `Soak::tool_latency` is kept as declared).
 //!
 //! The measurement also says which goals this agent can reach at all: a
 //! tool that never takes time cannot be cancelled mid-run, a tool that
@@ -93,7 +94,11 @@ pub(crate) fn calibrate(target: &Target, declared: &BTreeSet<String>) -> Calibra
         }
         built
     });
+    // Per tool: how long its answers took, and how long its failures did
+    // (a refusal of bad arguments takes no time, and says nothing of how
+    // long the tool's work takes).
     let mut took: Vec<Vec<Duration>> = vec![Vec::new(); target.repertoire.tools.len()];
+    let mut failed: Vec<Vec<Duration>> = vec![Vec::new(); target.repertoire.tools.len()];
     let (mut failing_tools, mut checks_args) = (false, false);
     for seed in SEEDS.map(Seed::new) {
         let case = Case {
@@ -109,29 +114,33 @@ pub(crate) fn calibrate(target: &Target, declared: &BTreeSet<String>) -> Calibra
             continue;
         };
         for run in &outcome.value.executions {
-            if let ExecutionOutcome::Failed(why) = &run.outcome {
-                failing_tools = true;
-                checks_args |= why.contains("invalid arguments");
-            }
-            let Some(finished) = run.finished else {
+            let (Some(finished), Some(at)) = (
+                run.finished,
+                target
+                    .repertoire
+                    .tools
+                    .iter()
+                    .position(|t| t.name == run.tool),
+            ) else {
                 continue;
             };
-            if let Some(at) = target
-                .repertoire
-                .tools
-                .iter()
-                .position(|t| t.name == run.tool)
-            {
-                took[at].push(finished.saturating_sub(run.started));
+            let duration = finished.saturating_sub(run.started);
+            match &run.outcome {
+                ExecutionOutcome::Failed(why) => {
+                    failing_tools = true;
+                    checks_args |= why.contains("invalid arguments");
+                    failed[at].push(duration);
+                }
+                _ => took[at].push(duration),
             }
         }
     }
     let mut repertoire = target.repertoire.clone();
-    for (tool, took) in repertoire.tools.iter_mut().zip(&took) {
+    for ((tool, took), failed) in repertoire.tools.iter_mut().zip(&took).zip(&failed) {
         if declared.contains(&tool.name) {
             continue;
         }
-        if let Some(range) = spread(took) {
+        if let Some(range) = spread(took).or_else(|| spread(failed)) {
             tool.latency = range;
         }
     }

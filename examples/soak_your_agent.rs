@@ -18,7 +18,10 @@
 //!    prints the line that replays the kept case;
 //! 2. the corpus, replayed against the same agent, still fails;
 //! 3. the fixed agent (a lock held across the read-modify-write) passes
-//!    seeds 0..2000 and the kept case.
+//!    seeds 0..2000 and the kept case;
+//! 4. proptest, drawing conversations as steps (`livesim::soak::fuzz`),
+//!    finds the race too and shrinks it to the two calls that show it;
+//!    the fixed cart holds under the same property.
 //!
 //! Exits non-zero when any of it does not hold.
 
@@ -200,6 +203,50 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
+    // 4. The same race, found by a property: proptest draws the steps.
+    match race_by_proptest(false) {
+        Some(steps) if steps.len() <= 2 => {
+            println!("proptest found the race and shrank it to {steps:?}")
+        }
+        found => {
+            eprintln!("soak_your_agent: proptest on the racy cart: {found:?}");
+            return ExitCode::FAILURE;
+        }
+    }
+    if let Some(steps) = race_by_proptest(true) {
+        eprintln!("soak_your_agent: the fixed cart fails the property: {steps:?}");
+        return ExitCode::FAILURE;
+    }
     println!("soak_your_agent: ok");
     ExitCode::SUCCESS
+}
+
+/// The property "every invariant holds, whatever the model does", run by
+/// proptest over 256 conversations; returns the failing steps, shrunk.
+/// In a test, write it with `proptest!` (see `livesim::soak::fuzz`).
+pub fn race_by_proptest(locked: bool) -> Option<Vec<livesim::soak::Step>> {
+    use livesim::soak::fuzz;
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, RngSeed, TestError, TestRunner};
+
+    let soak = cart_soak(locked).keep(false);
+    let mut runner = TestRunner::new(Config {
+        cases: 256,
+        failure_persistence: None,
+        rng_seed: RngSeed::Fixed(0x5eed),
+        ..Config::default()
+    });
+    let cart_tools = 2;
+    let result = runner.run(
+        &(fuzz::seed(), fuzz::steps(cart_tools, 1..12)),
+        |(seed, steps)| {
+            prop_assert_eq!(soak.run_steps(seed, &steps).verdict(), Ok(()));
+            Ok(())
+        },
+    );
+    match result {
+        Ok(()) => None,
+        Err(TestError::Fail(_, (_, steps))) => Some(steps),
+        Err(TestError::Abort(why)) => panic!("proptest gave up: {why}"),
+    }
 }

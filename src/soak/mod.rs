@@ -43,6 +43,9 @@ mod agent;
 mod case;
 mod check;
 mod file_reader;
+#[cfg(feature = "proptest")]
+#[cfg_attr(docsrs, doc(cfg(feature = "proptest")))]
+pub mod fuzz;
 mod generate;
 mod keep;
 mod run;
@@ -60,6 +63,7 @@ pub use check::sometimes::{GOALS_JUDGED_FROM, Sometimes};
 pub use file_reader::AgentFileError;
 pub use generate::faults::{CloseKind, FaultKind, Faults, Weather};
 pub use generate::script::generate;
+pub use generate::steps::{Step, script as steps_script};
 pub use keep::corpus::{CORPUS_VERSION, CorpusEntry, ShrinkNote, corpus_files};
 pub use keep::kept::{KEEP_PER_INVARIANT, Keeping, Kept, Saved};
 pub use keep::replay::CorpusReplay;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use std::io::Write as _;
 
 use crate::executor::regressions::Use;
-use crate::executor::{Seed, SeedPlan, TestId, Trace};
+use crate::executor::{Seed, SeedPlan, Swarm, TestId, Trace};
 use crate::flow::FlowSpec;
 use crate::session::LiveBuilder;
 use crate::soak::agent::Agent;
@@ -20,6 +20,7 @@ use crate::soak::check::invariants::Invariant;
 use crate::soak::check::report::Summary;
 use crate::soak::check::sometimes::Sometimes;
 use crate::soak::generate::faults::{FaultKind, Faults};
+use crate::soak::generate::steps::{Step, script as steps_script};
 use crate::soak::keep::corpus::CorpusEntry;
 use crate::soak::keep::kept::{KEEP_PER_INVARIANT, Keeping};
 use crate::soak::keep::replay::{CorpusReplay, kept_cases};
@@ -558,6 +559,33 @@ impl Soak {
         progress: &(dyn Fn(&ShrinkProgress) + Sync),
     ) -> Result<Shrunk, ShrinkError> {
         crate::soak::keep::shrink::shrink(&self.target, case, invariant, budget, progress)
+    }
+
+    /// Plays a conversation written as [`Step`]s (what a property test
+    /// draws: see [`fuzz`](crate::soak::fuzz)) against this soak's agent
+    /// under `seed` (its swarm and faults), and checks every invariant.
+    ///
+    /// ```
+    /// use livesim::Seed;
+    /// use livesim::prelude::*;
+    /// use livesim::soak::{Soak, Step};
+    ///
+    /// let soak = Soak::new("echo", || {
+    ///     Live::builder().tools(T::simple("echo", "Says it back", |args| async move { Ok(args) }))
+    /// });
+    /// let steps = [Step::Parallel(vec![0, 0]), Step::Cancel(0), Step::Pause(20)];
+    /// let run = soak.run_steps(Seed::new(3), &steps);
+    /// assert_eq!(run.verdict(), Ok(()));
+    /// ```
+    pub fn run_steps(&self, seed: Seed, steps: &[Step]) -> SeedRun {
+        let case = Case {
+            seed,
+            swarm: Swarm::draw(seed),
+            faults: self.target.faults(seed),
+            script: steps_script(steps, &self.target.repertoire, seed),
+            decisions: None,
+        };
+        run_case(&self.target, &case, self.checks, None)
     }
 
     /// Runs one seed and returns only its trace (the run's fingerprint;

@@ -3,9 +3,11 @@
 //! multi-turn conversation from the agent's repertoire as an ordinary
 //! script ([`script`]), with arguments that fit the tools or do not
 //! ([`args`]), and, for a session that resumes, the connections that end
-//! and the handles it resumes ([`connections`]).
+//! and the handles it resumes ([`connections`]). A property test writes
+//! its conversations as [`steps`] instead.
 
 pub(crate) mod args;
 pub(crate) mod connections;
 pub(crate) mod faults;
 pub(crate) mod script;
+pub(crate) mod steps;

@@ -181,6 +181,34 @@ pub struct SeedRun {
     pub failures: Vec<Failure>,
 }
 
+impl SeedRun {
+    /// `Ok` when every invariant held; else each failure, what happened
+    /// in the run and the line that replays it. What a property asserts:
+    /// `prop_assert_eq!(run.verdict(), Ok(()))`.
+    pub fn verdict(&self) -> Result<(), String> {
+        if self.failures.is_empty() {
+            return Ok(());
+        }
+        let told: Vec<String> = self.failures.iter().map(ToString::to_string).collect();
+        Err(told.join("\n"))
+    }
+
+    /// Invariant `name`'s verdict; `Err` too when it was not checked.
+    pub fn verdict_of(&self, name: &str) -> Result<(), String> {
+        self.verdicts
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| {
+                let checked: Vec<&str> = self.verdicts.iter().map(|(n, _)| n.as_str()).collect();
+                Err(format!(
+                    "`{name}` was not checked (checked: {})",
+                    checked.join(", ")
+                ))
+            })
+    }
+}
+
 /// The log lines kept for `handle-secret`: everything livesim logs but
 /// the executor's scheduling (which never sees a frame).
 const HANDLE_LOG_FILTER: &str = "trace,livesim::executor=info";

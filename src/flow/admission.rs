@@ -1,8 +1,11 @@
 //! The admission rule, and the sentence that explains a refusal.
 //!
 //! Under Enforce a call is admitted iff some active step allows its tool,
-//! that step has not escalated, and the step's gate on the tool (if any)
-//! holds now. When none does, the reason names what stands in the way: the
+//! that step has not escalated, the step's gate on the tool (if any)
+//! holds now, and, when the tool commits the step (its `done` guard needs
+//! the tool to succeed), no admitted call of the tool is still running:
+//! the gate reserves a committing tool for the call it admitted, so two
+//! calls of it in one message are not both admitted. When none does, the reason names what stands in the way: the
 //! escalated or closed-gated steps that allow the tool, or else the active
 //! steps and what they allow, and where the tool belongs instead. The same
 //! rule serves the gate, [`FlowMonitor::check`] and explanations, so they
@@ -45,6 +48,19 @@ impl FlowMonitor {
                     "{noun} {} allows it only when {gate}, and {}",
                     step.id,
                     unmet.join(" and ")
+                ));
+            } else if self.running_call_of(tool).is_some()
+                && step
+                    .done
+                    .as_ref()
+                    .is_some_and(|done| done.requires_ok(tool))
+            {
+                // No call id in the reason: a replay of the journal numbers
+                // calls its own way, and must give the same reason.
+                objections.push(format!(
+                    "{tool} completes {noun} {} and a call of it is still running; a second \
+                     call is refused until that one has answered",
+                    step.id
                 ));
             } else {
                 return Ok(());

@@ -109,6 +109,17 @@ impl Guard {
         Guard::Not(Box::new(guard))
     }
 
+    /// Whether the guard can only hold once `tool` has succeeded: it is
+    /// `called_ok(tool)`, or an `all` of which one part is. A step whose
+    /// `done` guard requires a tool this way is *committed* by that tool.
+    pub(crate) fn requires_ok(&self, tool: &str) -> bool {
+        match self {
+            Guard::CalledOk(name) => name == tool,
+            Guard::All(guards) => guards.iter().any(|g| g.requires_ok(tool)),
+            _ => false,
+        }
+    }
+
     /// Whether the guard holds for these facts.
     pub(crate) fn holds(&self, facts: &Facts<'_>) -> bool {
         match self {

@@ -175,6 +175,14 @@ impl FlowMonitor {
         self.tallies.get(tool).copied().unwrap_or_default()
     }
 
+    /// An admitted call of `tool` that has not completed yet, if any.
+    pub(crate) fn running_call_of(&self, tool: &str) -> Option<&str> {
+        self.calls
+            .iter()
+            .find(|(_, call)| call.tool == tool && call.status == CallStatus::Running)
+            .map(|(id, _)| id.as_str())
+    }
+
     /// Decides one tool call, and remembers the decision.
     ///
     /// Returns the [`Decision`] whose [`entries`](Decision::entries) the

@@ -256,6 +256,16 @@ impl Model {
     }
 }
 
+/// Whether a done guard can only hold once `tool` succeeded: it is
+/// `called_ok(tool)` or an `all` with such a part, at any depth of `all`.
+fn commits(guard: &Guard, tool: &str) -> bool {
+    match guard {
+        Guard::CalledOk(t) => t == tool,
+        Guard::All(parts) => parts.iter().any(|p| commits(p, tool)),
+        _ => false,
+    }
+}
+
 /// What a session driving the monitor would have journaled.
 struct Recording {
     journal: Vec<(String, Value)>,
@@ -291,6 +301,9 @@ fn drive(
                 model.advance(spec, &state);
                 let escalated: BTreeSet<&str> =
                     monitor.escalations().into_iter().map(|(s, _)| s).collect();
+                // A step the tool commits (its done guard needs the tool to
+                // succeed) admits no second call while one is running.
+                let tool_running = running.iter().any(|(_, t)| t == tool);
                 let rule_admits = model.active(spec).iter().any(|step| {
                     step.allow().contains(tool)
                         && !escalated.contains(step.id())
@@ -298,6 +311,7 @@ fn drive(
                             .gates()
                             .get(tool)
                             .is_none_or(|g| model.holds(g, &state))
+                        && !(tool_running && step.done().is_some_and(|g| commits(g, tool)))
                 });
                 let decision = monitor
                     .gate(tool, &id, &state)

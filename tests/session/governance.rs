@@ -263,3 +263,82 @@ async fn interruptions_escalate_a_stage() {
     assert!(refusal.contains("escalated"), "{refusal}");
     run.disconnect().await;
 }
+
+/// The gate reserves a committing tool for the call it admitted: two
+/// calls of `take_payment` (which completes step `pay`) in one message are
+/// not both admitted; the second is refused, says why, and never runs. A
+/// later call, once the first has answered and failed, is admitted again.
+#[test]
+fn two_calls_of_a_committing_tool_in_one_message_are_not_both_admitted() {
+    use livesim::testing::{Action, Call};
+    let outcome = Simulation::new(Seed::new(5))
+        .run(|| async {
+            let paid = Arc::new(Mutex::new(Vec::new()));
+            let tools = {
+                let paid = paid.clone();
+                T::simple("verify_identity", "verifies", |_| async {
+                    Ok(json!({ "verified": true }))
+                }) | T::simple("take_payment", "pays", move |args| {
+                    let paid = paid.clone();
+                    async move {
+                        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                        paid.lock().unwrap().push(args["n"].clone());
+                        if args["n"] == json!(3) {
+                            Ok(json!({ "paid": true }))
+                        } else {
+                            Err("card declined".into())
+                        }
+                    }
+                })
+            };
+            let flow = Flow::new()
+                .step("verify")
+                .allow(["verify_identity"])
+                .done(Guard::called_ok("verify_identity"))
+                .step("pay")
+                .after("verify")
+                .allow(["take_payment"])
+                .done(Guard::called_ok("take_payment"))
+                .build()
+                .unwrap();
+            let pay = |id: &str, n: u64| Call {
+                id: id.into(),
+                name: "take_payment".into(),
+                args: json!({ "n": n }),
+                wait: true,
+            };
+            let run = ScriptedServer::new()
+                .calls("verify_identity", json!({}))
+                .action(Action::CallMany(vec![pay("call-2", 1), pay("call-3", 2)]))
+                .action(Action::Call(pay("call-4", 3)))
+                .says("Paid.")
+                .play(Live::builder().tools(tools).govern(flow))
+                .await
+                .unwrap();
+            let responses = run.tool_responses();
+            run.disconnect().await;
+            let paid = paid.lock().unwrap().clone();
+            (responses, paid)
+        })
+        .unwrap()
+        .value;
+    let (responses, paid) = outcome;
+    let answer = |id: &str| {
+        responses
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("{id} not answered: {responses:?}"))["response"]
+            .clone()
+    };
+    assert_eq!(answer("call-2")["error"], "card declined");
+    let refusal = answer("call-3")["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        refusal.contains("take_payment completes step pay and a call of it is still running"),
+        "{refusal}"
+    );
+    assert_eq!(answer("call-4"), json!({ "paid": true }));
+    assert_eq!(paid, [json!(1), json!(3)], "the refused call never ran");
+}

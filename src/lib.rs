@@ -127,6 +127,31 @@ pub use livesim_macros::test;
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
+/// `docs/guide/testing-an-agent.md`'s Rust examples, compiled by `cargo test --doc`.
+#[cfg(all(doctest, feature = "cli", feature = "network"))]
+#[doc = include_str!("../docs/guide/testing-an-agent.md")]
+pub struct TestingAnAgentDoctests;
+
+/// `docs/guide/seeds-and-replays.md`'s Rust examples, compiled by `cargo test --doc`.
+#[cfg(all(doctest, feature = "cli", feature = "network"))]
+#[doc = include_str!("../docs/guide/seeds-and-replays.md")]
+pub struct SeedsAndReplaysDoctests;
+
+/// `docs/guide/soaking-your-agent.md`'s Rust examples, compiled by `cargo test --doc`.
+#[cfg(all(doctest, feature = "cli", feature = "network"))]
+#[doc = include_str!("../docs/guide/soaking-your-agent.md")]
+pub struct SoakingYourAgentDoctests;
+
+/// `docs/guide/governance.md`'s Rust examples, compiled by `cargo test --doc`.
+#[cfg(all(doctest, feature = "cli", feature = "network"))]
+#[doc = include_str!("../docs/guide/governance.md")]
+pub struct GovernanceDoctests;
+
+/// `docs/guide/resumption.md`'s Rust examples, compiled by `cargo test --doc`.
+#[cfg(all(doctest, feature = "cli", feature = "network"))]
+#[doc = include_str!("../docs/guide/resumption.md")]
+pub struct ResumptionDoctests;
+
 /// `docs/invariants.md`'s Rust examples, compiled by `cargo test --doc`.
 #[cfg(all(doctest, feature = "simulation"))]
 #[doc = include_str!("../docs/invariants.md")]

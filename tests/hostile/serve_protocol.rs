@@ -333,19 +333,22 @@ async fn log_lines_stay_single_bounded_and_escaped() {
     );
 }
 
-/// The README's script for a client that speaks first, played on the v1
-/// path (google-genai 3.x's default) with frames shaped as that SDK sends
-/// them: setup, `client_content` before the server says anything,
+/// The script of `docs/guide/serving.md` for a client that speaks first,
+/// played on the v1 path (google-genai 3.x's default) with frames shaped as
+/// that SDK sends them: setup, `client_content` before the server says anything,
 /// `tool_response`, then a normal close. The script plays to its end.
 #[tokio::test]
 async fn the_readme_script_for_a_client_that_speaks_first_plays_on_the_v1_path() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/guide/serving.md"
+    ))
+    .unwrap();
     let block = readme
         .split("```json script file=weather-first.json\n")
         .map(|rest| rest.split("```").next().unwrap())
         .find(|block| block.contains("\"expect\": \"clientContent\""))
-        .expect("the README has a script with an expect");
+        .expect("docs/guide/serving.md has a script with an expect");
     let script: serde_json::Value = serde_json::from_str(block).unwrap();
     let served = serve(&script, &[]).await;
     let url = served.url.replace(".v1beta.", ".v1.");

@@ -202,17 +202,17 @@ fn every_booking_script_records_a_passing_scenario() {
     );
 }
 
-/// The README's "Incidents to regression tests" shows these commands with
-/// their output; run again in a folder laid out as there, they print the
-/// same.
+/// "Incidents to regression tests" in `docs/guide/governance.md` shows these
+/// commands with their output; run again in a folder laid out as there,
+/// they print the same.
 #[test]
 fn the_readme_walkthrough_prints_what_the_readme_shows() {
-    let readme = std::fs::read_to_string(package().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(package().join("docs/guide/governance.md")).unwrap();
     let section = readme
         .split("## Incidents to regression tests")
         .nth(1)
         .and_then(|rest| rest.split("\n## ").next())
-        .expect("the README has the section");
+        .expect("docs/guide/governance.md has the section");
     let shown: Vec<&str> = section
         .split("```text\n")
         .skip(1)

@@ -1,5 +1,6 @@
-//! The `clippy.toml` the README hands to users bans at least what binds
-//! livesim's own code, and points to the facade and the clock.
+//! The `clippy.toml` the guide hands to users (`docs/guide/seeds-and-replays.md`)
+//! bans at least what binds livesim's own code, and points to the facade
+//! and the clock.
 
 /// The `path = "…"` entries of a clippy configuration.
 fn paths(toml: &str) -> Vec<&str> {
@@ -9,12 +10,12 @@ fn paths(toml: &str) -> Vec<&str> {
         .collect()
 }
 
-/// The first ```toml block of the README's "Determinism rules" section.
+/// The first ```toml block of the guide's "Determinism rules" section.
 fn users_snippet(readme: &str) -> &str {
     let section = readme
         .split("## Determinism rules")
         .nth(1)
-        .expect("the README has a Determinism rules section");
+        .expect("the guide has a Determinism rules section");
     let block = section
         .split("```toml\n")
         .nth(1)
@@ -24,12 +25,12 @@ fn users_snippet(readme: &str) -> &str {
 
 #[test]
 fn the_users_clippy_snippet_has_every_ban_of_livesims_own() {
-    let readme = include_str!("../../README.md");
+    let readme = include_str!("../../docs/guide/seeds-and-replays.md");
     let ours = include_str!("../../clippy.toml");
     let snippet = users_snippet(readme);
     let theirs = paths(snippet);
     for path in paths(ours) {
-        assert!(theirs.contains(&path), "the README's snippet lacks {path}");
+        assert!(theirs.contains(&path), "the guide's snippet lacks {path}");
     }
     for extra in [
         "tokio::task::spawn",

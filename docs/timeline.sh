@@ -1,5 +1,5 @@
 #!/bin/sh
-# Makes docs/timeline.png, the README's picture of a failing seed: the
+# Makes docs/timeline.png, docs/guide/soaking.md's picture of a failing seed: the
 # planted bug (a refused call that runs anyway, built only with the
 # `planted-bug` feature) caught by `payment` seed 0xf, drawn as a timeline.
 # Needs Chromium (Debian: apt-get install chromium). Run from anywhere:

@@ -34,7 +34,7 @@ mod lanes;
 #[cfg_attr(docsrs, doc(cfg(feature = "simulation")))]
 pub mod logs;
 #[cfg(feature = "simulation")]
-mod panics;
+pub(crate) mod panics;
 #[cfg(feature = "simulation")]
 pub(crate) mod regressions;
 #[cfg(feature = "simulation")]

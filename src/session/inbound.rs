@@ -8,58 +8,10 @@
 
 use serde_json::{Map, Value};
 
-#[cfg(feature = "simulation")]
-use super::aggregate::Aggregator;
 use super::aggregate::{MessageView, PartView, TranscriptView};
 use super::error::SessionError;
-#[cfg(feature = "simulation")]
-use super::events::LiveEvent;
 use super::events::ToolCall;
-#[cfg(feature = "simulation")]
-use crate::clock::Timestamp;
 use crate::wire::{CloseFrame, Closed, Decoded, Frame, PartKind, ServerMessage, Transcription};
-
-/// What server frames become, frame by frame, as the wire lane makes them:
-/// decoded and aggregated, before any lane handles them. For checks that
-/// work out from the frames a session received what it must have stored
-/// (the soak's `wire-order` invariant). Media is stamped with the epoch.
-#[cfg(feature = "simulation")]
-#[derive(Debug, Default)]
-pub(crate) struct FrameEvents {
-    aggregator: Aggregator,
-}
-
-/// One frame's events, and the flags it carried.
-#[cfg(feature = "simulation")]
-#[derive(Debug, Default)]
-pub(crate) struct FrameFacts {
-    /// The events, in aggregation order.
-    pub events: Vec<LiveEvent>,
-    /// Whether the frame said `interrupted`.
-    pub interrupted: bool,
-    /// Whether the frame said `turnComplete`.
-    pub turn_complete: bool,
-}
-
-#[cfg(feature = "simulation")]
-impl FrameEvents {
-    /// The events of the next frame, in aggregation order. A frame that is
-    /// not a server message, or an in-band error that ends the session,
-    /// yields none.
-    pub fn push(&mut self, frame: &Frame) -> FrameFacts {
-        match decode(frame) {
-            Ok(message) if fatal_error(&message).is_none() => {
-                let view = view(&message);
-                FrameFacts {
-                    events: self.aggregator.push(&view, Timestamp::EPOCH),
-                    interrupted: view.interrupted,
-                    turn_complete: view.turn_complete,
-                }
-            }
-            _ => FrameFacts::default(),
-        }
-    }
-}
 
 /// Decodes a text or binary frame into a server message.
 pub(crate) fn decode(frame: &Frame) -> Result<ServerMessage, String> {

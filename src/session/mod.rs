@@ -79,8 +79,6 @@ pub use events::{Lane, LiveEvent, ToolCall};
 pub use extract::{Extract, RecordBuilder, RecordExtractor};
 pub use extractors::{Extracted, Extractor, Speaker, Transcript, TranscriptLine, TurnContext};
 pub use handle::LiveHandle;
-#[cfg(feature = "simulation")]
-pub(crate) use inbound::{FrameEvents, FrameFacts};
 pub use live::{Live, LiveBuilder};
 pub use phases::{PhaseMachine, PhaseTransition, Phases};
 pub use resumption::Resumption;

@@ -121,6 +121,12 @@ impl Resumption {
         self.transparent
     }
 
+    /// The declared backoff: the wait before the first attempt, and the
+    /// longest wait it doubles up to.
+    pub fn backoff_bounds(&self) -> (Duration, Duration) {
+        (self.initial, self.max)
+    }
+
     /// The wait before attempt `attempt` (1-based): the exponential step,
     /// less up to half of it drawn from `jitter` (a number in `[0, 1)`).
     pub(crate) fn delay(&self, attempt: u32, jitter: f64) -> Duration {

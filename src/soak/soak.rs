@@ -125,6 +125,7 @@ impl Soak {
             liveness_bound: LIVENESS_BOUND,
             calibration: Some(Arc::new(OnceLock::new())),
             declared_latency: BTreeSet::new(),
+            allowed_panics: BTreeSet::new(),
         })
     }
 
@@ -171,6 +172,7 @@ impl Soak {
             // An agent file declares every tool's latency.
             calibration: None,
             declared_latency: BTreeSet::new(),
+            allowed_panics: BTreeSet::new(),
         })
     }
 
@@ -273,6 +275,14 @@ impl Soak {
             model.latency = latency;
         }
         self.target.declared_latency.insert(tool.to_string());
+        self
+    }
+
+    /// Lets `tool` panic: its panic is answered as an error, as always,
+    /// and not reported as `panic` (which every other tool's panic is,
+    /// naming the tool, the call and where it panicked).
+    pub fn allow_panic(mut self, tool: &str) -> Self {
+        self.target.allowed_panics.insert(tool.to_string());
         self
     }
 

@@ -363,3 +363,195 @@ fn a_nondeterministic_agent_fails_the_determinism_check() {
         failure.message
     );
 }
+
+/// A support run in which one message carried two calls that both ran
+/// and were answered with different results.
+fn parallel_run() -> (RunRecord, String, String) {
+    let soak = Soak::agent(&agent("support")).check_determinism_every(0);
+    (0..200)
+        .filter_map(|s| soak.run_seed(Seed::new(s)).record)
+        .find_map(|record| {
+            let pair = record.delivered().find_map(|e| match e {
+                LiveEvent::ToolCall { calls } if calls.len() >= 2 => {
+                    Some((calls[0].id.clone(), calls[1].id.clone()))
+                }
+                _ => None,
+            })?;
+            let answer = |id: &str| {
+                record
+                    .responses()
+                    .into_iter()
+                    .find(|r| r["id"] == json!(id))
+                    .map(|r| r["response"].clone())
+            };
+            let (a, b) = (answer(&pair.0)?, answer(&pair.1)?);
+            (a != b && a.get("error").is_none() && b.get("error").is_none())
+                .then(|| (record, pair.0, pair.1))
+        })
+        .expect("a support seed under 200 answers two parallel calls differently")
+}
+
+/// Two parallel calls whose answers were swapped: each answer no longer
+/// says what its own call's run gave (`answered-once` reads the runs).
+#[test]
+fn swapped_answers_of_parallel_calls_are_caught() {
+    let (good, a, b) = parallel_run();
+    assert_eq!(verdict(invariants::ANSWERED_ONCE, &good), Ok(()));
+    let mut swapped = good.clone();
+    let contents: Vec<(String, serde_json::Value)> = swapped
+        .responses()
+        .into_iter()
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap_or_default().to_string(),
+                r["response"].clone(),
+            )
+        })
+        .collect();
+    let content = |id: &str| contents.iter().find(|(i, _)| i == id).unwrap().1.clone();
+    let (for_a, for_b) = (content(&b), content(&a));
+    for message in &mut swapped.sent {
+        if let Some(responses) = message.pointer_mut("/toolResponse/functionResponses") {
+            for r in responses.as_array_mut().unwrap() {
+                if r["id"] == json!(a) {
+                    r["response"] = for_a.clone();
+                } else if r["id"] == json!(b) {
+                    r["response"] = for_b.clone();
+                }
+            }
+        }
+    }
+    let err = verdict(invariants::ANSWERED_ONCE, &swapped).unwrap_err();
+    assert!(err.contains("but its run says otherwise"), "{err}");
+}
+
+/// An answer the script and the tool runs say is owed, missing from the
+/// stored log: `wire-order` expects it (it does not take the answers to
+/// expect from the log it checks).
+#[test]
+fn an_answer_missing_from_the_stored_log_is_caught() {
+    let (good, a, _) = parallel_run();
+    assert_eq!(verdict(invariants::WIRE_ORDER, &good), Ok(()));
+    let mut missing = good.clone();
+    missing
+        .session_log
+        .retain(|e| !matches!(e, LiveEvent::ToolResponse { id, .. } if *id == a));
+    let err = verdict(invariants::WIRE_ORDER, &missing).unwrap_err();
+    assert!(err.contains(&format!("the answer to {a}")), "{err}");
+}
+
+/// A full text the session emitted that is not what the frames' chunks
+/// make: the reference model of aggregation, not the session's own
+/// aggregator, says what the fast lane must deliver.
+#[test]
+fn a_full_text_the_frames_do_not_make_is_caught_by_the_model() {
+    let good = refusing_run();
+    assert_eq!(verdict(invariants::AGGREGATION, &good), Ok(()));
+    let mut changed = good.clone();
+    let full = changed
+        .events
+        .iter_mut()
+        .find_map(|timed| match &mut timed.event {
+            LiveEvent::TextComplete { text, .. } => Some(text),
+            _ => None,
+        })
+        .expect("a full text");
+    full.push('!');
+    let err = verdict(invariants::AGGREGATION, &changed).unwrap_err();
+    assert!(err.contains("concatenate to"), "{err}");
+}
+
+/// A tool that panics on some calls.
+fn panicky() -> Soak {
+    Soak::new("panicky", || {
+        Live::builder().tools(
+            T::simple("divide", "Divides", |args| async move {
+                let by = args["by"].as_i64().unwrap_or(0);
+                if by == 0 {
+                    panic!("division by zero");
+                }
+                Ok(json!({ "q": 100 / by }))
+            })
+            .parameters(json!({
+                "type": "OBJECT",
+                "properties": { "by": { "type": "INTEGER", "enum": [0, 2] } },
+                "required": ["by"]
+            })),
+        )
+    })
+    .keep(false)
+    .jobs(1)
+    .seed_range(0..30)
+}
+
+/// A tool's panic is answered as an error (the session survives it) and
+/// reported as `panic`, naming the tool, its call and where it panicked;
+/// `allow_panic` allows it for that tool.
+#[test]
+fn a_tool_panic_is_reported_as_panic_with_its_place() {
+    let summary = panicky().try_run().expect_err("divide panics on 0");
+    let failure = summary
+        .failures()
+        .find(|f| f.invariant == invariants::PANIC)
+        .unwrap_or_else(|| panic!("no panic failure:\n{summary}"));
+    assert!(
+        failure.message.starts_with("tool divide (call-"),
+        "{}",
+        failure.message
+    );
+    assert!(
+        failure
+            .message
+            .contains(&format!("at {}:", file!().replace('\\', "/"))),
+        "{}",
+        failure.message
+    );
+    assert!(
+        failure.message.contains("division by zero"),
+        "{}",
+        failure.message
+    );
+    // Every other invariant holds: the session answered it as an error.
+    assert!(
+        summary.failures().all(|f| f.invariant == invariants::PANIC),
+        "{summary}"
+    );
+    let allowed = panicky().allow_panic("divide").try_run();
+    assert!(allowed.is_ok(), "{}", allowed.unwrap_err());
+}
+
+/// An invariant that panics is that invariant's failure, saying where; the
+/// soak goes on through every seed.
+#[test]
+fn an_invariant_that_panics_fails_by_name_and_the_soak_goes_on() {
+    let summary = Soak::agent(&agent("weather"))
+        .invariant("fragile", |run| {
+            if run.seed.value() % 2 == 1 {
+                panic!("index out of range in my check");
+            }
+            Ok(())
+        })
+        .seed_range(0..6)
+        .jobs(1)
+        .keep(false)
+        .try_run()
+        .expect_err("the invariant panics on odd seeds");
+    assert_eq!(summary.sessions(), 6);
+    let fragile: Vec<_> = summary
+        .failures()
+        .filter(|f| f.invariant == "fragile")
+        .collect();
+    assert_eq!(fragile.len(), 3, "{summary}");
+    assert!(
+        fragile[0]
+            .message
+            .contains("the invariant `fragile` itself panicked at tests/soak/invariants.rs:"),
+        "{}",
+        fragile[0].message
+    );
+    assert!(
+        fragile[0]
+            .message
+            .contains("index out of range in my check")
+    );
+}

@@ -302,7 +302,11 @@ impl Agent {
             };
         }
         if let Some(extractor) = &self.extractor {
-            let model = TapedLlm::replaying(extractor.model.clone(), extractor.tape.clone());
+            let tape = Arc::new(NotingTape {
+                tape: extractor.tape.clone(),
+                state: ctx.state.clone(),
+            });
+            let model = TapedLlm::replaying(extractor.model.clone(), tape);
             builder = builder.extract(LlmExtractor::new(
                 extractor.name.clone(),
                 Arc::new(model),
@@ -393,6 +397,31 @@ impl StandingTape {
                 .map(|e| (canonical_json(&e.input), e))
                 .collect(),
         })
+    }
+}
+
+/// The state key a run's extractor writes when its question is not on
+/// its tape (the `tape-miss` goal reads it).
+pub(crate) const TAPE_MISS: &str = "soak:tape_miss";
+
+/// One run's view of its agent's tape: a question the tape does not hold
+/// is noted in the session's state (and so its journal).
+struct NotingTape {
+    tape: Arc<StandingTape>,
+    state: State,
+}
+
+impl Tape for NotingTape {
+    fn record(&self, entry: TapeEntry) -> Result<(), TapeError> {
+        self.tape.record(entry)
+    }
+
+    fn next(&self, kind: &str, canonical_input: &str) -> Option<TapeEntry> {
+        let found = self.tape.next(kind, canonical_input);
+        if found.is_none() {
+            self.state.set(TAPE_MISS, canonical_input.to_string());
+        }
+        found
     }
 }
 

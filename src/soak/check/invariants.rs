@@ -38,10 +38,12 @@ use serde_json::Value;
 
 use crate::executor::format_time;
 use crate::flow::FlowEntry;
-use crate::session::{FrameFacts, Lane, LiveEvent};
+use crate::session::{Lane, LiveEvent};
 use crate::simulation::Scenario;
+use crate::soak::check::model::{Expected, FrameModel};
 use crate::soak::check::reconnects;
 use crate::soak::check::wire_order;
+use crate::soak::run::record::ExecutionOutcome;
 use crate::soak::run::record::RunRecord;
 
 /// `protocol`.
@@ -148,6 +150,42 @@ pub fn builtin() -> Vec<Invariant> {
     ]
 }
 
+/// `panic`, for a run that finished: no tool panicked, but those allowed
+/// to. A tool's panic is answered as an error (the session must survive
+/// it), and reported here, naming the tool, its call and where it
+/// panicked, from the trace (the simulation notes every panic under the
+/// task it happened in: `tool:<name>(<id>)`).
+pub(crate) fn tool_panics(
+    run: &RunRecord,
+    allowed: &std::collections::BTreeSet<String>,
+) -> Result<(), String> {
+    for entry in run.trace.entries() {
+        let Some(call) = entry.label.strip_prefix("tool:") else {
+            continue;
+        };
+        let Some(panic) = entry.event.strip_prefix("panic: ") else {
+            continue;
+        };
+        let (tool, id) = call
+            .strip_suffix(')')
+            .and_then(|c| c.split_once('('))
+            .unwrap_or((call, "no call"));
+        if allowed.contains(tool) {
+            continue;
+        }
+        // The hook's text: `'<label>' panicked at <file:line:col>: <message>`.
+        let said = panic
+            .split_once("' panicked")
+            .map_or(panic, |(_, rest)| rest.trim_start());
+        return Err(format!(
+            "tool {tool} ({id}) panicked {said} (t={}); the session answered it as an error. \
+             A tool that may panic is allowed with `Soak::allow_panic(\"{tool}\")`",
+            format_time(entry.at)
+        ));
+    }
+    Ok(())
+}
+
 fn protocol(run: &RunRecord) -> Result<(), String> {
     match run.replay_errors.as_slice() {
         [] => Ok(()),
@@ -240,6 +278,7 @@ fn answered_once(run: &RunRecord) -> Result<(), String> {
     {
         return Err(format!("{id} was answered {n} times"));
     }
+    answers_fit_their_runs(run)?;
     // The session's own order: nothing answered after it handled a
     // cancellation (answers that crossed a cancellation on the wire are
     // fine; the session could not have known).
@@ -277,6 +316,86 @@ fn answered_once(run: &RunRecord) -> Result<(), String> {
             return Err(format!(
                 "{first} was never answered (unanswered: {unanswered:?}), though it was not \
                  cancelled and its connection stayed up"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Each answer says what the run of its call's tool gave: its name is the
+/// call's, and its content is the tool's result (an object as it is, any
+/// other value as `{"result": value}`), or an error when the tool failed,
+/// timed out, was refused or is unknown. Two parallel calls whose results
+/// were swapped fail here.
+fn answers_fit_their_runs(run: &RunRecord) -> Result<(), String> {
+    // The calls the frames carried, by id, as the reference model reads
+    // them (a later connection's call with an old id replaces it).
+    let mut names: BTreeMap<String, String> = BTreeMap::new();
+    for connection in wire_order::connections(run) {
+        for event in connection.frames.iter().flat_map(|f| &f.events) {
+            if let Expected::Calls(calls) = event {
+                for (id, name, _) in calls {
+                    names.entry(id.clone()).or_insert_with(|| name.clone());
+                }
+            }
+        }
+    }
+    for response in run.responses() {
+        let id = response
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let name = response
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let content = response.get("response").cloned().unwrap_or(Value::Null);
+        if let Some(called) = names.get(id)
+            && called != name
+        {
+            return Err(format!(
+                "{id} called {called}, but its answer names {name}: {response}"
+            ));
+        }
+        let runs: Vec<&crate::soak::run::record::ToolExecution> = run
+            .executions
+            .iter()
+            .filter(|e| e.call_id.as_deref() == Some(id))
+            .collect();
+        let error = content.get("error").is_some();
+        if runs.is_empty() {
+            // Refused, unknown, or never run: only an error can answer it.
+            if !error {
+                return Err(format!(
+                    "{id} ({name}) never ran, but was answered as if it had: {content}"
+                ));
+            }
+            continue;
+        }
+        let fits = runs.iter().any(|e| {
+            e.tool == name
+                && match &e.outcome {
+                    ExecutionOutcome::Ok(Value::Object(result)) => {
+                        content == Value::Object(result.clone())
+                    }
+                    ExecutionOutcome::Ok(other) => {
+                        content == serde_json::json!({ "result": other })
+                    }
+                    ExecutionOutcome::Failed(_) | ExecutionOutcome::Unfinished => error,
+                }
+        });
+        if !fits {
+            let ran: Vec<String> = runs
+                .iter()
+                .map(|e| match &e.outcome {
+                    ExecutionOutcome::Ok(result) => format!("{} gave {result}", e.tool),
+                    ExecutionOutcome::Failed(why) => format!("{} failed: {why}", e.tool),
+                    ExecutionOutcome::Unfinished => format!("{} never finished", e.tool),
+                })
+                .collect();
+            return Err(format!(
+                "{id} was answered {content} as {name}, but its run says otherwise: {}",
+                ran.join("; ")
             ));
         }
     }
@@ -348,7 +467,10 @@ fn aggregation(run: &RunRecord) -> Result<(), String> {
         .iter()
         .scan(0, |fast, connection| {
             let starts = *fast;
-            *fast += wire_order::fast_lane(&connection.frames).len();
+            *fast += wire_order::fast_lane(&connection.frames)
+                .iter()
+                .filter(|e| !matches!(e, Expected::Media { .. }))
+                .count();
             Some((starts, connection.afresh))
         })
         .filter(|(starts, afresh)| *afresh && *starts > 0)
@@ -393,7 +515,7 @@ fn aggregation(run: &RunRecord) -> Result<(), String> {
     }
     // `interrupted` rides on the flush: each interruption that does not end
     // the turn yields either the interrupted flush or a bare interruption.
-    let frames: Vec<FrameFacts> = connections.into_iter().flat_map(|c| c.frames).collect();
+    let frames: Vec<FrameModel> = connections.into_iter().flat_map(|c| c.frames).collect();
     let interruptions = frames.iter().filter(|f| f.interrupted).count();
     let alone = frames
         .iter()
@@ -421,20 +543,24 @@ fn aggregation(run: &RunRecord) -> Result<(), String> {
              but the session emitted {flushed} interrupted flushes and {bare} bare interruptions"
         ));
     }
-    // The fast lane delivers what aggregation makes of the frames.
+    // The fast lane delivers what the reference model makes of the
+    // frames: text, transcriptions and media, in order.
     let expected = wire_order::fast_lane(&frames);
-    let delivered: Vec<&LiveEvent> = run
-        .delivered()
-        .filter(|e| e.lane() == Lane::Fast && e.kind() != "media")
-        .collect();
-    if let Some(i) =
-        (0..expected.len().max(delivered.len())).find(|&i| expected.get(i) != delivered.get(i))
-    {
-        let show = |e: Option<&&LiveEvent>| e.map_or("(nothing)".to_string(), |e| e.to_string());
+    let delivered: Vec<&LiveEvent> = run.delivered().filter(|e| e.lane() == Lane::Fast).collect();
+    let differs = |i: usize| match (expected.get(i), delivered.get(i)) {
+        (Some(wanted), Some(got)) => !wanted.is(got),
+        (None, None) => false,
+        _ => true,
+    };
+    if let Some(i) = (0..expected.len().max(delivered.len())).find(|&i| differs(i)) {
         return Err(format!(
-            "the fast lane's event #{i} is {}, but aggregating the frames gives {}",
-            show(delivered.get(i)),
-            show(expected.get(i))
+            "the fast lane's event #{i} is {}, but the aggregation rules give {}",
+            delivered
+                .get(i)
+                .map_or("(nothing)".to_string(), |e| e.to_string()),
+            expected
+                .get(i)
+                .map_or("(nothing)".to_string(), |e| e.to_string())
         ));
     }
     Ok(())

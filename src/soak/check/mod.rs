@@ -7,6 +7,7 @@
 pub(crate) mod determinism;
 pub(crate) mod excerpt;
 pub mod invariants;
+pub(crate) mod model;
 pub(crate) mod reconnects;
 pub(crate) mod report;
 pub(crate) mod sometimes;

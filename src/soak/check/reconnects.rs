@@ -271,14 +271,20 @@ pub(crate) fn client_messages_once(run: &RunRecord) -> Result<(), String> {
 /// not get (it starts with their number).
 const DROPPED_FOR_FRESH: &str = "client message(s) waiting for the resumed session are not sent";
 
-/// How long one reconnect may take: every backoff at its longest, and
-/// each attempt's setup taking its whole timeout.
+/// How long one reconnect may take, from the policy's declared numbers
+/// (not the session's own backoff function): attempt `a` waits at most
+/// `initial × 2^(a-1)`, never more than `max`, and each attempt's setup
+/// may take its whole timeout.
 fn reconnect_bound(run: &RunRecord) -> Duration {
     let policy = &run.resumption;
-    let attempts = policy.max_attempts();
-    (1..=attempts)
-        .map(|a| policy.delay(a, 0.0) + run.setup_timeout)
-        .sum()
+    let (initial, max) = policy.backoff_bounds();
+    let mut wait = initial;
+    let mut bound = Duration::ZERO;
+    for _ in 0..policy.max_attempts() {
+        bound += wait.min(max) + run.setup_timeout;
+        wait = wait.saturating_mul(2);
+    }
+    bound
 }
 
 /// `reconnect-ends`.

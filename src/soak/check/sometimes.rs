@@ -44,6 +44,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::session::LiveEvent;
+use crate::soak::agent::TAPE_MISS;
+use crate::soak::check::model::Expected;
+use crate::soak::check::wire_order;
 use crate::soak::run::record::{ExecutionOutcome, RunRecord};
 
 /// How many sessions of an agent a soak must run before a goal no run
@@ -129,9 +132,32 @@ fn declared_tools(run: &RunRecord) -> Vec<&str> {
         .collect()
 }
 
-fn warned(run: &RunRecord, words: &str) -> bool {
-    run.delivered()
-        .any(|e| matches!(e, LiveEvent::Warning { message } if message.contains(words)))
+/// Whether a call id came twice on one connection (as the frames say)
+/// and the session did not run it twice.
+fn duplicate_not_run_twice(run: &RunRecord) -> bool {
+    wire_order::connections(run).iter().any(|connection| {
+        let mut seen: Vec<&str> = Vec::new();
+        connection
+            .frames
+            .iter()
+            .flat_map(|f| &f.events)
+            .filter_map(|e| match e {
+                Expected::Calls(calls) => Some(calls),
+                _ => None,
+            })
+            .flatten()
+            .any(|(id, _, _)| {
+                let again = seen.contains(&id.as_str());
+                seen.push(id);
+                again
+                    && run
+                        .executions
+                        .iter()
+                        .filter(|e| e.call_id.as_deref() == Some(id.as_str()))
+                        .count()
+                        < seen.iter().filter(|s| **s == id.as_str()).count()
+            })
+    })
 }
 
 fn failed_with(run: &RunRecord, words: &str) -> bool {
@@ -190,7 +216,7 @@ pub(crate) fn builtin(reach: &Reach) -> Vec<Sometimes> {
                 .any(|e| matches!(e, LiveEvent::ToolCall { calls } if calls.len() > 1))
         }));
         goals.push(Sometimes::new("duplicate-id", |run| {
-            warned(run, "duplicate tool call id")
+            duplicate_not_run_twice(run)
         }));
         if reach.slow_tools {
             goals.push(Sometimes::new("cancel-aborted", |run| {
@@ -247,7 +273,7 @@ pub(crate) fn builtin(reach: &Reach) -> Vec<Sometimes> {
             run.journal.iter().any(|m| keys.contains(&m.key))
         }));
         goals.push(Sometimes::new("tape-miss", |run| {
-            warned(run, "no (more) recorded model calls")
+            run.journal.iter().any(|m| m.key == TAPE_MISS)
         }));
     }
     goals
@@ -289,7 +315,14 @@ fn resumption_goals(reach: &Reach) -> Vec<Sometimes> {
     }
     if reach.tools && reach.slow_tools {
         goals.push(Sometimes::new("stale-answer", |run| {
-            warned(run, "finished after its connection ended")
+            // The tool ran to its end, but its call's connection was over:
+            // the script never got an answer.
+            run.executions.iter().any(|e| {
+                e.finished.is_some()
+                    && e.call_id
+                        .as_ref()
+                        .is_some_and(|id| run.calls.abandoned.contains(id))
+            })
         }));
     }
     goals

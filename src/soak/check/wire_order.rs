@@ -2,16 +2,21 @@
 //! script actually sent imply, in wire order.
 //!
 //! The expected log is worked out from the frames that reached the
-//! session, through the session's own pure aggregation (decode, then
-//! aggregate, as the wire lane does), and the session's placement rule:
+//! session, through the reference model of aggregation ([`super::model`],
+//! which shares no code with the session's decoder or aggregator), and
+//! the session's placement rule:
 //!
 //! * `connected` first;
 //! * the server's stored events in frame order, and within a frame in
 //!   aggregation order;
 //! * right after a `tool_call` event, for each of its calls in order: the
-//!   refusal (`tool_denied`) if the flow refused it, then its response if
-//!   the session answered it (taken from the log: what they say is other
-//!   invariants' business; where they stand is this one's);
+//!   refusal (`tool_denied`) if the flow refused it (the journal says
+//!   which), then its answer. Every call is answered unless the script
+//!   cancelled it, its connection ended first, or its id came before on
+//!   the same connection (the first call wins): an answer missing where
+//!   the script and the tool runs say one is owed fails the check. What an
+//!   answer says is `answered-once`'s business; where it stands is this
+//!   one's;
 //! * right after a `turn_complete`, the extractions of that turn, if any;
 //! * between two connections, the session's move (`reconnecting`,
 //!   `resumption_failed`, `resumed`): after every frame of the old one,
@@ -28,19 +33,29 @@
 //! Anything else in the log (a warning, say, which is a notice and never
 //! stored) is a mismatch.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
+use std::fmt;
 
 use serde_json::Value;
 
-use crate::clock::Timestamp;
-use crate::session::{FrameEvents, FrameFacts, Lane, LiveEvent};
+use crate::flow::FlowEntry;
+use crate::session::LiveEvent;
+use crate::soak::check::model::{Expected, FrameModel, Model};
 use crate::soak::run::record::RunRecord;
 
 /// What the log must hold at one place.
 #[derive(Debug, PartialEq)]
 enum Slot {
-    /// This event.
-    Event(LiveEvent),
+    /// `connected`.
+    Connected,
+    /// A server event, as the model predicts it.
+    Server(Expected),
+    /// The refusal of this call.
+    Denial(String),
+    /// The answer to this call; `owed`: it must be there.
+    Answer { id: String, owed: bool },
+    /// `disconnected`.
+    Disconnected,
     /// Any number of `extracted` events (the turn's extractions).
     Extractions,
     /// The session's move to its next connection: the log's `n`-th move
@@ -48,6 +63,35 @@ enum Slot {
     Moved(usize),
     /// Reconnect attempts that reached no new connection, if any.
     Attempts,
+}
+
+impl Slot {
+    /// Whether `event` is what this slot holds (slots that hold a run of
+    /// events or none are handled where they are met).
+    fn is(&self, event: &LiveEvent) -> bool {
+        match (self, event) {
+            (Slot::Connected, LiveEvent::Connected { .. }) => true,
+            (Slot::Disconnected, LiveEvent::Disconnected { .. }) => true,
+            (Slot::Server(expected), event) => expected.is(event),
+            (Slot::Denial(id), LiveEvent::ToolDenied { id: denied, .. }) => id == denied,
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for Slot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Slot::Connected => write!(f, "`connected`"),
+            Slot::Disconnected => write!(f, "`disconnected`"),
+            Slot::Server(expected) => write!(f, "{expected}"),
+            Slot::Denial(id) => write!(f, "the refusal of {id}"),
+            Slot::Answer { id, .. } => write!(f, "the answer to {id}"),
+            Slot::Extractions => write!(f, "the turn's extractions"),
+            Slot::Moved(n) => write!(f, "the move to connection #{}", n + 2),
+            Slot::Attempts => write!(f, "reconnect attempts"),
+        }
+    }
 }
 
 /// Whether the session makes `event` itself when it changes connections.
@@ -102,8 +146,9 @@ fn moves(log: &[LiveEvent]) -> Vec<Move> {
 
 /// The frames that reached the session on one connection.
 pub(crate) struct Connection {
-    /// What each yields, after the connection's handshake.
-    pub frames: Vec<FrameFacts>,
+    /// What each yields, after the connection's handshake, as the
+    /// reference model predicts it.
+    pub frames: Vec<FrameModel>,
     /// The session aggregated them afresh: it dropped what the connection
     /// before left pending (it carries it on across a `goAway` move).
     pub afresh: bool,
@@ -117,7 +162,7 @@ pub(crate) fn connections(run: &RunRecord) -> Vec<Connection> {
         .filter(|m| m.resumed)
         .map(|m| m.go_away)
         .collect();
-    let mut events = FrameEvents::default();
+    let mut model = Model::default();
     let mut out = vec![Connection {
         frames: Vec::new(),
         afresh: true,
@@ -127,7 +172,7 @@ pub(crate) fn connections(run: &RunRecord) -> Vec<Connection> {
             if i > 0 {
                 let afresh = !go_away_moves.get(out.len() - 1).copied().unwrap_or(false);
                 if afresh {
-                    events = FrameEvents::default();
+                    model = Model::default();
                 }
                 out.push(Connection {
                     frames: Vec::new(),
@@ -137,7 +182,7 @@ pub(crate) fn connections(run: &RunRecord) -> Vec<Connection> {
             continue;
         }
         if let Some(current) = out.last_mut() {
-            current.frames.push(events.push(frame));
+            current.frames.push(model.frame(frame));
         }
     }
     out
@@ -155,58 +200,64 @@ pub(crate) fn mentions(bytes: &[u8], word: &[u8]) -> bool {
     bytes.windows(word.len()).any(|w| w == word)
 }
 
-/// What the fast lane must deliver for these frames, in order (media left
-/// out: its timestamps are the session clock's).
-pub(crate) fn fast_lane(frames: &[FrameFacts]) -> Vec<&LiveEvent> {
+/// What the fast lane must deliver for these frames, in order.
+pub(crate) fn fast_lane(frames: &[FrameModel]) -> Vec<&Expected> {
     frames
         .iter()
         .flat_map(|f| &f.events)
-        .filter(|e| e.lane() == Lane::Fast && e.kind() != "media")
+        .filter(|e| e.fast())
         .collect()
 }
 
 fn expected(run: &RunRecord) -> Vec<Slot> {
-    let log = &run.session_log;
-    let mut denials: BTreeMap<&str, &LiveEvent> = BTreeMap::new();
-    let mut responses: BTreeMap<&str, &LiveEvent> = BTreeMap::new();
-    for event in log {
-        match event {
-            LiveEvent::ToolDenied { id, .. } => {
-                denials.entry(id.as_str()).or_insert(event);
-            }
-            LiveEvent::ToolResponse { id, .. } => {
-                responses.entry(id.as_str()).or_insert(event);
-            }
-            _ => {}
-        }
-    }
-    let connected = log
+    // The flow's refusals, from the journal (which `journal-replays-clean`
+    // checks against the spec).
+    let refused: BTreeSet<String> = run
+        .journal
         .iter()
-        .find(|e| e.kind() == "connected")
-        .cloned()
-        .unwrap_or(LiveEvent::Connected { session_id: None });
-    let mut slots = vec![Slot::Event(connected)];
+        .filter_map(|entry| match FlowEntry::parse(&entry.key, &entry.value) {
+            Ok(Some(FlowEntry::ToolDenied { id, .. })) => Some(id),
+            _ => None,
+        })
+        .collect();
+    // When the session's last connection ended, if it did before the soak
+    // hung up.
+    let ended_at = run
+        .settling
+        .ended
+        .then(|| {
+            run.events
+                .iter()
+                .find(|e| matches!(e.event, LiveEvent::Disconnected { .. }))
+                .map(|e| e.at)
+        })
+        .flatten();
+    let mut slots = vec![Slot::Connected];
     for (n, connection) in connections(run).into_iter().enumerate() {
         if n > 0 {
             slots.push(Slot::Moved(n - 1));
         }
+        // Ids belong to their connection: the first call with an id wins.
+        let mut seen: BTreeSet<String> = BTreeSet::new();
         for event in connection.frames.into_iter().flat_map(|f| f.events) {
-            if !event.is_stored() {
+            if !event.stored() {
                 continue;
             }
-            let calls = match &event {
-                LiveEvent::ToolCall { calls } => calls.iter().map(|c| c.id.clone()).collect(),
+            let calls: Vec<String> = match &event {
+                Expected::Calls(calls) => calls.iter().map(|(id, _, _)| id.clone()).collect(),
                 _ => Vec::new(),
             };
-            let turn_ended = matches!(event, LiveEvent::TurnComplete { .. });
-            slots.push(Slot::Event(event));
+            let turn_ended = matches!(event, Expected::TurnEnd { .. });
+            slots.push(Slot::Server(event));
             for id in calls {
-                if let Some(denial) = denials.remove(id.as_str()) {
-                    slots.push(Slot::Event(denial.clone()));
+                if !seen.insert(id.clone()) {
+                    continue;
                 }
-                if let Some(response) = responses.remove(id.as_str()) {
-                    slots.push(Slot::Event(response.clone()));
+                if refused.contains(&id) {
+                    slots.push(Slot::Denial(id.clone()));
                 }
+                let owed = owed(run, &id, ended_at);
+                slots.push(Slot::Answer { id, owed });
             }
             if turn_ended {
                 slots.push(Slot::Extractions);
@@ -214,34 +265,29 @@ fn expected(run: &RunRecord) -> Vec<Slot> {
         }
     }
     slots.push(Slot::Attempts);
-    if let Some(disconnected) = log.iter().find(|e| e.kind() == "disconnected") {
-        slots.push(Slot::Event(disconnected.clone()));
-    }
+    slots.push(Slot::Disconnected);
     slots
 }
 
-/// Equal, except for the arrival time media carries.
-fn same(a: &LiveEvent, b: &LiveEvent) -> bool {
-    match (a, b) {
-        (LiveEvent::Media { at: _, .. }, LiveEvent::Media { .. }) => {
-            let stamp = |e: &LiveEvent| match e.clone() {
-                LiveEvent::Media {
-                    mime_type,
-                    data,
-                    interrupted,
-                    ..
-                } => LiveEvent::Media {
-                    mime_type,
-                    data,
-                    at: Timestamp::EPOCH,
-                    interrupted,
-                },
-                other => other,
-            };
-            stamp(a) == stamp(b)
-        }
-        _ => a == b,
+/// Whether call `id` is owed an answer: the script did not cancel it,
+/// its connection did not end under it (moved off, or ended for good
+/// before its tool finished), and so the session had its outcome while
+/// the call was still its own to answer.
+fn owed(run: &RunRecord, id: &str, ended_at: Option<std::time::Duration>) -> bool {
+    if run.calls.cancelled.contains(id) || run.calls.abandoned.contains(id) {
+        return false;
     }
+    let Some(ended) = ended_at else {
+        return true;
+    };
+    // Refused and unknown calls are answered at once; a tool's answer is
+    // owed if it finished before the end.
+    let mut runs = run
+        .executions
+        .iter()
+        .filter(|e| e.call_id.as_deref() == Some(id))
+        .peekable();
+    runs.peek().is_none() || runs.any(|e| e.finished.is_some_and(|at| at < ended))
 }
 
 /// Checks the run's stored log against the frames it got.
@@ -311,15 +357,31 @@ fn compare(expected: &[Slot], log: &[LiveEvent]) -> Result<(), String> {
                     at = attempts.end;
                 }
             }
-            Slot::Event(wanted) => match log.get(at) {
-                Some(found) if same(found, wanted) => {
+            Slot::Answer { id, owed } => match log.get(at) {
+                Some(LiveEvent::ToolResponse { id: answered, .. }) if answered == id => at += 1,
+                _ if !owed => {}
+                Some(_) => {
+                    return Err(unexpected(
+                        at,
+                        &format!("the answer to {id} (owed: not cancelled, its connection up)"),
+                    ));
+                }
+                None => {
+                    return Err(format!(
+                        "the stored log ends after {at} events, but {id} is owed an answer there \
+                         (the script did not cancel it and its connection stayed up)"
+                    ));
+                }
+            },
+            wanted => match log.get(at) {
+                Some(found) if wanted.is(found) => {
                     may_move |= found.kind() == "go_away";
                     at += 1;
                 }
-                Some(_) => return Err(unexpected(at, &format!("`{wanted}`"))),
+                Some(_) => return Err(unexpected(at, &wanted.to_string())),
                 None => {
                     return Err(format!(
-                        "the stored log ends after {at} events, but the frames put `{wanted}` next"
+                        "the stored log ends after {at} events, but the frames put {wanted} next"
                     ));
                 }
             },
@@ -356,8 +418,12 @@ mod tests {
     #[test]
     fn extractions_may_follow_a_turn_and_nothing_else_may_be_extra() {
         let expected = [
-            Slot::Event(text("Hi")),
-            Slot::Event(turn()),
+            Slot::Server(Expected::Whole {
+                stream: crate::soak::check::model::Stream::Text { thought: false },
+                text: "Hi".into(),
+                interrupted: false,
+            }),
+            Slot::Server(Expected::TurnEnd { interrupted: false }),
             Slot::Extractions,
         ];
         assert_eq!(compare(&expected, &[text("Hi"), turn()]), Ok(()));
@@ -366,6 +432,7 @@ mod tests {
         };
         let err = compare(&expected, &[text("Hi"), warning.clone(), turn()]).unwrap_err();
         assert!(err.starts_with("stored event #1 is `warning"), "{err}");
+        assert!(err.ends_with("the turn's end there"), "{err}");
         let err = compare(&expected, &[text("Hi"), turn(), warning]).unwrap_err();
         assert!(err.contains("nothing in the frames"), "{err}");
         let swapped = compare(&expected, &[turn(), text("Hi")]).unwrap_err();

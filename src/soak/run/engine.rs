@@ -72,6 +72,9 @@ pub(crate) struct Target {
     pub calibration: Option<Arc<OnceLock<Calibration>>>,
     /// The tools whose latency the user declared: calibration keeps it.
     pub declared_latency: BTreeSet<String>,
+    /// The tools allowed to panic (their panic is answered as an error
+    /// and not reported as `panic`).
+    pub allowed_panics: BTreeSet<String>,
 }
 
 impl Target {
@@ -333,8 +336,12 @@ pub(crate) fn run_case(
         verdicts.push((invariants::SETUP.to_string(), Err(error)));
     } else {
         for invariant in invariants::builtin().iter().chain(&target.invariants) {
-            verdicts.push((invariant.name().to_string(), invariant.check(&record)));
+            verdicts.push((invariant.name().to_string(), checked(invariant, &record)));
         }
+        verdicts.push((
+            invariants::PANIC.to_string(),
+            invariants::tool_panics(&record, &target.allowed_panics),
+        ));
     }
     verdicts.extend(determinism);
     let failures = verdicts
@@ -346,10 +353,15 @@ pub(crate) fn run_case(
             Some(failure)
         })
         .collect();
+    // A goal that panics is not reached (its author learns of it from the
+    // summary's goal counts, and the soak goes on).
     let reached = target
         .sometimes
         .iter()
-        .filter(|goal| goal.reached(&record))
+        .filter(|goal| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| goal.reached(&record)))
+                .unwrap_or(false)
+        })
         .map(|goal| goal.name().to_string())
         .collect();
     SeedRun {
@@ -357,6 +369,24 @@ pub(crate) fn run_case(
         verdicts,
         reached,
         failures,
+    }
+}
+
+/// An invariant's verdict; an invariant that panics fails, saying where,
+/// and the soak goes on.
+fn checked(invariant: &Invariant, record: &RunRecord) -> Result<(), String> {
+    let panicked = crate::executor::panics::catch(|| invariant.check(record));
+    match panicked {
+        Ok(verdict) => verdict,
+        Err(panic) => Err(format!(
+            "the invariant `{}` itself panicked{}: {} (a check must return Err, not panic)",
+            invariant.name(),
+            panic
+                .location
+                .map(|l| format!(" at {l}"))
+                .unwrap_or_default(),
+            panic.message
+        )),
     }
 }
 

@@ -1,0 +1,585 @@
+//! The reference model: what a session must make of the frames it got.
+//!
+//! An oracle must not compute its expectation with the code it checks. The
+//! session decodes frames with the wire types and aggregates them in
+//! `session/aggregate`; this model shares none of that. It reads each
+//! frame's raw JSON and applies the aggregation rules as the documentation
+//! states them (`docs/aggregation.md`, rules 1 to 9), so a change to the
+//! session's decoder or aggregator that breaks a rule is caught by the
+//! `aggregation` and `wire-order` invariants instead of being copied into
+//! their expectations.
+//!
+//! The model predicts events by what matters: text and transcriptions to
+//! the character with their flags, tool calls by id, name and arguments,
+//! turn ends and interruptions with their flags, media by type and data;
+//! usage, goAway, resumption updates, cancellations and messages the
+//! protocol does not name by kind.
+
+use serde_json::{Map, Value};
+
+use crate::session::LiveEvent;
+use crate::transport::Frame;
+
+/// Which buffer a text belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stream {
+    /// The model's text; a thought when `thought`.
+    Text { thought: bool },
+    /// What the user said.
+    Input,
+    /// What the model said aloud.
+    Output,
+}
+
+/// An event as the model predicts it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Expected {
+    /// A streamed chunk (partial).
+    Chunk { stream: Stream, text: String },
+    /// A whole segment; `interrupted` is the text's flag.
+    Whole {
+        stream: Stream,
+        text: String,
+        interrupted: bool,
+    },
+    /// Inline audio, video or image, not stored.
+    Media {
+        mime_type: String,
+        data: String,
+        interrupted: bool,
+    },
+    /// Parts that are not text (code, code results, files), together.
+    Content { interrupted: bool },
+    /// The model's calls: (id, name, arguments).
+    Calls(Vec<(String, String, Value)>),
+    /// The end of the turn.
+    TurnEnd { interrupted: bool },
+    /// An interruption with no text pending.
+    Interrupted,
+    /// Any other event, by kind (`usage`, `go_away`, …).
+    Kind(&'static str),
+}
+
+impl Expected {
+    /// Whether the session's `event` is this one.
+    pub(crate) fn is(&self, event: &LiveEvent) -> bool {
+        match (self, event) {
+            (Expected::Chunk { stream, text }, LiveEvent::TextDelta { text: t, thought }) => {
+                *stream == Stream::Text { thought: *thought } && text == t
+            }
+            (Expected::Chunk { stream, text }, LiveEvent::InputTranscriptDelta { text: t }) => {
+                *stream == Stream::Input && text == t
+            }
+            (Expected::Chunk { stream, text }, LiveEvent::OutputTranscriptDelta { text: t }) => {
+                *stream == Stream::Output && text == t
+            }
+            (
+                Expected::Whole {
+                    stream,
+                    text,
+                    interrupted,
+                },
+                LiveEvent::TextComplete {
+                    text: t,
+                    thought,
+                    interrupted: i,
+                },
+            ) => *stream == Stream::Text { thought: *thought } && text == t && interrupted == i,
+            (Expected::Whole { stream, text, .. }, LiveEvent::InputTranscript { text: t }) => {
+                *stream == Stream::Input && text == t
+            }
+            (Expected::Whole { stream, text, .. }, LiveEvent::OutputTranscript { text: t }) => {
+                *stream == Stream::Output && text == t
+            }
+            (
+                Expected::Media {
+                    mime_type,
+                    data,
+                    interrupted,
+                },
+                LiveEvent::Media {
+                    mime_type: m,
+                    data: d,
+                    interrupted: i,
+                    ..
+                },
+            ) => mime_type == m && data == d && interrupted == i,
+            (Expected::Content { interrupted }, LiveEvent::Content { interrupted: i, .. }) => {
+                interrupted == i
+            }
+            (Expected::Calls(calls), LiveEvent::ToolCall { calls: got }) => {
+                calls.len() == got.len()
+                    && calls.iter().zip(got).all(|((id, name, args), call)| {
+                        *id == call.id && *name == call.name && *args == call.args
+                    })
+            }
+            (Expected::TurnEnd { interrupted }, LiveEvent::TurnComplete { interrupted: i, .. }) => {
+                interrupted == i
+            }
+            (Expected::Interrupted, LiveEvent::Interrupted) => true,
+            (Expected::Kind(kind), event) => *kind == event.kind(),
+            _ => false,
+        }
+    }
+
+    /// Whether the stored log keeps it (rule: not partial, no live media).
+    pub(crate) fn stored(&self) -> bool {
+        match self {
+            Expected::Chunk { .. } => false,
+            Expected::Media { mime_type, .. } => !live_media(mime_type),
+            _ => true,
+        }
+    }
+
+    /// Whether the fast lane delivers it: text, transcriptions, media.
+    pub(crate) fn fast(&self) -> bool {
+        matches!(
+            self,
+            Expected::Chunk { .. } | Expected::Whole { .. } | Expected::Media { .. }
+        )
+    }
+}
+
+impl std::fmt::Display for Expected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let stream = |s: &Stream| match s {
+            Stream::Text { thought: true } => "thought",
+            Stream::Text { thought: false } => "text",
+            Stream::Input => "input transcript",
+            Stream::Output => "output transcript",
+        };
+        match self {
+            Expected::Chunk { stream: s, text } => write!(f, "a {} chunk {text:?}", stream(s)),
+            Expected::Whole {
+                stream: s,
+                text,
+                interrupted,
+            } => write!(
+                f,
+                "the whole {} {text:?}{}",
+                stream(s),
+                if *interrupted { " (interrupted)" } else { "" }
+            ),
+            Expected::Media { mime_type, .. } => write!(f, "media {mime_type}"),
+            Expected::Content { .. } => write!(f, "content parts"),
+            Expected::Calls(calls) => {
+                let calls: Vec<String> = calls
+                    .iter()
+                    .map(|(id, n, _)| format!("{n}({id})"))
+                    .collect();
+                write!(f, "the calls {}", calls.join(", "))
+            }
+            Expected::TurnEnd { interrupted } => write!(
+                f,
+                "the turn's end{}",
+                if *interrupted { " (interrupted)" } else { "" }
+            ),
+            Expected::Interrupted => write!(f, "an interruption"),
+            Expected::Kind(kind) => write!(f, "a `{kind}` event"),
+        }
+    }
+}
+
+fn live_media(mime_type: &str) -> bool {
+    ["audio/", "video/", "image/"]
+        .iter()
+        .any(|p| mime_type.starts_with(p))
+}
+
+/// What one frame makes, and the flags it carried.
+#[derive(Debug, Default)]
+pub(crate) struct FrameModel {
+    pub events: Vec<Expected>,
+    pub interrupted: bool,
+    pub turn_complete: bool,
+}
+
+/// The model's state over one connection: the pending buffers.
+#[derive(Debug, Default)]
+pub(crate) struct Model {
+    text: String,
+    thought: bool,
+    input: Option<String>,
+    output: Option<String>,
+}
+
+/// A member by its protocol name, or by the snake_case spelling the
+/// Python SDK sends.
+fn member<'a>(object: &'a Map<String, Value>, camel: &str) -> Option<&'a Value> {
+    object.get(camel).or_else(|| object.get(&snake(camel)))
+}
+
+fn snake(camel: &str) -> String {
+    let mut out = String::new();
+    for c in camel.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn flag(object: Option<&Map<String, Value>>, camel: &str) -> bool {
+    object
+        .and_then(|o| member(o, camel))
+        .and_then(Value::as_bool)
+        == Some(true)
+}
+
+/// The message keys the protocol names; anything else is kept whole as
+/// an `unknown` event.
+const KNOWN: [&str; 7] = [
+    "serverContent",
+    "toolCall",
+    "toolCallCancellation",
+    "goAway",
+    "sessionResumptionUpdate",
+    "usageMetadata",
+    "setupComplete",
+];
+/// The `serverContent` keys with an event of their own.
+const KNOWN_CONTENT: [&str; 7] = [
+    "modelTurn",
+    "turnComplete",
+    "interrupted",
+    "generationComplete",
+    "inputTranscription",
+    "outputTranscription",
+    "turnCompleteReason",
+];
+
+fn known(key: &str, names: &[&str]) -> bool {
+    names.iter().any(|n| *n == key || snake(n) == key)
+}
+
+/// A part that carries nothing to show: no text and no payload (a lone
+/// thought signature, an empty text).
+fn empty(part: &Map<String, Value>) -> bool {
+    match member(part, "text").and_then(Value::as_str) {
+        Some(text) => text.is_empty(),
+        None => part.keys().all(|k| {
+            matches!(
+                k.as_str(),
+                "thought" | "thoughtSignature" | "thought_signature"
+            )
+        }),
+    }
+}
+
+impl Model {
+    /// The frame as the session must handle it: its events in order.
+    /// A frame that is no JSON object, or an error the server ends the
+    /// session with, makes none.
+    pub(crate) fn frame(&mut self, frame: &Frame) -> FrameModel {
+        let Some(Value::Object(message)) = frame
+            .payload()
+            .and_then(|p| serde_json::from_slice::<Value>(p).ok())
+        else {
+            return FrameModel::default();
+        };
+        let fatal = message.contains_key("error")
+            && !message
+                .keys()
+                .any(|k| known(k, &KNOWN) || k == "voiceActivity");
+        if fatal {
+            return FrameModel::default();
+        }
+        let content = member(&message, "serverContent").and_then(Value::as_object);
+        let interrupted = flag(content, "interrupted");
+        let turn_complete = flag(content, "turnComplete");
+        let generation_complete = flag(content, "generationComplete");
+        let mut out = Vec::new();
+        // Rule 5's order, step by step.
+        if member(&message, "usageMetadata").is_some() {
+            out.push(Expected::Kind("usage"));
+        }
+        let parts: Vec<&Map<String, Value>> = content
+            .and_then(|c| member(c, "modelTurn"))
+            .and_then(|t| t.get("parts"))
+            .and_then(Value::as_array)
+            .map(|parts| parts.iter().filter_map(Value::as_object).collect())
+            .unwrap_or_default();
+        self.parts(&parts, interrupted, &mut out);
+        for (key, input) in [("inputTranscription", true), ("outputTranscription", false)] {
+            if let Some(chunk) = content
+                .and_then(|c| member(c, key))
+                .and_then(Value::as_object)
+            {
+                self.transcript(chunk, input, &mut out);
+            }
+        }
+        if interrupted || turn_complete || generation_complete {
+            if let Some(text) = self.input.take() {
+                out.push(whole(Stream::Input, text, false));
+            }
+            if let Some(text) = self.output.take() {
+                out.push(whole(Stream::Output, text, false));
+            }
+        }
+        if turn_complete {
+            self.flush(interrupted, &mut out);
+            out.push(Expected::TurnEnd { interrupted });
+        } else if interrupted && !self.flush(true, &mut out) {
+            out.push(Expected::Interrupted);
+        }
+        if generation_complete {
+            out.push(Expected::Kind("generation_complete"));
+        }
+        if member(&message, "toolCallCancellation").is_some() {
+            out.push(Expected::Kind("tool_cancelled"));
+        }
+        if let Some(call) = member(&message, "toolCall").and_then(Value::as_object) {
+            self.flush(false, &mut out);
+            let calls = member(call, "functionCalls")
+                .and_then(Value::as_array)
+                .map(|calls| {
+                    calls
+                        .iter()
+                        .map(|c| {
+                            let text = |k: &str| {
+                                c.get(k)
+                                    .and_then(Value::as_str)
+                                    .unwrap_or_default()
+                                    .to_string()
+                            };
+                            let args = c.get("args").cloned().unwrap_or(Value::Object(Map::new()));
+                            let args = if args.is_null() {
+                                Value::Object(Map::new())
+                            } else {
+                                args
+                            };
+                            (text("id"), text("name"), args)
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            out.push(Expected::Calls(calls));
+        }
+        if member(&message, "goAway").is_some() {
+            out.push(Expected::Kind("go_away"));
+        }
+        if member(&message, "sessionResumptionUpdate").is_some() {
+            out.push(Expected::Kind("resumption_update"));
+        }
+        // `waitingForInput: false` says nothing; anything else unnamed is
+        // kept whole.
+        let said_nothing =
+            |k: &str, v: &Value| known(k, &["waitingForInput"]) && *v == Value::Bool(false);
+        let unknown_content = content.is_some_and(|c| {
+            c.iter()
+                .any(|(k, v)| !known(k, &KNOWN_CONTENT) && !said_nothing(k, v))
+        });
+        let unknown = message.keys().any(|k| !known(k, &KNOWN))
+            || unknown_content
+            || member(&message, "setupComplete").is_some();
+        if unknown {
+            out.push(Expected::Kind("unknown"));
+        }
+        FrameModel {
+            events: out,
+            interrupted,
+            turn_complete,
+        }
+    }
+
+    /// Rules 2, 3 and 6: text streams, other parts flush it and go out
+    /// together, media streams beside it.
+    fn parts(&mut self, parts: &[&Map<String, Value>], interrupted: bool, out: &mut Vec<Expected>) {
+        let mut at = 0;
+        while at < parts.len() {
+            let part = parts[at];
+            at += 1;
+            if empty(part) {
+                continue;
+            }
+            if let Some(text) = member(part, "text").and_then(Value::as_str) {
+                let thought = part.get("thought").and_then(Value::as_bool) == Some(true);
+                if !self.text.is_empty() && self.thought != thought {
+                    self.flush(false, out);
+                }
+                self.thought = thought;
+                self.text.push_str(text);
+                out.push(Expected::Chunk {
+                    stream: Stream::Text { thought },
+                    text: text.to_string(),
+                });
+                continue;
+            }
+            // A run of parts that are not text (empty ones skipped).
+            let mut run = vec![part];
+            while at < parts.len() {
+                let next = parts[at];
+                if member(next, "text")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| !t.is_empty())
+                {
+                    break;
+                }
+                at += 1;
+                if !empty(next) {
+                    run.push(next);
+                }
+            }
+            let media: Option<Vec<(String, String)>> = run
+                .iter()
+                .map(|p| {
+                    let blob = member(p, "inlineData")?.as_object()?;
+                    let text = |k: &str| {
+                        member(blob, k)
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string()
+                    };
+                    Some((text("mimeType"), text("data")))
+                })
+                .collect();
+            match media {
+                Some(media) => {
+                    out.extend(media.into_iter().map(|(mime_type, data)| Expected::Media {
+                        mime_type,
+                        data,
+                        interrupted,
+                    }))
+                }
+                None => {
+                    self.flush(false, out);
+                    out.push(Expected::Content { interrupted });
+                }
+            }
+        }
+    }
+
+    /// Rule 7: one buffer per direction, a chunk streams, `finished`
+    /// emits the whole utterance.
+    fn transcript(&mut self, chunk: &Map<String, Value>, input: bool, out: &mut Vec<Expected>) {
+        let (buffer, stream) = if input {
+            (&mut self.input, Stream::Input)
+        } else {
+            (&mut self.output, Stream::Output)
+        };
+        let text = chunk
+            .get("text")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if !text.is_empty() {
+            buffer.get_or_insert_with(String::new).push_str(text);
+            out.push(Expected::Chunk {
+                stream,
+                text: text.to_string(),
+            });
+        }
+        if chunk.get("finished").and_then(Value::as_bool) == Some(true) {
+            out.push(whole(stream, buffer.take().unwrap_or_default(), false));
+        }
+    }
+
+    /// Rule 3: the pending text as one whole segment; false when nothing
+    /// was pending.
+    fn flush(&mut self, interrupted: bool, out: &mut Vec<Expected>) -> bool {
+        if self.text.is_empty() {
+            return false;
+        }
+        let stream = Stream::Text {
+            thought: self.thought,
+        };
+        out.push(whole(stream, std::mem::take(&mut self.text), interrupted));
+        self.thought = false;
+        true
+    }
+}
+
+fn whole(stream: Stream, text: String, interrupted: bool) -> Expected {
+    Expected::Whole {
+        stream,
+        text,
+        interrupted,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frames(messages: &[Value]) -> Vec<Expected> {
+        let mut model = Model::default();
+        messages
+            .iter()
+            .flat_map(|m| model.frame(&Frame::Text(m.to_string())).events)
+            .collect()
+    }
+
+    fn text(t: &str) -> Value {
+        serde_json::json!({"serverContent": {"modelTurn": {"parts": [{"text": t}]}}})
+    }
+
+    /// Rows 1, 5 and 10 of the documented table.
+    #[test]
+    fn the_documented_rows() {
+        let chunk = |t: &str, thought| Expected::Chunk {
+            stream: Stream::Text { thought },
+            text: t.into(),
+        };
+        let events = frames(&[
+            text("Hel"),
+            text("lo"),
+            serde_json::json!({"serverContent": {"turnComplete": true}}),
+        ]);
+        assert_eq!(
+            events,
+            [
+                chunk("Hel", false),
+                chunk("lo", false),
+                whole(Stream::Text { thought: false }, "Hello".into(), false),
+                Expected::TurnEnd { interrupted: false }
+            ]
+        );
+        let events = frames(&[
+            text("Hel"),
+            serde_json::json!({"serverContent": {"modelTurn": {"parts": [{"text": "lo"}]}, "interrupted": true}}),
+        ]);
+        assert_eq!(
+            events.last(),
+            Some(&whole(
+                Stream::Text { thought: false },
+                "Hello".into(),
+                true
+            ))
+        );
+        let events = frames(&[
+            serde_json::json!({"serverContent": {"modelTurn": {"parts": [{"text": "Plan", "thought": true}]}}}),
+            text("Hi"),
+        ]);
+        assert_eq!(
+            events,
+            [
+                chunk("Plan", true),
+                whole(Stream::Text { thought: true }, "Plan".into(), false),
+                chunk("Hi", false)
+            ]
+        );
+    }
+
+    /// Media streams beside the text (row 11); code flushes it (row 12).
+    #[test]
+    fn media_does_not_flush_and_code_does() {
+        let audio = serde_json::json!({"serverContent": {"modelTurn": {"parts": [{"inlineData": {"mimeType": "audio/pcm", "data": "AAA="}}]}}});
+        let code = serde_json::json!({"serverContent": {"modelTurn": {"parts": [{"executableCode": {"code": "1"}}]}}});
+        let kinds: Vec<String> = frames(&[text("Hel"), audio, text("lo"), code])
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "a text chunk \"Hel\"",
+                "media audio/pcm",
+                "a text chunk \"lo\"",
+                "the whole text \"Hello\"",
+                "content parts"
+            ]
+        );
+    }
+}

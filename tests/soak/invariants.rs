@@ -386,7 +386,7 @@ fn parallel_run() -> (RunRecord, String, String) {
             };
             let (a, b) = (answer(&pair.0)?, answer(&pair.1)?);
             (a != b && a.get("error").is_none() && b.get("error").is_none())
-                .then(|| (record, pair.0, pair.1))
+                .then_some((record, pair.0, pair.1))
         })
         .expect("a support seed under 200 answers two parallel calls differently")
 }

@@ -69,23 +69,33 @@ fn the_default_soak_finds_the_planted_bug_and_its_replay_reproduces_it() {
     ]);
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("seeds 0..2000"), "the default budget: {out}");
+    // The first kept failure, told from its shrunk case, with the line
+    // that replays the seed as found.
     let failed = out
         .lines()
-        .find(|l| l.starts_with("FAILED payment seed ") && l.ends_with(": refused-never-runs"))
-        .unwrap_or_else(|| panic!("no refused-never-runs failure:\n{out}"));
+        .find(|l| {
+            l.starts_with("FAILED payment seed ")
+                && l.contains(": refused-never-runs, shrunk from ")
+        })
+        .unwrap_or_else(|| panic!("no refused-never-runs failure kept:\n{out}"));
     let seed = failed
         .strip_prefix("FAILED payment seed ")
         .and_then(|rest| rest.split(':').next())
         .unwrap();
-    let block: Vec<&str> = out.lines().skip_while(|l| *l != failed).take(8).collect();
+    let block: Vec<&str> = out
+        .lines()
+        .skip_while(|l| *l != failed)
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
     assert!(
         block.iter().any(|l| l.contains("was refused (")),
         "{block:?}"
     );
     let replay = block
         .iter()
-        .find_map(|l| l.trim().strip_prefix("replay: "))
-        .unwrap_or_else(|| panic!("no replay line in {block:?}"));
+        .find_map(|l| l.trim().strip_prefix("the seed as found: "))
+        .unwrap_or_else(|| panic!("no replay line for the seed in {block:?}"));
     let args = replay
         .strip_prefix("cargo run --release -- ")
         .or_else(|| replay.strip_prefix("livesim "))

@@ -259,6 +259,13 @@ impl ReplayControl {
         self.progress.lock().late_answers.clone()
     }
 
+    /// The index of the last `close` or `abort` action the script has
+    /// performed: a test that plays a user typing while the session
+    /// reconnects types once that connection is over.
+    pub fn last_close(&self) -> Option<usize> {
+        self.progress.lock().last_close
+    }
+
     /// How many `expect` actions the script has reached: a test that
     /// plays the user sends its message once the script waits for it.
     pub fn expects_reached(&self) -> usize {

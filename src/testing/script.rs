@@ -47,7 +47,9 @@ pub enum Action {
     /// Wait this long (virtual time under simulation) before going on.
     PauseMs(u64),
     /// Wait until the session sends a message with this top-level key
-    /// (`clientContent`, `realtimeInput`, …).
+    /// (`clientContent`, `realtimeInput`, …), or, written `key.member`, a
+    /// message with that key whose body holds `member`
+    /// (`realtimeInput.audio`, `realtimeInput.activityStart`).
     Expect(String),
     /// Close the connection with a close frame.
     Close(CloseAction),
@@ -345,7 +347,9 @@ impl ScriptedServer {
         self.action(Action::PauseMs(d.as_millis() as u64))
     }
 
-    /// Waits until the session sends a message with this top-level key.
+    /// Waits until the session sends a message with this top-level key
+    /// (`clientContent`), or with that key and a body holding a member
+    /// (`realtimeInput.audio`).
     pub fn expects(self, key: impl Into<String>) -> Self {
         self.action(Action::Expect(key.into()))
     }

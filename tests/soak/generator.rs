@@ -132,11 +132,58 @@ fn shows(kind: FaultKind, script: &ScriptedServer, rep: &Repertoire) -> bool {
         FaultKind::GoAway => msgs.iter().any(|(_, m)| m.get("goAway").is_some()),
         FaultKind::Close => matches!(actions.last(), Some(Action::Close(_) | Action::Abort)),
         FaultKind::Reconnect => actions.iter().any(|a| matches!(a, Action::Reconnect(_))),
+        // A call not waited for, and the next thing (past short pauses)
+        // a frame: it arrives while the call runs.
+        FaultKind::FramesMidCall => actions.iter().enumerate().any(|(i, a)| {
+            let unwaited = match a {
+                Action::Call(c) => !c.wait,
+                Action::CallMany(cs) => cs.iter().any(|c| !c.wait),
+                _ => false,
+            };
+            unwaited
+                && actions[i + 1..]
+                    .iter()
+                    .find(|b| !matches!(b, Action::PauseMs(_)))
+                    .is_some_and(|b| matches!(b, Action::Send(_)))
+        }),
+        // Typing elsewhere than at a turn's start, or as realtime text.
+        FaultKind::Typing => actions.iter().enumerate().any(|(i, a)| match a {
+            Action::Expect(key) if key == "realtimeInput.text" => true,
+            Action::Expect(_) => i.checked_sub(1).is_some_and(|p| {
+                matches!(&actions[p], Action::Call(_) | Action::CallMany(_) | Action::Reconnect(_))
+                    || matches!(&actions[p], Action::Send(m) if m.pointer("/serverContent/modelTurn").is_some())
+            }),
+            _ => false,
+        }),
+        FaultKind::Audio => {
+            actions
+                .iter()
+                .any(|a| matches!(a, Action::Expect(k) if k == "realtimeInput.audio"))
+                || msgs
+                    .iter()
+                    .any(|(_, m)| m.pointer("/serverContent/modelTurn/parts/0/inlineData").is_some())
+        }
+        // Two tool messages with no turn's end between them.
+        FaultKind::CallChain => {
+            let mut calls_this_turn = 0;
+            actions.iter().any(|a| {
+                match a {
+                    Action::Call(_) | Action::CallMany(_) => calls_this_turn += 1,
+                    Action::Send(m)
+                        if m.pointer("/serverContent/turnComplete") == Some(&json!(true)) =>
+                    {
+                        calls_this_turn = 0
+                    }
+                    _ => {}
+                }
+                calls_this_turn >= 2
+            })
+        }
         FaultKind::ToolFailure | FaultKind::LatencySpike => unreachable!("tool-side kinds"),
     }
 }
 
-const SCRIPT_KINDS: [FaultKind; 15] = [
+const SCRIPT_KINDS: [FaultKind; 19] = [
     FaultKind::Split,
     FaultKind::Thoughts,
     FaultKind::Transcriptions,
@@ -152,6 +199,10 @@ const SCRIPT_KINDS: [FaultKind; 15] = [
     FaultKind::UnknownMessage,
     FaultKind::GoAway,
     FaultKind::Close,
+    FaultKind::FramesMidCall,
+    FaultKind::Typing,
+    FaultKind::Audio,
+    FaultKind::CallChain,
 ];
 
 /// Each kind of fault the script carries shows up in scripts when it is
@@ -216,13 +267,17 @@ fn the_drawn_swarms_cover_every_fault_kind() {
 
 /// The tool-side kinds change what simulated tools do: `tool-failure` at
 /// rate 1 fails every run, `latency-spike` at rate 1 makes every run take
-/// ten times the tool's longest latency.
+/// longer than the tool's longest latency (a Pareto tail, at most fifteen
+/// times it). Without faults the latency is heavy-tailed too: mostly in
+/// the declared range, one run in twenty or so past it, never past five
+/// times its end.
 #[test]
 fn tool_side_faults_change_what_tools_do() {
     let mut get_weather = agent("weather").tools.remove(0);
     get_weather.failure_rate = 0.0;
     let longest = *get_weather.latency.end();
-    for s in 0..20 {
+    let mut calm = Vec::new();
+    for s in 0..40 {
         let call = |faults: Faults| {
             let tool = get_weather.build(&State::new(), &faults);
             Simulation::new(Seed::new(s))
@@ -237,10 +292,16 @@ fn tool_side_faults_change_what_tools_do() {
         assert_eq!(outcome.unwrap_err(), "get_weather failed (simulated)");
         let (outcome, took) = call(Faults::calm().with(FaultKind::LatencySpike, 1.0));
         assert_eq!(outcome.unwrap()["city"], "Oslo");
-        assert_eq!(took, longest * 10);
+        assert!(took >= longest && took <= longest * 15, "{took:?}");
         let (_, took) = call(Faults::calm());
-        assert!(took <= longest, "{took:?}");
+        assert!(took <= longest * 5, "{took:?}");
+        calm.push(took);
     }
+    let past = calm.iter().filter(|t| **t > longest).count();
+    assert!(
+        past <= 5,
+        "{past} of 40 calm runs past the longest latency: {calm:?}"
+    );
 }
 
 /// Every generated script, for every agent, reads back from its JSON file

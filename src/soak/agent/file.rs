@@ -19,7 +19,7 @@ use crate::soak::file_reader::{self, Decoded, Node};
 use crate::soak::generate::args;
 use crate::soak::generate::faults::FaultKind;
 
-const TOP_KEYS: [&str; 16] = [
+const TOP_KEYS: [&str; 17] = [
     "v",
     "instruction",
     "spec",
@@ -35,6 +35,7 @@ const TOP_KEYS: [&str; 16] = [
     "sometimes",
     "faults",
     "resumable",
+    "manual_activity",
     "planted_bug",
 ];
 
@@ -200,6 +201,10 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
         Some(node) if node.boolean("true or false")? => Resumption::on().transparent(true),
         _ => Resumption::off(),
     };
+    let manual_activity = match top.get("manual_activity") {
+        Some(node) => node.boolean("true or false")?,
+        None => false,
+    };
     let mut faults = Vec::new();
     if let Some(node) = top.get("faults") {
         let names: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
@@ -243,6 +248,7 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
         pauses,
         call_chance,
         resumption,
+        manual_activity,
     };
     Ok(Decoded2 {
         agent: Agent {

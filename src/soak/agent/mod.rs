@@ -317,6 +317,12 @@ impl Agent {
         if self.repertoire.resumption.is_on() {
             builder = builder.resumption(self.repertoire.resumption.clone());
         }
+        if self.repertoire.manual_activity {
+            builder.inner = builder.inner.setup_field(
+                "realtimeInputConfig",
+                serde_json::json!({ "automaticActivityDetection": { "disabled": true } }),
+            );
+        }
         if self.planted_bug {
             builder = with_planted_bug(builder);
         }

@@ -31,6 +31,11 @@ pub struct Repertoire {
     /// transparently: a resuming session is given resumption handles, and
     /// its connections end and move (`Resumption::off()`: one connection).
     pub resumption: Resumption,
+    /// Whether the session turned automatic activity detection off: a
+    /// user who speaks then marks the start and end of speech
+    /// (`activityStart`, `activityEnd`); otherwise the audio stream ends
+    /// with `audioStreamEnd`.
+    pub manual_activity: bool,
 }
 
 /// A tool, as the generator needs to know it.
@@ -72,6 +77,7 @@ impl Default for Repertoire {
             pauses: Duration::from_millis(200)..=Duration::from_millis(3000),
             call_chance: 0.6,
             resumption: Resumption::off(),
+            manual_activity: false,
         }
     }
 }
@@ -102,9 +108,14 @@ impl Repertoire {
                 })
             })
             .collect();
+        let manual_activity = setup
+            .pointer("/setup/realtimeInputConfig/automaticActivityDetection/disabled")
+            .and_then(Value::as_bool)
+            == Some(true);
         Repertoire {
             tools,
             resumption,
+            manual_activity,
             ..Repertoire::default()
         }
     }

@@ -1,10 +1,13 @@
 //! Tools in a soak: simulated ones built from an agent file, and the
 //! record every tool run leaves.
 //!
-//! A simulated tool takes a seeded time within its declared latency
-//! (stream `soak/tool/<name>`; ten times its longest latency when a
-//! `latency-spike` fires), fails at its declared rate (more often under
-//! `tool-failure`), checks its arguments against its parameters, writes
+//! A simulated tool takes a seeded time drawn from a heavy-tailed
+//! distribution over its declared latency (stream `soak/tool/<name>`): a
+//! log-normal whose median is the middle of the range and whose 95th
+//! percentile is its end, so one call in twenty runs longer, up to five
+//! times the end; when a `latency-spike` fires, a Pareto tail instead, up
+//! to fifteen times the end. A declared timeout cuts a long call short.
+//! It fails at its declared rate (more often under `tool-failure`), checks its arguments against its parameters, writes
 //! the state keys it declares and answers with its result template, where
 //! `"{args.city}"` stands for the call's `city` argument.
 //!
@@ -33,7 +36,8 @@ use crate::state::State;
 pub const TOOL_LATENCY: &str = "tool-latency";
 /// A simulated tool failed (its declared rate, or `tool-failure` faults).
 pub const TOOL_FAILURE: &str = "tool-failure";
-/// A simulated tool took ten times its longest latency.
+/// A simulated tool took a latency spike: a Pareto tail past its longest
+/// latency.
 pub const LATENCY_SPIKE: &str = "latency-spike";
 
 /// A simulated tool, as an agent file declares it.
@@ -87,14 +91,15 @@ impl SimTool {
                 }
                 let lo = spec.latency.start().as_millis() as u64;
                 let hi = spec.latency.end().as_millis() as u64;
-                let (mut ms, spiked, failed) = executor::draw(&label, |s| {
+                let (mut ms, tail, spiked, failed) = executor::draw(&label, |s| {
                     (
-                        s.range(lo..=hi),
+                        heavy_tailed(s, lo, hi),
+                        pareto(s, hi),
                         s.chance(spike),
                         s.chance(spec.failure_rate) || s.chance(extra_failures),
                     )
                 })
-                .unwrap_or((lo, false, false));
+                .unwrap_or((lo, hi, false, false));
                 // Each draw is a decision a shrinker may calm.
                 if !executor::decide(TOOL_LATENCY, ms > lo) {
                     ms = lo;
@@ -102,7 +107,7 @@ impl SimTool {
                 let spiked = executor::decide(LATENCY_SPIKE, spiked);
                 let failed = executor::decide(TOOL_FAILURE, failed);
                 if spiked {
-                    ms = hi.saturating_mul(10).max(1);
+                    ms = tail;
                 }
                 tokio::time::sleep(Duration::from_millis(ms)).await;
                 if failed {
@@ -237,6 +242,26 @@ impl Drop for Running {
             );
         }
     }
+}
+
+/// A latency in `lo..=hi` ms, heavy-tailed: log-normal with its median
+/// in the middle of the range and its 95th percentile at `hi`, never
+/// under `lo`, at most five times `hi`.
+fn heavy_tailed(s: &mut executor::Stream, lo: u64, hi: u64) -> u64 {
+    let (u1, u2) = (s.unit().max(f64::MIN_POSITIVE), s.unit());
+    let normal = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+    let median = ((lo + hi) as f64 / 2.0).max(1.0);
+    let sigma = ((hi as f64).max(median) / median).ln() / 1.645;
+    let ms = median * (sigma * normal).exp();
+    (ms.round() as u64).clamp(lo, hi.saturating_mul(5).max(lo))
+}
+
+/// A spike past `hi` ms: Pareto with shape 1.5 from `hi`, at most fifteen
+/// times it (the liveness bound allows twenty).
+fn pareto(s: &mut executor::Stream, hi: u64) -> u64 {
+    let u = s.unit().min(1.0 - f64::EPSILON);
+    let ms = hi.max(1) as f64 * (1.0 - u).powf(-1.0 / 1.5);
+    (ms.round() as u64).min(hi.max(1).saturating_mul(15))
 }
 
 /// `tools`, each run recorded in `log`.

@@ -16,6 +16,7 @@ use crate::executor::format_time;
 use crate::session::LiveEvent;
 use crate::soak::check::wire_order;
 use crate::soak::run::record::RunRecord;
+use crate::soak::run::user::content_key;
 use crate::testing::Action;
 
 /// Every call id the frames that reached the session issued, with the
@@ -102,26 +103,6 @@ pub(crate) fn tool_ran_once(run: &RunRecord) -> Result<(), String> {
     Ok(())
 }
 
-/// The text of a content message (`clientContent` turns, `realtimeInput`
-/// text), or `None` for any other message.
-fn content_text(message: &Value) -> Option<String> {
-    if let Some(text) = message
-        .pointer("/realtimeInput/text")
-        .and_then(Value::as_str)
-    {
-        return Some(text.to_string());
-    }
-    let turns = message.pointer("/clientContent/turns")?.as_array()?;
-    Some(
-        turns
-            .iter()
-            .filter_map(|turn| turn.get("parts").and_then(Value::as_array))
-            .flatten()
-            .filter_map(|part| part.get("text").and_then(Value::as_str))
-            .collect(),
-    )
-}
-
 /// What the server received of the session's content messages.
 #[derive(Debug, Default)]
 pub(crate) struct Contents {
@@ -199,7 +180,7 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
             }
             continue;
         }
-        let Some(text) = content_text(message) else {
+        let Some(text) = content_key(message) else {
             continue;
         };
         got += 1;
@@ -245,17 +226,10 @@ pub(crate) fn client_messages_once(run: &RunRecord) -> Result<(), String> {
         }
     }
     let lost = run.typed.len().saturating_sub(contents.new.len());
-    // A fresh session starts without what was queued for the old one (a
-    // warning counts them); a session that ended keeps what it queued.
-    let dropped: usize = run
-        .delivered()
-        .filter_map(|e| match e {
-            LiveEvent::Warning { message } if message.contains(DROPPED_FOR_FRESH) => {
-                message.split_whitespace().next()?.parse::<usize>().ok()
-            }
-            _ => None,
-        })
-        .sum();
+    // A fresh session starts without what was queued for the old one: the
+    // messages the user sent while a reconnect that ended fresh was under
+    // way may be gone. A session that ended keeps what it queued.
+    let dropped = sent_during_fresh_reconnects(run);
     if lost > dropped && !run.settling.ended {
         return Err(format!(
             "the user typed {} message(s), but the server got {} of them: {lost} lost, of which \
@@ -267,9 +241,32 @@ pub(crate) fn client_messages_once(run: &RunRecord) -> Result<(), String> {
     Ok(())
 }
 
-/// What the session's warning says of the messages a fresh session does
-/// not get (it starts with their number).
-const DROPPED_FOR_FRESH: &str = "client message(s) waiting for the resumed session are not sent";
+/// How many messages the user sent while a reconnect that ended in a
+/// fresh session was under way (from its first `reconnecting` to its
+/// `resumed { fresh: true }`): the session may drop those.
+fn sent_during_fresh_reconnects(run: &RunRecord) -> usize {
+    let mut windows = Vec::new();
+    let mut began = None;
+    for timed in &run.events {
+        match &timed.event {
+            LiveEvent::Reconnecting { .. } => {
+                began.get_or_insert(timed.at);
+            }
+            LiveEvent::Resumed { fresh, .. } => {
+                if let Some(start) = began.take()
+                    && *fresh
+                {
+                    windows.push((start, timed.at));
+                }
+            }
+            _ => {}
+        }
+    }
+    run.typed_at
+        .iter()
+        .filter(|at| windows.iter().any(|(from, to)| from <= *at && *at <= to))
+        .count()
+}
 
 /// How long one reconnect may take, from the policy's declared numbers
 /// (not the session's own backoff function): attempt `a` waits at most

@@ -130,6 +130,28 @@ impl Generator<'_> {
         self.end_connection();
     }
 
+    /// The handle the session holds now (the server gives one first if it
+    /// holds none).
+    pub(super) fn held_handle(&mut self) -> String {
+        match self.connections.as_ref().and_then(|c| c.latest.clone()) {
+            Some(handle) => handle,
+            None => self.new_handle(),
+        }
+    }
+
+    /// The session moves to a new connection now, resuming `handle` (a
+    /// `goAway` that leaves no time to finish the turn).
+    pub(super) fn moved_at_once(&mut self, handle: String) {
+        self.push(Action::Reconnect(Reconnect {
+            handle: Some(handle),
+        }));
+        if let Some(connections) = &mut self.connections {
+            let ms = connections.draw.range(RESUMED_PAUSE_MS);
+            self.push(Action::PauseMs(ms));
+        }
+        self.reconnected();
+    }
+
     /// A resumable handle from the server (a distinctive string), which the
     /// session keeps as its latest.
     fn new_handle(&mut self) -> String {
@@ -175,6 +197,12 @@ impl Generator<'_> {
         self.push(Action::Reconnect(Reconnect {
             handle: Some(handle),
         }));
+        // The user may type while the session is between connections: the
+        // session queues it and sends it once it is back (not into a
+        // fresh session, which would drop it: not with a stale handle).
+        if !stale && self.fires(FaultKind::Typing) {
+            self.user_types();
+        }
         if stale {
             if let Action::Close(close) = ending(CloseKind::SessionNotFound) {
                 self.push(Action::RejectSetup(close));

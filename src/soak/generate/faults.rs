@@ -49,15 +49,19 @@ pub enum FaultKind {
     DuplicateId,
     /// Several calls in one `toolCall` message.
     ParallelCalls,
-    /// A cancellation sent about when the call's result is due.
+    /// A cancellation sent about when the call's result is due: of one
+    /// call of the message, or of all of them.
     CancelRace,
     /// The model's turn interrupted while its text streams.
     InterruptText,
-    /// The model's turn interrupted while a call runs.
+    /// The model's turn interrupted while its calls run (and sometimes one
+    /// or all of them cancelled).
     InterruptCall,
     /// Simulated tools fail more often than their declared rate.
     ToolFailure,
-    /// Simulated tools sometimes take ten times their longest latency.
+    /// Simulated tools sometimes take far longer than their longest
+    /// latency: a Pareto tail, up to fifteen times it (a declared
+    /// timeout may cut it short).
     LatencySpike,
     /// `usageMetadata` frames.
     Usage,
@@ -74,11 +78,25 @@ pub enum FaultKind {
     /// "session not found") and a fresh session starts. Only for sessions
     /// that resume (see [`needs_resumption`](Self::needs_resumption)).
     Reconnect,
+    /// Frames arriving while calls run: model text, transcriptions, a
+    /// `goAway`, usage, a cancellation of one of the calls.
+    FramesMidCall,
+    /// The user types at any point, not only at a turn's start: mid-turn,
+    /// while calls run, and while the session reconnects; as
+    /// `clientContent` or as `realtimeInput` text.
+    Typing,
+    /// Audio: the user streams `realtimeInput` audio (with the activity
+    /// markers when the session turned automatic activity detection off,
+    /// `audioStreamEnd` otherwise) while input transcriptions race it; the
+    /// model answers in audio and is interrupted while it plays.
+    Audio,
+    /// Several tool messages in one turn, each with its own faults.
+    CallChain,
 }
 
 impl FaultKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [FaultKind; 18] = [
+    pub const ALL: [FaultKind; 22] = [
         FaultKind::Split,
         FaultKind::Thoughts,
         FaultKind::Transcriptions,
@@ -97,6 +115,10 @@ impl FaultKind {
         FaultKind::GoAway,
         FaultKind::Close,
         FaultKind::Reconnect,
+        FaultKind::FramesMidCall,
+        FaultKind::Typing,
+        FaultKind::Audio,
+        FaultKind::CallChain,
     ];
 
     /// The kind's name, as reports, agent files and stream labels write
@@ -121,6 +143,10 @@ impl FaultKind {
             FaultKind::GoAway => "go-away",
             FaultKind::Close => "close",
             FaultKind::Reconnect => "reconnect",
+            FaultKind::FramesMidCall => "frames-mid-call",
+            FaultKind::Typing => "typing",
+            FaultKind::Audio => "audio",
+            FaultKind::CallChain => "call-chain",
         }
     }
 

@@ -7,6 +7,8 @@
 //! its conversations as [`steps`] instead.
 
 pub(crate) mod args;
+pub(crate) mod audio;
+pub(crate) mod calls;
 pub(crate) mod connections;
 pub(crate) mod faults;
 pub(crate) mod script;

@@ -27,17 +27,15 @@
 //! and splits), `…/args`, `…/gaps` (pauses) and `…/fault/<kind>` (when
 //! each fault fires).
 
-use std::ops::RangeInclusive;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::executor::{Seed, Stream};
 use crate::soak::agent::repertoire::Repertoire;
-use crate::soak::generate::args;
 use crate::soak::generate::connections::Connections;
 use crate::soak::generate::faults::{CloseKind, FaultKind, Faults};
-use crate::testing::{Action, Call, CloseAction, ScriptedServer};
+use crate::testing::{Action, CloseAction, ScriptedServer};
 
 /// Text added to the model's words when `non-ascii` fires.
 const FLOURISHES: [&str; 8] = [
@@ -112,15 +110,15 @@ pub(super) fn ending(close: CloseKind) -> Action {
 }
 
 pub(super) struct Generator<'a> {
-    repertoire: &'a Repertoire,
+    pub(super) repertoire: &'a Repertoire,
     faults: &'a Faults,
     actions: Vec<Action>,
     /// Ids issued so far (call-1, call-2, …), for repeats.
     pub(super) issued: Vec<String>,
-    shape: Stream,
-    text: Stream,
-    args: Stream,
-    gaps: Stream,
+    pub(super) shape: Stream,
+    pub(super) text: Stream,
+    pub(super) args: Stream,
+    pub(super) gaps: Stream,
     fires: Vec<Stream>,
     pub(super) went_away: bool,
     /// For a session that resumes: its handles and connections.
@@ -155,7 +153,7 @@ impl<'a> Generator<'a> {
         self.actions.push(action);
     }
 
-    fn send(&mut self, message: Value) {
+    pub(super) fn send(&mut self, message: Value) {
         self.push(Action::Send(message));
     }
 
@@ -167,28 +165,28 @@ impl<'a> Generator<'a> {
     }
 
     /// Sometimes a short pause between two frames of a turn.
-    fn small_gap(&mut self) {
+    pub(super) fn small_gap(&mut self) {
         if self.gaps.chance(0.3) {
             let ms = self.gaps.range(1..=30);
             self.push(Action::PauseMs(ms));
         }
     }
 
-    fn user_line(&mut self) -> String {
+    pub(super) fn user_line(&mut self) -> String {
         self.text
             .pick(&self.repertoire.user_lines)
             .cloned()
             .unwrap_or_else(|| "Hello.".to_string())
     }
 
-    fn model_line(&mut self) -> String {
+    pub(super) fn model_line(&mut self) -> String {
         self.text
             .pick(&self.repertoire.model_lines)
             .cloned()
             .unwrap_or_else(|| "Okay.".to_string())
     }
 
-    fn next_id(&mut self) -> String {
+    pub(super) fn next_id(&mut self) -> String {
         let id = format!("call-{}", self.issued.len() + 1);
         self.issued.push(id.clone());
         id
@@ -198,13 +196,8 @@ impl<'a> Generator<'a> {
         self.user_turn();
         self.small_gap();
         if self.fires(FaultKind::Thoughts) {
-            let mut thought = self.text.pick(&THOUGHTS).copied().unwrap_or("").to_string();
-            if self.fires(FaultKind::NonAscii) {
-                thought.push_str(self.text.pick(&FLOURISHES).copied().unwrap_or(""));
-            }
-            for chunk in self.split(&thought) {
-                self.send(json!({ "serverContent": { "modelTurn": { "parts": [{ "text": chunk, "thought": true }] } } }));
-            }
+            let thought = self.text.pick(&THOUGHTS).copied().unwrap_or("").to_string();
+            self.thought(&thought);
         }
         if self.fires(FaultKind::Usage) {
             self.usage();
@@ -225,17 +218,28 @@ impl<'a> Generator<'a> {
         if calling && self.tool_phase() {
             return self.turn_end_gap();
         }
-        let line = self.model_line();
-        if self.fires(FaultKind::InterruptText) {
-            self.interrupted_text(&line);
-            return self.turn_end_gap();
+        // A thought between the calls' answers and the last words.
+        if calling && self.fires(FaultKind::Thoughts) {
+            let thought = self.text.pick(&THOUGHTS).copied().unwrap_or("").to_string();
+            self.thought(&thought);
         }
-        self.model_text(&line);
+        let line = self.model_line();
+        if self.fires(FaultKind::Audio) {
+            if self.model_audio(&line) {
+                return self.turn_end_gap();
+            }
+        } else {
+            if self.fires(FaultKind::InterruptText) {
+                self.interrupted_text(&line);
+                return self.turn_end_gap();
+            }
+            self.model_text(&line);
+        }
         if self.fires(FaultKind::UnknownMessage) {
             self.unknown_message();
         }
         if self.fires(FaultKind::GoAway) {
-            self.go_away();
+            self.go_away(false);
         }
         self.end_turn();
         self.turn_end_gap();
@@ -254,10 +258,13 @@ impl<'a> Generator<'a> {
         if self.shape.chance(0.2) {
             // The user types: the soak sends this text when the script
             // waits for it.
-            self.push(Action::Expect("clientContent".to_string()));
+            self.user_types();
             return;
         }
         let line = self.user_line();
+        if self.fires(FaultKind::Audio) {
+            return self.user_audio(&line);
+        }
         if !self.fires(FaultKind::Transcriptions) {
             self.send(json!({ "serverContent": { "inputTranscription": { "text": line, "finished": true } } }));
             return;
@@ -279,10 +286,17 @@ impl<'a> Generator<'a> {
     /// output transcription when transcriptions are on.
     fn model_text(&mut self, line: &str) {
         let chunks = self.split(line);
-        for chunk in &chunks {
+        // The user may type while the model speaks (after this chunk).
+        let typed_at = self
+            .fires(FaultKind::Typing)
+            .then(|| self.shape.index(chunks.len().max(1)));
+        for (i, chunk) in chunks.iter().enumerate() {
             self.send(
                 json!({ "serverContent": { "modelTurn": { "parts": [{ "text": chunk }] } } }),
             );
+            if typed_at == Some(i) {
+                self.user_types();
+            }
             self.small_gap();
         }
         if self.fires(FaultKind::Transcriptions) {
@@ -290,6 +304,29 @@ impl<'a> Generator<'a> {
                 self.send(json!({ "serverContent": { "outputTranscription": { "text": chunk } } }));
             }
         }
+    }
+
+    /// A thought, split as text is.
+    pub(super) fn thought(&mut self, thought: &str) {
+        let mut thought = thought.to_string();
+        if self.fires(FaultKind::NonAscii) {
+            thought.push_str(self.text.pick(&FLOURISHES).copied().unwrap_or(""));
+        }
+        for chunk in self.split(&thought) {
+            self.send(json!({ "serverContent": { "modelTurn": { "parts": [{ "text": chunk, "thought": true }] } } }));
+        }
+    }
+
+    /// The user types a line here: as `clientContent`, or, when `typing`
+    /// is on, sometimes as `realtimeInput` text (the soak's user sends it
+    /// when the script gets here).
+    pub(super) fn user_types(&mut self) {
+        let key = if self.faults.is_on(FaultKind::Typing) && self.shape.chance(0.3) {
+            "realtimeInput.text"
+        } else {
+            "clientContent"
+        };
+        self.push(Action::Expect(key.to_string()));
     }
 
     /// Text, then an interruption while it streams, then the turn's end.
@@ -308,7 +345,7 @@ impl<'a> Generator<'a> {
 
     /// Text split as the seed says: whole, between words, mid-word, or one
     /// character per frame (the first two dozen characters).
-    fn split(&mut self, text: &str) -> Vec<String> {
+    pub(super) fn split(&mut self, text: &str) -> Vec<String> {
         if text.is_empty() || !self.fires(FaultKind::Split) {
             return vec![text.to_string()];
         }
@@ -343,7 +380,7 @@ impl<'a> Generator<'a> {
         }
     }
 
-    fn usage(&mut self) {
+    pub(super) fn usage(&mut self) {
         let prompt = self.gaps.range(10..=900);
         let response = self.gaps.range(1..=300);
         self.send(json!({ "usageMetadata": {
@@ -361,10 +398,28 @@ impl<'a> Generator<'a> {
         self.send(message);
     }
 
-    fn go_away(&mut self) {
-        if !self.went_away {
-            self.went_away = true;
-            self.send(json!({ "goAway": { "timeLeft": "50s" } }));
+    /// A `goAway` with `timeLeft` from 0 to 60 s. A session that resumes
+    /// moves to a new connection: after the turn and the handle that
+    /// follows it, or, when the notice comes while calls run or leaves
+    /// too little time, at once with the handle it holds (it moves
+    /// within half the time left).
+    pub(super) fn go_away(&mut self, mid_call: bool) {
+        if self.went_away {
+            return;
+        }
+        self.went_away = true;
+        let ms = self.gaps.range(0..=60_000);
+        let left = crate::wire::format_duration(Duration::from_millis(ms));
+        if self.connections.is_none() {
+            self.send(json!({ "goAway": { "timeLeft": left } }));
+            return;
+        }
+        if mid_call || ms < 2_000 {
+            let handle = self.held_handle();
+            self.send(json!({ "goAway": { "timeLeft": left } }));
+            self.moved_at_once(handle);
+        } else {
+            self.send(json!({ "goAway": { "timeLeft": left } }));
             if let Some(connections) = &mut self.connections {
                 // A session that resumes moves after the turn.
                 connections.moving = true;
@@ -406,118 +461,6 @@ impl<'a> Generator<'a> {
         if ms > 0 {
             self.push(Action::PauseMs(ms));
         }
-    }
-
-    /// A tool to call and its arguments (ones that do not fit when `bad`).
-    fn pick_call(&mut self, bad: bool) -> (String, Value) {
-        let Some(tool) = self.args.pick(&self.repertoire.tools).cloned() else {
-            return ("no_tools_declared".to_string(), json!({}));
-        };
-        let args = if bad {
-            args::bad(tool.parameters.as_ref(), &tool.examples, &mut self.args)
-        } else {
-            args::valid(tool.parameters.as_ref(), &tool.examples, &mut self.args)
-        };
-        (tool.name, args)
-    }
-
-    /// A new call, with the next id, that the script waits for.
-    fn call_for(&mut self, bad: bool) -> Call {
-        let (name, args) = self.pick_call(bad);
-        Call {
-            id: self.next_id(),
-            name,
-            args,
-            wait: true,
-        }
-    }
-
-    pub(super) fn latency_of(&self, name: &str) -> RangeInclusive<Duration> {
-        self.repertoire
-            .tools
-            .iter()
-            .find(|t| t.name == name)
-            .map(|t| t.latency.clone())
-            .unwrap_or(Duration::ZERO..=Duration::from_millis(100))
-    }
-
-    /// The turn's tool calls. Returns true when the turn ended here (an
-    /// interruption mid-call).
-    fn tool_phase(&mut self) -> bool {
-        if self.fires(FaultKind::ParallelCalls) {
-            let n = self.shape.range(2..=3);
-            let mut calls: Vec<Call> = (0..n).map(|_| self.call_for(false)).collect();
-            if self.fires(FaultKind::DuplicateId) {
-                // The session answers only the first call with an id.
-                let mut repeat = calls[0].clone();
-                repeat.wait = false;
-                calls.push(repeat);
-            }
-            self.push(Action::CallMany(calls));
-            return false;
-        }
-        if self.fires(FaultKind::CancelRace) {
-            let mut call = self.call_for(false);
-            call.wait = false;
-            let latency = self.latency_of(&call.name);
-            let id = call.id.clone();
-            self.push(Action::Call(call));
-            let lo = latency.start().as_millis() as u64;
-            let hi = latency.end().as_millis() as u64;
-            let ms = self.gaps.range(lo..=hi.max(lo) + 3);
-            self.push(Action::PauseMs(ms));
-            self.send(json!({ "toolCallCancellation": { "ids": [id] } }));
-            return false;
-        }
-        if self.fires(FaultKind::InterruptCall) {
-            let mut call = self.call_for(false);
-            call.wait = false;
-            let id = call.id.clone();
-            self.push(Action::Call(call));
-            if self.fires(FaultKind::GoAway) {
-                self.go_away();
-            }
-            self.small_gap();
-            self.send(json!({ "serverContent": { "interrupted": true } }));
-            if self.shape.chance(0.5) {
-                self.send(json!({ "toolCallCancellation": { "ids": [id] } }));
-            }
-            self.send(json!({ "serverContent": { "turnComplete": true } }));
-            return true;
-        }
-        let bad = self.fires(FaultKind::BadArgs);
-        let mut call = self.call_for(bad);
-        if self.fires(FaultKind::UnknownTool) {
-            call.name = format!("no_such_tool_{}", self.shape.range(1..=9));
-            call.args = json!({});
-        }
-        // The connection may end while this call runs: nobody waits for
-        // its answer then.
-        let cut = self.cuts_mid_call();
-        call.wait = !cut;
-        let name = call.name.clone();
-        self.push(Action::Call(call));
-        if self.fires(FaultKind::DuplicateId) {
-            // An id seen before on this connection (ids belong to their
-            // connection): the session answers only its first call.
-            let first = self.connections.as_ref().map_or(0, |c| c.first_call);
-            let id = self
-                .args
-                .pick(&self.issued[first..])
-                .cloned()
-                .unwrap_or_default();
-            let (name, args) = self.pick_call(false);
-            self.push(Action::Call(Call {
-                id,
-                name,
-                args,
-                wait: false,
-            }));
-        }
-        if cut {
-            self.cut_mid_call(&name);
-        }
-        false
     }
 }
 

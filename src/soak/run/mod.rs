@@ -9,3 +9,4 @@ pub(crate) mod engine;
 pub(crate) mod record;
 pub(crate) mod session;
 pub(crate) mod shard;
+pub(crate) mod user;

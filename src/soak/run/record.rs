@@ -142,8 +142,12 @@ pub struct RunRecord {
     pub resumption: Resumption,
     /// How long the session waits for a connection's `setupComplete`.
     pub setup_timeout: Duration,
-    /// What the soak's user typed, in order (each text the session took).
+    /// What the soak's user sent, in order: each text the session took,
+    /// `audio <data>` for a chunk of audio, `(activityStart)` and the like
+    /// for a marker.
     pub typed: Vec<String>,
+    /// When the user sent each of [`typed`](Self::typed) (virtual time).
+    pub typed_at: Vec<Duration>,
     /// The run's log lines, captured for a run whose script gives
     /// resumption handles (so `handle-secret` can look for them there).
     pub logs: Vec<String>,

@@ -17,13 +17,14 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::executor::{self, Seed, Stream, Swarm, Trace};
-use crate::session::{EventStream, LiveBuilder, LiveEvent, LiveHandle};
+use crate::executor::{self, Seed, Swarm, Trace};
+use crate::session::LiveBuilder;
 use crate::soak::agent::RunContext;
 use crate::soak::agent::tools::{ExecutionLog, recorded};
 use crate::soak::generate::faults::Faults;
 use crate::soak::run::engine::Target;
 use crate::soak::run::record::{Calls, Governance, RunRecord, Settling, TimedEvent};
+use crate::soak::run::user;
 use crate::state::{MemoryJournalSink, State};
 use crate::testing::{Action, ReplayControl, ScriptedServer};
 
@@ -73,66 +74,6 @@ fn prepare(
             enforcement: g.enforcement,
         });
     (builder, governance)
-}
-
-/// What the user types, for each `expect` of the script, in order.
-fn typed_turns(target: &Target, seed: Seed, script: &ScriptedServer) -> Vec<(String, String)> {
-    let mut draw = Stream::new(seed, "soak/user");
-    script
-        .actions()
-        .iter()
-        .filter_map(|action| match action {
-            Action::Expect(key) => Some(key.clone()),
-            _ => None,
-        })
-        .map(|key| {
-            let text = draw
-                .pick(&target.repertoire.user_lines)
-                .cloned()
-                .unwrap_or_else(|| "Hello.".to_string());
-            (key, text)
-        })
-        .collect()
-}
-
-/// Plays the user: sends each typed turn once the script waits for it,
-/// and keeps what it typed in `typed`. With `connections` (the session's
-/// events, for a script that spans connections) it also waits until the
-/// session is on the connection the script waits on: a user types once
-/// the session is back, since a fresh session would drop what it queued.
-async fn user(
-    control: ReplayControl,
-    handle: LiveHandle,
-    turns: Vec<(String, String)>,
-    typed: Arc<Mutex<Vec<String>>>,
-    mut connections: Option<EventStream>,
-) {
-    let mut on = 1;
-    for (i, (key, text)) in turns.into_iter().enumerate() {
-        control
-            .wait_until(|c| c.expects_reached() > i || c.is_finished())
-            .await;
-        if control.is_finished() {
-            return;
-        }
-        if let Some(events) = &mut connections {
-            while on < control.connections() {
-                match events.next().await {
-                    Some(LiveEvent::Resumed { connection, .. }) => on = connection,
-                    Some(_) => {}
-                    None => return,
-                }
-            }
-        }
-        let sent = match key.as_str() {
-            "realtimeInput" => handle.send_realtime_text(text.clone()),
-            _ => handle.send_text(text.clone()),
-        };
-        if sent.is_err() {
-            return;
-        }
-        typed.lock().unwrap_or_else(|p| p.into_inner()).push(text);
-    }
 }
 
 fn script_pauses(script: &ScriptedServer) -> Duration {
@@ -190,12 +131,13 @@ pub(crate) async fn play(
         resumption,
         setup_timeout,
         typed: Vec::new(),
+        typed_at: Vec::new(),
         logs: Vec::new(),
         trace: Trace::default(),
         trace_hash: 0,
         virtual_time: Duration::ZERO,
     };
-    let turns = typed_turns(target, seed, &script);
+    let turns = user::turns(target, seed, &script);
     let calls = script
         .actions()
         .iter()
@@ -225,11 +167,11 @@ pub(crate) async fn play(
         }
     };
     let mut stream = handle.events();
-    let typed = Arc::new(Mutex::new(Vec::new()));
+    let typed: user::Sent = Arc::new(Mutex::new(Vec::new()));
     let connections = (spans && !turns.is_empty()).then(|| handle.events());
     control.release();
     let driver = (!turns.is_empty()).then(|| {
-        let user = user(
+        let user = user::play(
             control.clone(),
             handle.clone(),
             turns,
@@ -319,7 +261,8 @@ pub(crate) async fn play(
         abandoned: control.abandoned_calls().into_iter().collect(),
         late_answers: control.late_answers(),
     };
-    record.typed = typed.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let typed = typed.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    (record.typed, record.typed_at) = typed.into_iter().unzip();
     record.replay_errors = control.errors();
     record
 }

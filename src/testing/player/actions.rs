@@ -45,6 +45,7 @@ impl<T: Transport> Player<'_, T> {
             Action::RejectSetup(_) => {}
             Action::Close(close) => {
                 self.close_current(close.code, &close.reason).await;
+                self.progress.update(|s| s.last_close = Some(index));
                 if !self.reconnect_at(index + 1) {
                     self.progress.update(|s| s.ended_by_script = true);
                     return Err(Flow::Stop);
@@ -52,6 +53,7 @@ impl<T: Transport> Player<'_, T> {
             }
             Action::Abort => {
                 self.current = None;
+                self.progress.update(|s| s.last_close = Some(index));
                 if !self.reconnect_at(index + 1) {
                     self.progress.update(|s| s.ended_by_script = true);
                     return Err(Flow::Stop);

@@ -98,7 +98,12 @@ impl<T: Transport> Player<'_, T> {
         // Expected messages are matched in script order, whenever they
         // arrive: a client may send before the script gets to its
         // `expect`.
-        if self.expects.get(self.expected_seen).map(String::as_str) == Some(key) {
+        let body = message.as_object().and_then(|o| o.values().next());
+        if self
+            .expects
+            .get(self.expected_seen)
+            .is_some_and(|wanted| expected(wanted, key, body))
+        {
             self.expected_seen += 1;
             Ok(())
         } else if self.lenient {
@@ -187,6 +192,22 @@ impl<T: Transport> Player<'_, T> {
 
 /// The camelCase name of a top-level client key (clients may send
 /// `tool_response` as Google's Python SDK does).
+/// Whether a client message with top-level `key` and `body` is what the
+/// script's `expect` of `wanted` waits for: `key` itself, or
+/// `key.member` for a message whose body holds `member`
+/// (`realtimeInput.audio`, `realtimeInput.activityStart`).
+fn expected(wanted: &str, key: &str, body: Option<&Value>) -> bool {
+    match wanted.split_once('.') {
+        None => wanted == key,
+        Some((top, member)) => {
+            top == key
+                && body
+                    .and_then(Value::as_object)
+                    .is_some_and(|b| b.keys().any(|k| canonical_key(k) == member))
+        }
+    }
+}
+
 pub(super) fn canonical_key(key: &str) -> String {
     let mut out = String::new();
     let mut upper = false;

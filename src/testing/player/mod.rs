@@ -106,6 +106,9 @@ pub(crate) struct Recorded {
     pub late_answers: Vec<String>,
     /// How many `expect` actions the script has reached.
     pub expects_reached: usize,
+    /// The index of the last `close` or `abort` action performed: the
+    /// connection it ended is over.
+    pub last_close: Option<usize>,
     /// Every frame the script sent, in order (`setupComplete` first).
     pub sent: Vec<Frame>,
     /// Calls issued on a connection that has since been left: nobody can

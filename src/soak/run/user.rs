@@ -1,0 +1,172 @@
+//! The soak's simulated user: what it sends for each of the script's
+//! `expect`s, and when.
+//!
+//! The script says what the server waits for (`clientContent`,
+//! `realtimeInput.text`, `realtimeInput.audio`, the activity markers,
+//! `realtimeInput.audioStreamEnd`); the user sends one such message per
+//! `expect`: a line from the repertoire, or a chunk of audio (distinct
+//! bytes drawn from the seed, so a chunk lost or sent twice shows). It
+//! sends when the script gets to the `expect`, once the session is on the
+//! connection the script waits on, except for an `expect` that the
+//! script puts right after a connection ends and the next resumes: that
+//! message is typed while the session reconnects (the session must queue
+//! it and send it once it is back).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::executor::{self, Seed, Stream};
+use crate::session::{EventStream, LiveEvent, LiveHandle};
+use crate::soak::run::engine::Target;
+use crate::testing::{Action, ReplayControl, ScriptedServer};
+
+/// Bytes in one chunk of user audio (10 ms of 16 kHz 16-bit mono).
+const AUDIO_CHUNK: usize = 320;
+
+/// One message the user sends.
+pub(crate) struct Turn {
+    /// The client message.
+    pub message: Value,
+    /// Sent as soon as this `close` or `abort` action has ended the
+    /// connection (typing while the session reconnects); `None`: when the
+    /// script reaches the `expect`.
+    pub after_close: Option<usize>,
+}
+
+/// What the user sends for each `expect` of `script`, in order.
+pub(crate) fn turns(target: &Target, seed: Seed, script: &ScriptedServer) -> Vec<Turn> {
+    let mut draw = Stream::new(seed, "soak/user");
+    let mut audio = Stream::new(seed, "soak/user/audio");
+    let actions = script.actions();
+    let mut out = Vec::new();
+    for (at, action) in actions.iter().enumerate() {
+        let Action::Expect(key) = action else {
+            continue;
+        };
+        let mut line = || {
+            draw.pick(&target.repertoire.user_lines)
+                .cloned()
+                .unwrap_or_else(|| "Hello.".to_string())
+        };
+        let message = match key.as_str() {
+            "realtimeInput" | "realtimeInput.text" => {
+                json!({ "realtimeInput": { "text": line() } })
+            }
+            "realtimeInput.audio" => {
+                use base64::Engine as _;
+                let pcm: Vec<u8> = (0..AUDIO_CHUNK)
+                    .map(|_| (audio.next_u64() & 0xff) as u8)
+                    .collect();
+                let data = base64::engine::general_purpose::STANDARD.encode(pcm);
+                json!({ "realtimeInput": { "audio": { "mimeType": "audio/pcm;rate=16000", "data": data } } })
+            }
+            "realtimeInput.activityStart" => json!({ "realtimeInput": { "activityStart": {} } }),
+            "realtimeInput.activityEnd" => json!({ "realtimeInput": { "activityEnd": {} } }),
+            "realtimeInput.audioStreamEnd" => {
+                json!({ "realtimeInput": { "audioStreamEnd": true } })
+            }
+            _ => json!({ "clientContent": {
+                "turns": [{ "role": "user", "parts": [{ "text": line() }] }],
+                "turnComplete": true
+            } }),
+        };
+        // Right after `close`/`abort`, then a `reconnect` that resumes a
+        // handle: typed while the session is between connections.
+        let before = |back: usize| at.checked_sub(back).map(|i| &actions[i]);
+        let after_close = match (before(2), before(1)) {
+            (Some(Action::Close(_) | Action::Abort), Some(Action::Reconnect(r)))
+                if r.handle.is_some() =>
+            {
+                Some(at - 2)
+            }
+            _ => None,
+        };
+        out.push(Turn {
+            message,
+            after_close,
+        });
+    }
+    out
+}
+
+/// What identifies a content message the user sent, as the checks see it:
+/// its text, or its audio data, or which activity marker it is. `None`
+/// for a message that is not content (a tool response, a setup).
+pub(crate) fn content_key(message: &Value) -> Option<String> {
+    if let Some(realtime) = message.get("realtimeInput") {
+        if let Some(text) = realtime.get("text").and_then(Value::as_str) {
+            return Some(text.to_string());
+        }
+        if let Some(data) = realtime.pointer("/audio/data").and_then(Value::as_str) {
+            return Some(format!("audio {data}"));
+        }
+        return realtime
+            .as_object()
+            .and_then(|o| o.keys().next())
+            .map(|k| format!("({k})"));
+    }
+    let turns = message.pointer("/clientContent/turns")?.as_array()?;
+    Some(
+        turns
+            .iter()
+            .filter_map(|turn| turn.get("parts").and_then(Value::as_array))
+            .flatten()
+            .filter_map(|part| part.get("text").and_then(Value::as_str))
+            .collect(),
+    )
+}
+
+/// What the user sent: each message's [`content_key`] and when.
+pub(crate) type Sent = Arc<Mutex<Vec<(String, Duration)>>>;
+
+/// Plays the user: sends each turn when its time comes, and keeps what it
+/// sent in `sent`. With `connections` (the session's events, for a script
+/// that spans connections) a turn the script waits for on a later
+/// connection is sent once the session is on it: a fresh session would
+/// drop what it queued.
+pub(crate) async fn play(
+    control: ReplayControl,
+    handle: LiveHandle,
+    turns: Vec<Turn>,
+    sent: Sent,
+    mut connections: Option<EventStream>,
+) {
+    let mut on = 1;
+    for (i, turn) in turns.into_iter().enumerate() {
+        match turn.after_close {
+            Some(close) => {
+                control
+                    .wait_until(|c| c.last_close().is_some_and(|at| at >= close) || c.is_finished())
+                    .await;
+            }
+            None => {
+                control
+                    .wait_until(|c| c.expects_reached() > i || c.is_finished())
+                    .await;
+            }
+        }
+        if control.is_finished() {
+            return;
+        }
+        if turn.after_close.is_none()
+            && let Some(events) = &mut connections
+        {
+            while on < control.connections() {
+                match events.next().await {
+                    Some(LiveEvent::Resumed { connection, .. }) => on = connection,
+                    Some(_) => {}
+                    None => return,
+                }
+            }
+        }
+        let key = content_key(&turn.message).unwrap_or_default();
+        if handle.send_message(turn.message).is_err() {
+            return;
+        }
+        sent.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((key, executor::now()));
+    }
+}

@@ -6,6 +6,10 @@
 //! and the saved entry fails with the bug and passes without it; a
 //! three-action script triggers it.
 //!
+//! And the bugs that need two faults at once (`session/planted.rs`): the
+//! default soak finds each over seeds 0..2000 of its agent and shrinks it
+//! to at most six actions, a case that passes without the bug.
+//!
 //! Run with `cargo test --features planted-bug --test planted`.
 
 use std::path::{Path, PathBuf};
@@ -13,7 +17,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use livesim::Seed;
-use livesim::soak::{Agent, CorpusEntry, Soak, invariants};
+use livesim::session::PlantedBug;
+use livesim::soak::{Agent, Case, CorpusEntry, DEFAULT_BUDGET, Soak, invariants};
 use livesim::testing::ScriptedServer;
 use serde_json::json;
 
@@ -186,4 +191,79 @@ fn a_three_action_script_triggers_it() {
             }
         }
     }
+}
+
+/// The planted bugs that need two things at once, and the agent of `sim/`
+/// whose soak meets both.
+const COMBINED: [(PlantedBug, &str); 9] = [
+    (PlantedBug::CancelsTheFirstCall, "support"),
+    (PlantedBug::InterruptionAbortsCalls, "support"),
+    (PlantedBug::RepeatedIdRunsAgain, "weather"),
+    (PlantedBug::AnswerFiledUnderLaterCall, "weather"),
+    (PlantedBug::TranscriptDroppedMidCall, "weather"),
+    (PlantedBug::ThoughtFlushedAsAnswer, "weather"),
+    (PlantedBug::TypedWhileReconnectingDropped, "resumable"),
+    (PlantedBug::ShortGoAwayIgnored, "resumable"),
+    (PlantedBug::AudioNotReplayed, "resumable"),
+];
+
+/// The search power of the default soak: each planted bug that needs two
+/// faults at once (cancelling one of parallel calls, interrupting them,
+/// a repeated id among them, answers filed under a later tool message,
+/// frames while a call runs, a thought right before a call, typing while
+/// the session reconnects, a short `goAway`, audio across a transparent
+/// resumption) is found over seeds 0..2000 of its agent and shrunk to at
+/// most six actions; the shrunk case passes without the bug.
+#[test]
+fn the_default_soak_finds_each_bug_that_needs_two_faults_and_shrinks_it() {
+    let mut report = Vec::new();
+    for (bug, name) in COMBINED {
+        let agent =
+            Agent::load(Path::new(env!("CARGO_MANIFEST_DIR")).join("sim").join(name)).unwrap();
+        let soak = || {
+            Soak::agent(&agent.clone().with_planted(bug))
+                .check_determinism_every(0)
+                .keep(false)
+        };
+        let summary = soak()
+            .seed_range(0..2000)
+            .stop_at_first_failure()
+            .try_run()
+            .err()
+            .unwrap_or_else(|| panic!("{bug}: seeds 0..2000 of {name} never find it"));
+        let failure = summary
+            .failures()
+            .min_by_key(|f| f.seed)
+            .expect("a failure")
+            .clone();
+        let shrunk = soak()
+            .shrink(
+                &Case::from(&failure),
+                &failure.invariant,
+                DEFAULT_BUDGET,
+                &|_| {},
+            )
+            .unwrap_or_else(|e| panic!("{bug}: {e}"));
+        assert!(
+            shrunk.case.actions() <= 6,
+            "{bug}: shrunk to {} actions: {shrunk}\n{}",
+            shrunk.case.actions(),
+            serde_json::to_string_pretty(&shrunk.case.script.to_json()).unwrap()
+        );
+        let fixed = Soak::agent(&agent)
+            .check_determinism_every(0)
+            .run_case(&shrunk.case);
+        assert!(
+            fixed.failures.is_empty(),
+            "{bug}: the shrunk case fails without the bug: {:?}",
+            fixed.failures
+        );
+        report.push(format!(
+            "{bug}: {name} seed {} ({}), shrunk to {} actions",
+            failure.seed,
+            failure.invariant,
+            shrunk.case.actions()
+        ));
+    }
+    eprintln!("{}", report.join("\n"));
 }

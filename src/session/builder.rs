@@ -226,8 +226,16 @@ impl LiveSessionBuilder {
     /// uses.
     #[cfg(feature = "planted-bug")]
     #[doc(hidden)]
-    pub fn planted_bug(mut self) -> Self {
-        self.config.planted_bug = true;
+    pub fn planted_bug(self) -> Self {
+        self.plant(super::PlantedBug::RefusedCallRuns)
+    }
+
+    /// Plants `bug` in the session (see [`PlantedBug`](super::PlantedBug)).
+    /// Exists only in builds with the `planted-bug` feature.
+    #[cfg(feature = "planted-bug")]
+    #[doc(hidden)]
+    pub fn plant(mut self, bug: super::PlantedBug) -> Self {
+        self.config.planted = Some(bug);
         self
     }
 

@@ -49,9 +49,10 @@ pub(crate) struct SessionConfig {
     /// Knows the session's own secrets (its API key), to scrub from
     /// whatever the server sends.
     pub redactor: Redactor,
-    /// Turns on the planted bug (see the control lane); test builds only.
+    /// The planted bug this session carries (see `session/planted.rs`);
+    /// test builds only.
     #[cfg(feature = "planted-bug")]
-    pub planted_bug: bool,
+    pub planted: Option<super::PlantedBug>,
 }
 
 /// The flow a session is governed by.
@@ -83,7 +84,7 @@ impl SessionConfig {
             resumption: Resumption::off(),
             redactor: Redactor::new(),
             #[cfg(feature = "planted-bug")]
-            planted_bug: false,
+            planted: None,
         }
     }
 
@@ -143,3 +144,11 @@ impl SessionConfig {
 
 /// The model a session asks for unless told otherwise.
 pub const DEFAULT_MODEL: &str = "gemini-live-2.5-flash-preview";
+
+#[cfg(feature = "planted-bug")]
+impl SessionConfig {
+    /// Whether this session carries planted bug `bug`.
+    pub(crate) fn planted(&self, bug: super::PlantedBug) -> bool {
+        self.planted == Some(bug)
+    }
+}

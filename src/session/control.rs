@@ -59,6 +59,12 @@ struct Lane {
     /// message was still running when this message's calls arrived.
     #[cfg(feature = "planted-bug")]
     planted_overlap: bool,
+    /// The ids of the message being handled (test builds only).
+    #[cfg(feature = "planted-bug")]
+    planted_message: Vec<String>,
+    /// Where the turn's latest tool call stands (test builds only).
+    #[cfg(feature = "planted-bug")]
+    planted_latest_call: Option<Position>,
 }
 
 /// One extractor's runs: whether one is going, and the turns waiting for
@@ -130,6 +136,10 @@ impl Control {
             extracted,
             #[cfg(feature = "planted-bug")]
             planted_overlap: false,
+            #[cfg(feature = "planted-bug")]
+            planted_message: Vec::new(),
+            #[cfg(feature = "planted-bug")]
+            planted_latest_call: None,
         };
         let session_id = lane.control.session_id.clone();
         lane.control
@@ -178,8 +188,12 @@ impl Lane {
             LiveEvent::ToolCall { calls } => {
                 #[cfg(feature = "planted-bug")]
                 {
+                    use super::PlantedBug;
+                    let config = &self.control.config;
                     self.planted_overlap =
-                        self.control.config.planted_bug && self.dispatcher.is_running();
+                        config.planted(PlantedBug::RefusedCallRuns) && self.dispatcher.is_running();
+                    self.planted_message = calls.iter().map(|c| c.id.clone()).collect();
+                    self.planted_latest_call = Some(at);
                 }
                 self.control.bus.emit(
                     LiveEvent::ToolCall {
@@ -236,6 +250,17 @@ impl Lane {
                     call.name
                 ),
             });
+            return;
+        }
+        #[cfg(feature = "planted-bug")]
+        if self
+            .control
+            .config
+            .planted(super::PlantedBug::RepeatedIdRunsAgain)
+            && self.planted_message[..k].contains(&call.id)
+        {
+            // Planted: a repeat within the message runs again, ungated.
+            let _ = self.dispatcher.dispatch(&call, at.response(k));
             return;
         }
         if !self.dispatcher.claim(&call.id) {
@@ -301,6 +326,16 @@ impl Lane {
     }
 
     fn cancel(&mut self, id: &str) {
+        #[cfg(feature = "planted-bug")]
+        let planted = self
+            .control
+            .config
+            .planted(super::PlantedBug::CancelsTheFirstCall)
+            .then(|| self.dispatcher.running_ids())
+            .filter(|running| running.len() >= 2)
+            .and_then(|running| running.into_iter().next());
+        #[cfg(feature = "planted-bug")]
+        let id = planted.as_deref().unwrap_or(id);
         let note = match self.dispatcher.cancel(id) {
             Cancelled::Aborted => return,
             Cancelled::TooLate => "it was already answered",
@@ -331,6 +366,20 @@ impl Lane {
             return;
         }
         if let Some(done) = self.dispatcher.complete(done) {
+            #[cfg(feature = "planted-bug")]
+            let done = {
+                let mut done = done;
+                if self
+                    .control
+                    .config
+                    .planted(super::PlantedBug::AnswerFiledUnderLaterCall)
+                    && let Some(latest) = self.planted_latest_call
+                    && latest.frame() > done.at.frame()
+                {
+                    done.at = latest.response(0);
+                }
+                done
+            };
             self.respond(&done.id, &done.name, done.outcome, done.at)
                 .await;
         }
@@ -387,6 +436,17 @@ impl Lane {
     }
 
     fn interrupted(&mut self) {
+        #[cfg(feature = "planted-bug")]
+        if self
+            .control
+            .config
+            .planted(super::PlantedBug::InterruptionAbortsCalls)
+            && self.dispatcher.running_ids().len() >= 2
+        {
+            for id in self.dispatcher.running_ids() {
+                self.dispatcher.cancel(&id);
+            }
+        }
         if let Some(monitor) = self.monitor.as_mut() {
             let entries = monitor.record_interruption(&self.control.state);
             self.journal(entries);

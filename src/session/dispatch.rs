@@ -147,6 +147,12 @@ impl Dispatcher {
         !self.running.is_empty()
     }
 
+    /// The ids of the calls running now (planted bugs' triggers).
+    #[cfg(feature = "planted-bug")]
+    pub fn running_ids(&self) -> Vec<String> {
+        self.running.keys().cloned().collect()
+    }
+
     /// Accepts a completion: `Some` if it must be answered, `None` if its
     /// call was cancelled meanwhile.
     pub fn complete(&mut self, completion: Completion) -> Option<Completion> {

@@ -60,6 +60,8 @@ mod handle;
 mod inbound;
 mod live;
 mod phases;
+#[cfg(feature = "planted-bug")]
+mod planted;
 mod position;
 mod reconnect;
 mod redacted;
@@ -81,5 +83,8 @@ pub use extractors::{Extracted, Extractor, Speaker, Transcript, TranscriptLine, 
 pub use handle::LiveHandle;
 pub use live::{Live, LiveBuilder};
 pub use phases::{PhaseMachine, PhaseTransition, Phases};
+#[cfg(feature = "planted-bug")]
+#[doc(hidden)]
+pub use planted::PlantedBug;
 pub use resumption::Resumption;
 pub use temporal::{PatternWatch, TemporalPattern};

@@ -62,6 +62,10 @@ pub(crate) struct Link {
     /// events stand.
     pub switching: Option<BoxFuture<'static, Result<Opened, SessionError>>>,
     pub switch_at: Option<Position>,
+    /// Calls the server made and the session has not answered (a planted
+    /// bug's trigger; test builds only).
+    #[cfg(feature = "planted-bug")]
+    pub planted_unanswered: std::collections::BTreeSet<String>,
 }
 
 impl Link {
@@ -84,6 +88,8 @@ impl Link {
             move_by: None,
             switching: None,
             switch_at: None,
+            #[cfg(feature = "planted-bug")]
+            planted_unanswered: std::collections::BTreeSet::new(),
         }
     }
 
@@ -136,9 +142,18 @@ impl Link {
             self.turn_open = true;
             self.handle_fresh = false;
         }
+        #[cfg(feature = "planted-bug")]
+        let short_ignored = self.config.planted(super::PlantedBug::ShortGoAwayIgnored)
+            && message
+                .go_away
+                .as_ref()
+                .is_some_and(|g| g.time_left.unwrap_or(Duration::ZERO) < Duration::from_secs(1));
+        #[cfg(not(feature = "planted-bug"))]
+        let short_ignored = false;
         if let Some(go_away) = &message.go_away
             && self.reconnects()
             && self.switching.is_none()
+            && !short_ignored
         {
             // Half the time left to finish the turn and get its handle;
             // the other half to move.
@@ -283,6 +298,19 @@ impl WireLane {
                 .iter()
                 .map(|(_, m)| m.clone())
                 .collect()
+        };
+        #[cfg(feature = "planted-bug")]
+        let replay: Vec<Value> = if self
+            .link
+            .config
+            .planted(super::PlantedBug::AudioNotReplayed)
+        {
+            replay
+                .into_iter()
+                .filter(|m| m.pointer("/realtimeInput/audio").is_none())
+                .collect()
+        } else {
+            replay
         };
         for message in replay {
             if let Err(e) = self.transport.send(Frame::Text(message.to_string())).await {
@@ -433,6 +461,15 @@ impl WireLane {
                 biased;
                 command = self.commands.recv() => match command {
                     Some(Command::Send(message)) => {
+                        #[cfg(feature = "planted-bug")]
+                        if is_content(&message)
+                            && self
+                                .link
+                                .config
+                                .planted(super::PlantedBug::TypedWhileReconnectingDropped)
+                        {
+                            continue;
+                        }
                         if is_content(&message) {
                             self.transcript.push(Speaker::User, user_text(&message));
                         }

@@ -70,6 +70,13 @@ pub(super) enum End {
 impl WireLane {
     pub async fn run(mut self) {
         let mut aggregator = Aggregator::default();
+        #[cfg(feature = "planted-bug")]
+        {
+            aggregator.planted_thought = self
+                .link
+                .config
+                .planted(super::PlantedBug::ThoughtFlushedAsAnswer);
+        }
         let ended = loop {
             for frame in std::mem::take(&mut self.early) {
                 // An in-band error before setup completed would have failed setup.
@@ -226,6 +233,13 @@ impl WireLane {
                 }
             }
             Some(Command::Answer { message, at }) => {
+                #[cfg(feature = "planted-bug")]
+                if let Some(id) = message
+                    .pointer("/toolResponse/functionResponses/0/id")
+                    .and_then(Value::as_str)
+                {
+                    self.link.planted_unanswered.remove(id);
+                }
                 if !self.link.is_current(at) {
                     self.warn(stale_answer(&message));
                     return None;
@@ -301,6 +315,10 @@ impl WireLane {
             .enumerate()
         {
             let at = Position::wire(index, u32::try_from(i).unwrap_or(u32::MAX));
+            #[cfg(feature = "planted-bug")]
+            if self.planted_drops(&event) {
+                continue;
+            }
             match &event {
                 LiveEvent::InputTranscript { text } => {
                     self.transcript.push(Speaker::User, text.as_str())
@@ -327,6 +345,31 @@ impl WireLane {
             self.lanes.send(event.lane(), Routed::Event(event, at));
         }
         None
+    }
+}
+
+#[cfg(feature = "planted-bug")]
+impl WireLane {
+    /// Planted: an output transcription chunk is dropped while a call is
+    /// unanswered (the calls made are noted here).
+    fn planted_drops(&mut self, event: &LiveEvent) -> bool {
+        if !self
+            .link
+            .config
+            .planted(super::PlantedBug::TranscriptDroppedMidCall)
+        {
+            return false;
+        }
+        match event {
+            LiveEvent::ToolCall { calls } => {
+                self.link
+                    .planted_unanswered
+                    .extend(calls.iter().map(|c| c.id.clone()));
+                false
+            }
+            LiveEvent::OutputTranscriptDelta { .. } => !self.link.planted_unanswered.is_empty(),
+            _ => false,
+        }
     }
 }
 

@@ -68,6 +68,7 @@ pub struct Soak {
     duration: Option<Duration>,
     checks: Checks,
     keep: KeepChoice,
+    stop_at_first_failure: bool,
 }
 
 /// What the builder said about keeping failures (the environment may
@@ -185,6 +186,7 @@ impl Soak {
             duration: None,
             checks: Checks::default(),
             keep: KeepChoice::default(),
+            stop_at_first_failure: false,
         }
     }
 
@@ -339,6 +341,13 @@ impl Soak {
     /// Runs one shard of the seeds.
     pub fn shard(mut self, shard: Shard) -> Self {
         self.shard = shard;
+        self
+    }
+
+    /// Starts no new run once a run has failed (runs already going
+    /// finish): for a test that wants the first failure fast.
+    pub fn stop_at_first_failure(mut self) -> Self {
+        self.stop_at_first_failure = true;
         self
     }
 
@@ -673,6 +682,7 @@ impl Soak {
                 duration: self.duration,
                 checks: self.checks,
                 kept: &kept,
+                stop_at_first_failure: self.stop_at_first_failure,
             },
             &|_| {},
         );
@@ -719,6 +729,7 @@ pub fn soak_all(
             duration,
             checks,
             kept: &[],
+            stop_at_first_failure: false,
         },
         progress,
     )

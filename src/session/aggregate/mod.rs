@@ -87,6 +87,10 @@ pub(crate) struct Aggregator {
     thought: bool,
     input: Option<String>,
     output: Option<String>,
+    /// A planted bug: a thought pending at a tool call is flushed as an
+    /// answer (test builds only).
+    #[cfg(feature = "planted-bug")]
+    pub planted_thought: bool,
 }
 
 impl Aggregator {
@@ -129,6 +133,10 @@ impl Aggregator {
             out.push(LiveEvent::ToolCancelled { ids: ids.clone() });
         }
         if let Some(calls) = &msg.tool_calls {
+            #[cfg(feature = "planted-bug")]
+            if self.planted_thought {
+                self.thought = false;
+            }
             self.flush(false, &mut out);
             out.push(LiveEvent::ToolCall {
                 calls: calls.clone(),
@@ -150,7 +158,11 @@ impl Aggregator {
 
     /// The connection closed: whatever is pending is dropped.
     pub fn close(&mut self) {
-        *self = Aggregator::default();
+        *self = Aggregator {
+            #[cfg(feature = "planted-bug")]
+            planted_thought: self.planted_thought,
+            ..Aggregator::default()
+        };
     }
 
     /// Whether model text is waiting for its segment to end.

@@ -228,17 +228,30 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
     };
     let planted_bug = match top.get("planted_bug") {
         Some(node) => {
-            let on = node.boolean("true or false")?;
-            if on && !cfg!(feature = "planted-bug") {
+            // `true` is the first planted bug; a name picks one.
+            let name = match node.value {
+                serde_json::Value::String(name) => Some(name.clone()),
+                _ => node
+                    .boolean("true, false or the name of a planted bug")?
+                    .then(|| "refused-call-runs".to_string()),
+            };
+            if name.is_some() && !cfg!(feature = "planted-bug") {
                 return node.fail(
-                    "`planted_bug` turns on a deliberately broken governance gate, which exists \
-                     only in a livesim built with `--features planted-bug` (livesim's own test of \
-                     the soak); remove the key",
+                    "`planted_bug` turns on deliberately broken behaviour, which exists only in \
+                     a livesim built with `--features planted-bug` (livesim's own test of the \
+                     soak); remove the key",
                 );
             }
-            on
+            #[cfg(feature = "planted-bug")]
+            if let Some(problem) = name
+                .as_deref()
+                .and_then(|n| n.parse::<crate::session::PlantedBug>().err())
+            {
+                return node.fail(problem);
+            }
+            name
         }
-        None => false,
+        None => None,
     };
     let repertoire = Repertoire {
         tools: tools.iter().map(SimTool::model).collect(),

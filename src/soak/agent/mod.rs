@@ -227,7 +227,8 @@ pub struct Agent {
     pub sometimes: Vec<AgentGoal>,
     /// Its fault tuning: kinds on in every seed that is not calm.
     pub faults: Vec<(FaultKind, f64)>,
-    pub(crate) planted_bug: bool,
+    /// The planted bug the agent file names (test builds only).
+    pub(crate) planted_bug: Option<String>,
 }
 
 impl Agent {
@@ -323,8 +324,8 @@ impl Agent {
                 serde_json::json!({ "automaticActivityDetection": { "disabled": true } }),
             );
         }
-        if self.planted_bug {
-            builder = with_planted_bug(builder);
+        if let Some(bug) = &self.planted_bug {
+            builder = with_planted_bug(builder, bug);
         }
         builder
     }
@@ -335,29 +336,40 @@ impl Agent {
         self.repertoire.resumption.is_on()
     }
 
-    /// Whether the agent file turned the planted bug on.
+    /// Whether the agent file turned a planted bug on.
     pub fn planted_bug(&self) -> bool {
-        self.planted_bug
+        self.planted_bug.is_some()
     }
 
-    /// The same agent with the planted bug on or off (builds with the
-    /// `planted-bug` feature only).
+    /// The same agent with the first planted bug on or off (builds with
+    /// the `planted-bug` feature only).
     #[cfg(feature = "planted-bug")]
     #[doc(hidden)]
     pub fn with_planted_bug(mut self, on: bool) -> Agent {
-        self.planted_bug = on;
+        self.planted_bug = on.then(|| "refused-call-runs".to_string());
+        self
+    }
+
+    /// The same agent with planted bug `bug` (builds with the
+    /// `planted-bug` feature only).
+    #[cfg(feature = "planted-bug")]
+    #[doc(hidden)]
+    pub fn with_planted(mut self, bug: crate::session::PlantedBug) -> Agent {
+        self.planted_bug = Some(bug.name().to_string());
         self
     }
 }
 
 #[cfg(feature = "planted-bug")]
-fn with_planted_bug(mut builder: LiveBuilder) -> LiveBuilder {
-    builder.inner = builder.inner.planted_bug();
+fn with_planted_bug(mut builder: LiveBuilder, bug: &str) -> LiveBuilder {
+    if let Ok(bug) = bug.parse() {
+        builder.inner = builder.inner.plant(bug);
+    }
     builder
 }
 
 #[cfg(not(feature = "planted-bug"))]
-fn with_planted_bug(builder: LiveBuilder) -> LiveBuilder {
+fn with_planted_bug(builder: LiveBuilder, _bug: &str) -> LiveBuilder {
     builder
 }
 

@@ -411,6 +411,8 @@ pub(crate) struct Plan<'a> {
     pub checks: Checks,
     /// Kept cases of the corpus, run before the seeds.
     pub kept: &'a [KeptCase],
+    /// Start no new run once a run has failed.
+    pub stop_at_first_failure: bool,
 }
 
 /// A case from the corpus, run first: which target, the case, and the
@@ -506,7 +508,7 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
         if over {
             out_of_time.store(true, Ordering::Relaxed);
         }
-        over
+        over || (plan.stop_at_first_failure && failed.load(Ordering::Relaxed) > 0)
     };
     let summaries: Vec<Mutex<AgentSummary>> = targets
         .iter()

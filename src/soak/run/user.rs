@@ -9,8 +9,8 @@
 //! sends when the script gets to the `expect`, once the session is on the
 //! connection the script waits on, except for an `expect` that the
 //! script puts right after a connection ends and the next resumes: that
-//! message is typed while the session reconnects (the session must queue
-//! it and send it once it is back).
+//! message is typed while the session reconnects, once it says so (the
+//! session must queue it and send it once it is back).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -30,9 +30,11 @@ pub(crate) struct Turn {
     /// The client message.
     pub message: Value,
     /// Sent as soon as this `close` or `abort` action has ended the
-    /// connection (typing while the session reconnects); `None`: when the
-    /// script reaches the `expect`.
-    pub after_close: Option<usize>,
+    /// connection and the session, on it, says it is reconnecting (typing
+    /// while the session reconnects): the action's index and the
+    /// connection (1-based) it ended; `None`: when the script reaches the
+    /// `expect`.
+    pub after_close: Option<(usize, u32)>,
 }
 
 /// What the user sends for each `expect` of `script`, in order.
@@ -79,7 +81,15 @@ pub(crate) fn turns(target: &Target, seed: Seed, script: &ScriptedServer) -> Vec
             (Some(Action::Close(_) | Action::Abort), Some(Action::Reconnect(r)))
                 if r.handle.is_some() =>
             {
-                Some(at - 2)
+                // Connections set up before it (a reconnect whose setup
+                // the script refuses opens none).
+                let connection = (0..at - 2)
+                    .filter(|&i| {
+                        matches!(actions[i], Action::Reconnect(_))
+                            && !matches!(actions.get(i + 1), Some(Action::RejectSetup(_)))
+                    })
+                    .count();
+                Some((at - 2, u32::try_from(connection).unwrap_or(u32::MAX) + 1))
             }
             _ => None,
         };
@@ -136,10 +146,22 @@ pub(crate) async fn play(
     let mut on = 1;
     for (i, turn) in turns.into_iter().enumerate() {
         match turn.after_close {
-            Some(close) => {
+            Some((close, ended)) => {
                 control
                     .wait_until(|c| c.last_close().is_some_and(|at| at >= close) || c.is_finished())
                     .await;
+                // Then until the session, on the connection that ended,
+                // says it is reconnecting (or is already past it).
+                if let Some(events) = &mut connections {
+                    while on <= ended {
+                        match events.next().await {
+                            Some(LiveEvent::Reconnecting { .. }) if on == ended => break,
+                            Some(LiveEvent::Resumed { connection, .. }) => on = connection,
+                            Some(_) => {}
+                            None => return,
+                        }
+                    }
+                }
             }
             None => {
                 control

@@ -30,6 +30,7 @@ mod handshake;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use serde_json::Value;
 use tokio::sync::{Notify, mpsc};
@@ -189,9 +190,16 @@ enum Wait {
     /// The `n`-th `expect` action's client message (0-based).
     Expected(usize),
     Until(Instant),
+    /// After the last action, the transparent replay the client still
+    /// owes, until this instant (it comes right after `setupComplete`).
+    Replays(Instant),
     /// The client leaving: after the last action.
     Hangup,
 }
+
+/// How long the player waits, after its last action, for a transparent
+/// replay the client still owes.
+const REPLAY_GRACE: Duration = Duration::from_secs(1);
 
 /// What a call action waits for: the answers of the calls that wait.
 fn answers(calls: &[Call]) -> Wait {
@@ -440,6 +448,11 @@ impl<'a, T: Transport> Player<'a, T> {
                 if matches!(wait, Wait::Hangup) {
                     break;
                 }
+                if !self.replay.is_empty() && !matches!(wait, Wait::Replays(_)) {
+                    // The replay may still be on its way.
+                    wait = Wait::Replays(Instant::now() + REPLAY_GRACE);
+                    continue;
+                }
                 self.finish_actions();
                 wait = Wait::Hangup;
                 continue;
@@ -510,6 +523,7 @@ impl<'a, T: Transport> Player<'a, T> {
                     || state.abandoned.contains(id)
             }),
             Wait::Expected(n) => self.expected_seen > *n,
+            Wait::Replays(_) => self.replay.is_empty(),
             Wait::Until(_) | Wait::Hangup => false,
         }
     }
@@ -529,6 +543,14 @@ impl<'a, T: Transport> Player<'a, T> {
             }
             let deadline = match wait {
                 Wait::Until(at) => Some(*at),
+                Wait::Replays(at) => {
+                    // Past the grace, the script ends and says what is
+                    // missing.
+                    if Instant::now() >= *at {
+                        return Flow::Go;
+                    }
+                    Some(*at)
+                }
                 _ => None,
             };
             let releasing = matches!(wait, Wait::Release);

@@ -163,7 +163,7 @@ impl Judge<'_> {
 
     /// Whether `case` still fails the same way (running it).
     fn fails(&mut self, case: &Case) -> bool {
-        if self.out_of_time() {
+        if self.out_of_time() || !script::connections_end(case.script.actions()) {
             return false;
         }
         self.runs += 1;

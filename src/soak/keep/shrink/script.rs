@@ -30,6 +30,28 @@ pub(crate) fn turns(actions: &[Action]) -> Vec<Vec<Action>> {
     turns
 }
 
+/// Whether a cut-down script still says how each of its connections
+/// ends: a `reconnect` needs the connection before it to end first (the
+/// script's `close`, `abort` or refused setup, or a `goAway` after which
+/// the client leaves). A script that waits for a new connection the
+/// client has no reason to open fails every run, whatever the session
+/// does, so the shrinker never keeps one.
+pub(crate) fn connections_end(actions: &[Action]) -> bool {
+    let mut ended = false;
+    for action in actions {
+        match action {
+            Action::Close(_) | Action::Abort | Action::RejectSetup(_) | Action::GoAwayMs(_) => {
+                ended = true
+            }
+            Action::Send(message) if message.get("goAway").is_some() => ended = true,
+            Action::Reconnect(_) if !ended => return false,
+            Action::Reconnect(_) => ended = false,
+            _ => {}
+        }
+    }
+    true
+}
+
 /// A frame carrying one piece of a text stream: the stream's name, the
 /// text, and whether the piece closes it (`finished`).
 struct Piece<'a> {

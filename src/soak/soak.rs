@@ -26,10 +26,8 @@ use crate::soak::keep::kept::{KEEP_PER_INVARIANT, Keeping};
 use crate::soak::keep::replay::{CorpusReplay, kept_cases};
 use crate::soak::keep::shrink::DEFAULT_BUDGET;
 use crate::soak::keep::shrink::{ShrinkError, ShrinkProgress, Shrunk};
-use crate::soak::run::engine::{
-    Checks, KeptCase, Plan, Progress, Replay, SeedRun, Target, all_cores, run_case, run_plan,
-    run_seed,
-};
+use crate::soak::run::engine::{Checks, Replay, SeedRun, Target, all_cores, run_case, run_seed};
+use crate::soak::run::plan::{KeptCase, Plan, Progress, run_plan};
 use crate::soak::run::record::RunRecord;
 use crate::soak::run::session::{LIVENESS_BOUND, liveness_bound};
 use crate::soak::run::shard::Shard;

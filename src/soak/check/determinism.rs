@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::executor::Seed;
-use crate::soak::run::engine::{item, pool};
+use crate::soak::run::plan::{item, pool};
 use crate::soak::soak::Soak;
 
 /// One (agent, seed)'s trace hash.

@@ -15,7 +15,7 @@ use crate::soak::Soak;
 use crate::soak::check::report::Failure;
 use crate::soak::keep::corpus::CorpusEntry;
 use crate::soak::keep::kept::shown;
-use crate::soak::run::engine::KeptCase;
+use crate::soak::run::plan::KeptCase;
 
 /// What replaying a corpus folder found.
 #[derive(Debug, Default)]

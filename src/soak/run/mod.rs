@@ -6,6 +6,7 @@
 
 pub(crate) mod calibrate;
 pub(crate) mod engine;
+pub(crate) mod plan;
 pub(crate) mod record;
 pub(crate) mod session;
 pub(crate) mod shard;

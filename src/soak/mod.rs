@@ -64,6 +64,7 @@ pub use file_reader::AgentFileError;
 pub use generate::faults::{CloseKind, FaultKind, Faults, Weather};
 pub use generate::script::generate;
 pub use generate::steps::{Step, script as steps_script};
+pub use generate::variant;
 pub use keep::corpus::{CORPUS_VERSION, CorpusEntry, ShrinkNote, corpus_files};
 pub use keep::kept::{KEEP_PER_INVARIANT, Keeping, Kept, Saved};
 pub use keep::replay::CorpusReplay;

@@ -125,6 +125,7 @@ impl Soak {
             calibration: Some(Arc::new(OnceLock::new())),
             declared_latency: BTreeSet::new(),
             allowed_panics: BTreeSet::new(),
+            explore: true,
         })
     }
 
@@ -172,6 +173,7 @@ impl Soak {
             calibration: None,
             declared_latency: BTreeSet::new(),
             allowed_panics: BTreeSet::new(),
+            explore: true,
         })
     }
 
@@ -283,6 +285,34 @@ impl Soak {
     /// naming the tool, the call and where it panicked).
     pub fn allow_panic(mut self, tool: &str) -> Self {
         self.target.allowed_panics.insert(tool.to_string());
+        self
+    }
+
+    /// Whether the soak explores variants of the runs that found
+    /// something new (on by default): a run with an event order no run had
+    /// before, or one that reached a rarely reached goal, earns variants
+    /// of its seed (the same conversation, faults and scheduling
+    /// perturbed), up to one for every four fresh seeds. Each variant is
+    /// a seed of its own (see [`variant`](crate::soak::variant)) and
+    /// replays like any other. A soak of one seed never explores.
+    ///
+    /// ```
+    /// use livesim::prelude::*;
+    /// use livesim::soak::Soak;
+    ///
+    /// let soak = || Soak::new("echo", || {
+    ///     Live::builder().tools(T::simple("echo", "Says it back", |args| async move { Ok(args) }))
+    /// })
+    /// .seeds(40)
+    /// .keep(false);
+    /// let fresh = soak().explore(false).run();
+    /// assert_eq!(fresh.sessions(), 40);
+    /// let exploring = soak().run();
+    /// assert!(exploring.sessions() > 40);
+    /// assert_eq!(exploring.sessions(), 40 + exploring.explored());
+    /// ```
+    pub fn explore(mut self, on: bool) -> Self {
+        self.target.explore = on;
         self
     }
 

@@ -72,6 +72,11 @@ pub struct AgentEntry {
     pub name: String,
     /// Sessions run.
     pub sessions: u64,
+    /// Of the sessions, the variants exploration added.
+    pub explored: u64,
+    /// Distinct event orders its runs left (the coverage exploration
+    /// follows).
+    pub orders: u64,
     /// Virtual time over its sessions, in nanoseconds.
     pub virtual_time_ns: u64,
     /// Each invariant's counts.
@@ -98,6 +103,8 @@ pub struct SoakPage {
     pub jobs: usize,
     /// Sessions run.
     pub sessions: u64,
+    /// Of the sessions, the variants exploration added.
+    pub explored: u64,
     /// Wall time, in seconds.
     pub wall_seconds: f64,
     /// Sessions per second of wall time, over the whole soak.
@@ -161,6 +168,7 @@ impl SoakPage {
             shard: summary.shard.to_string(),
             jobs: summary.jobs,
             sessions: summary.sessions(),
+            explored: summary.explored(),
             wall_seconds: wall,
             sessions_per_second: summary.sessions() as f64 / wall.max(1e-9),
             throughput: summary.throughput.clone(),
@@ -172,6 +180,8 @@ impl SoakPage {
                 .map(|agent| AgentEntry {
                     name: scrub_known(&agent.name),
                     sessions: agent.sessions,
+                    explored: agent.explored,
+                    orders: agent.orders,
                     virtual_time_ns: nanos(agent.virtual_time),
                     checks: agent
                         .checks

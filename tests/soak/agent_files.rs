@@ -204,7 +204,12 @@ fn a_folder_without_an_agent_file_says_so() {
 fn the_planted_bug_needs_its_feature() {
     let text = format!("{{\"v\": 1, {LINES},\n \"planted_bug\": true}}");
     let err = error("planted", &text, &[]);
-    assert!(err.starts_with("agent.json:2:17: at planted_bug: `planted_bug` turns on deliberately broken behaviour"), "{err}");
+    assert!(
+        err.starts_with(
+            "agent.json:2:17: at planted_bug: `planted_bug` turns on deliberately broken behaviour"
+        ),
+        "{err}"
+    );
     assert!(err.contains("--features planted-bug"), "{err}");
 }
 

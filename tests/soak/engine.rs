@@ -52,23 +52,35 @@ fn facts(summary: &Summary) -> String {
                 .map(|f| format!("{} {}", f.seed, f.invariant))
                 .collect();
             format!(
-                "{} {} {:?} {:?} {:?} {:?}",
-                a.name, a.sessions, a.virtual_time, a.checks, a.goals, failures
+                "{} {} {} {} {:?} {:?} {:?} {:?}",
+                a.name,
+                a.sessions,
+                a.explored,
+                a.orders,
+                a.virtual_time,
+                a.checks,
+                a.goals,
+                failures
             )
         })
         .collect::<Vec<_>>()
         .join("\n")
 }
 
-/// The same seeds give the same summary on one job or two; three shards
-/// of a range add up to the whole range.
+/// The same seeds give the same summary on one job or two, variants
+/// explored and all; three shards of a range add up to the whole range.
 #[test]
 fn a_summary_is_the_same_whatever_the_jobs_and_shards_add_up() {
     let booking = agent("booking");
-    let soak = || Soak::agent(&booking).seed_range(0..24);
-    let one = soak().jobs(1).run();
-    let two = soak().jobs(2).run();
+    let exploring = || Soak::agent(&booking).seed_range(0..24);
+    let one = exploring().jobs(1).run();
+    let two = exploring().jobs(2).run();
     assert_eq!(facts(&one), facts(&two));
+    assert!(one.explored() > 0, "{one}");
+    assert_eq!(one.sessions(), 24 + one.explored());
+    // Shards explore apart; their fresh seeds add up.
+    let soak = || exploring().explore(false);
+    let one = soak().jobs(1).run();
     assert_eq!(one.sessions(), 24);
     let shards: Vec<Summary> = (1..=3)
         .map(|index| soak().shard(Shard { index, of: 3 }).run())
@@ -216,6 +228,7 @@ fn failures_past_the_kept_ones_are_counted() {
         .script(|_, _| ScriptedServer::new().hears("Hi").says("Hello."))
         .invariant("always-fails", |_| Err("on purpose".to_string()))
         .seed_range(0..runs)
+        .explore(false)
         .check_determinism_every(0)
         .keep(false) // it fails on purpose: keep nothing
         .try_run()

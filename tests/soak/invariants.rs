@@ -319,6 +319,7 @@ fn a_user_invariant_is_caught_by_name() {
         })
         .invariant("always-holds", |_| Ok(()))
         .seed_range(0..20)
+        .explore(false)
         .keep(false) // it fails on purpose: keep nothing
         .try_run()
         .expect_err("payment refuses early payments");
@@ -532,6 +533,7 @@ fn an_invariant_that_panics_fails_by_name_and_the_soak_goes_on() {
             Ok(())
         })
         .seed_range(0..6)
+        .explore(false)
         .jobs(1)
         .keep(false)
         .try_run()

@@ -11,6 +11,7 @@ mod agent_files;
 mod agents;
 mod corpus;
 mod engine;
+mod explore;
 mod generator;
 mod invariants;
 mod orderings;

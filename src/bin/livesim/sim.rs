@@ -90,6 +90,10 @@ pub struct SoakArgs {
     /// Also write the results as JUnit XML.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Run the fresh seeds only: no variants of the runs that found a new
+    /// event order or a rare goal.
+    #[arg(long)]
+    pub no_explore: bool,
     #[command(flatten)]
     pub save: corpus::SaveArgs,
     /// Save at most N failures per agent and invariant (the lowest
@@ -329,7 +333,10 @@ fn soak(args: SoakArgs) -> ExitCode {
     let shard = args.shard.unwrap_or(Shard::WHOLE);
     let jobs = args.jobs.unwrap_or_else(all_cores).max(1);
     let checks = Checks::default();
-    let soaks = soaks(&agents, checks);
+    let soaks: Vec<Soak> = soaks(&agents, checks)
+        .into_iter()
+        .map(|soak| soak.explore(!args.no_explore))
+        .collect();
     let names: Vec<&str> = agents.agents.iter().map(|a| a.name.as_str()).collect();
     eprintln!(
         "livesim sim soak: {} ({}), seeds {}, {jobs} jobs{}",

@@ -107,6 +107,17 @@ pub struct AgentSummary {
     pub failures: Vec<Failure>,
     /// Failures found beyond those kept.
     pub failures_not_kept: u64,
+    /// Of the sessions, those that were variants explored (see
+    /// [`Soak::explore`](crate::soak::Soak::explore)).
+    pub explored: u64,
+    /// Distinct event orders the runs left: pairs of event kinds, one
+    /// delivered right after the other, with how often (to the power of
+    /// two); what exploration follows. Kept cases are not counted.
+    pub orders: u64,
+    /// Distinct whole-run signatures: the kinds of the events delivered,
+    /// in order, a run of one kind counted once (nearly every run's is
+    /// new; [`orders`](Self::orders) is the coverage that saturates).
+    pub signatures: u64,
 }
 
 impl AgentSummary {
@@ -120,6 +131,9 @@ impl AgentSummary {
             goals: goals.map(|g| (g.to_string(), 0)).collect(),
             failures: Vec::new(),
             failures_not_kept: 0,
+            explored: 0,
+            orders: 0,
+            signatures: 0,
         }
     }
 
@@ -235,6 +249,15 @@ impl Summary {
     /// The seeds as the summary names them: `0..2000`, and the kept
     /// cases that ran first.
     fn seeds_text(&self) -> String {
+        let explored = match self.explored() {
+            0 => String::new(),
+            n => format!(", {} explored", thousands(n)),
+        };
+        format!("{}{explored}", self.seeds_only())
+    }
+
+    /// The seeds and kept cases, without the variants explored.
+    fn seeds_only(&self) -> String {
         let kept = match self.kept_cases_run {
             0 => String::new(),
             1 => "1 kept case".to_string(),
@@ -254,6 +277,11 @@ impl Summary {
     /// Sessions run, over all agents.
     pub fn sessions(&self) -> u64 {
         self.agents.iter().map(|a| a.sessions).sum()
+    }
+
+    /// Sessions that were explored variants, over all agents.
+    pub fn explored(&self) -> u64 {
+        self.agents.iter().map(|a| a.explored).sum()
     }
 
     /// Virtual time, over all sessions.
@@ -422,15 +450,17 @@ impl fmt::Display for Summary {
         let width = names.iter().map(|n| n.len()).max().unwrap_or(5).max(5);
         writeln!(
             f,
-            "  {:<width$}  {:>9}  {:>10}  {:>9}  {:>8}",
-            "agent", "sessions", "simulated", "checks", "failures"
+            "  {:<width$}  {:>9}  {:>8}  {:>6}  {:>10}  {:>9}  {:>8}",
+            "agent", "sessions", "explored", "orders", "simulated", "checks", "failures"
         )?;
         for agent in &self.agents {
             writeln!(
                 f,
-                "  {:<width$}  {:>9}  {:>10}  {:>9}  {:>8}",
+                "  {:<width$}  {:>9}  {:>8}  {:>6}  {:>10}  {:>9}  {:>8}",
                 agent.name,
                 thousands(agent.sessions),
+                thousands(agent.explored),
+                thousands(agent.orders),
                 human(agent.virtual_time),
                 thousands(agent.checks_made()),
                 thousands(agent.failures_found())

@@ -359,6 +359,35 @@ impl Faults {
         faults
     }
 
+    /// The same faults changed as a variant seed changes them (see
+    /// [`variant`](crate::soak::variant)): one or two kinds turned on or
+    /// off, or drawn at another rate, from `variant`'s own stream.
+    /// Kinds that need resumption change only when `resuming`.
+    pub(crate) fn perturbed(mut self, variant: Seed, resuming: bool) -> Faults {
+        let mut stream = Stream::new(variant, "soak/explore/faults");
+        let kinds: Vec<FaultKind> = FaultKind::ALL
+            .into_iter()
+            .filter(|kind| resuming || !kind.needs_resumption())
+            .collect();
+        let changes = stream.range(1..=2);
+        for _ in 0..changes {
+            let Some(&kind) = stream.pick(&kinds) else {
+                break;
+            };
+            let turn_off = self.is_on(kind) && stream.chance(0.5);
+            if turn_off {
+                self = self.with(kind, 0.0);
+            } else if kind == FaultKind::Close {
+                let close = *stream.pick(&CloseKind::ALL).unwrap_or(&CloseKind::Normal);
+                self = self.closing(close);
+            } else {
+                let rate = *stream.pick(&RATES).unwrap_or(&RATES[0]);
+                self = self.with(kind, rate);
+            }
+        }
+        self
+    }
+
     /// An agent's tuning: in every seed that is not calm, these kinds are
     /// on, at these rates (a rate of 0 turns a kind off).
     pub fn tuned(mut self, tuning: &[(FaultKind, f64)]) -> Faults {

@@ -4,7 +4,8 @@
 //! script ([`script`]), with arguments that fit the tools or do not
 //! ([`args`]), and, for a session that resumes, the connections that end
 //! and the handles it resumes ([`connections`]). A property test writes
-//! its conversations as [`steps`] instead.
+//! its conversations as [`steps`] instead; exploration names the runs it
+//! derives from a seed as [`variant`] seeds.
 
 pub(crate) mod args;
 pub(crate) mod audio;
@@ -13,3 +14,4 @@ pub(crate) mod connections;
 pub(crate) mod faults;
 pub(crate) mod script;
 pub(crate) mod steps;
+pub mod variant;

@@ -29,6 +29,7 @@ use crate::soak::check::report::Failure;
 use crate::soak::check::sometimes::{Reach, Sometimes};
 use crate::soak::generate::faults::{FaultKind, Faults};
 use crate::soak::generate::script::generate;
+use crate::soak::generate::variant;
 use crate::soak::run::calibrate::{Calibration, calibrate};
 use crate::soak::run::record::RunRecord;
 use crate::soak::run::session;
@@ -72,15 +73,25 @@ pub(crate) struct Target {
     /// The tools allowed to panic (their panic is answered as an error
     /// and not reported as `panic`).
     pub allowed_panics: BTreeSet<String>,
+    /// Whether runs that find something new earn variants (see
+    /// [`explore`](super::explore)).
+    pub explore: bool,
 }
 
 impl Target {
+    /// The faults seed `seed` turns on: drawn from its parent, and
+    /// perturbed when it is a variant.
     pub(crate) fn faults(&self, seed: Seed) -> Faults {
-        let drawn = if self.repertoire.resumption.is_on() {
-            Faults::draw_resuming(seed)
+        let resuming = self.repertoire.resumption.is_on();
+        let (parent, number) = variant::split(seed);
+        let mut drawn = if resuming {
+            Faults::draw_resuming(parent)
         } else {
-            Faults::draw(seed)
+            Faults::draw(parent)
         };
+        if number > 0 {
+            drawn = drawn.perturbed(seed, resuming);
+        }
         drawn.tuned(&self.tuning)
     }
 
@@ -96,10 +107,13 @@ impl Target {
         }
     }
 
+    /// The conversation seed `seed` plays under `faults`: a variant plays
+    /// its parent's, written under its own faults.
     pub(crate) fn script(&self, seed: Seed, faults: &Faults) -> ScriptedServer {
+        let (parent, _) = variant::split(seed);
         match &self.script {
-            Some(script) => script(seed, faults),
-            None => generate(&self.name, self.repertoire(), seed, faults),
+            Some(script) => script(parent, faults),
+            None => generate(&self.name, self.repertoire(), parent, faults),
         }
     }
 

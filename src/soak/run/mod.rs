@@ -2,10 +2,12 @@
 //! [`session`] plays a case (the script, the user typing, the liveness
 //! phase) inside the seed's simulation and leaves a [`record`]; the
 //! [`engine`] runs cases on a pool of threads, applies every check and
-//! merges the results in (agent, seed) order.
+//! merges the results in (agent, seed) order; and [`explore`] adds
+//! variants of the runs that found something new.
 
 pub(crate) mod calibrate;
 pub(crate) mod engine;
+pub(crate) mod explore;
 pub(crate) mod plan;
 pub(crate) mod record;
 pub(crate) mod session;

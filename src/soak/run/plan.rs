@@ -1,12 +1,14 @@
 //! A plan of many runs: the seeds of a range (a shard of it) for every
-//! agent, kept cases first, on a pool of OS threads (each run a whole
-//! simulation on one thread), merged into the [`Summary`] in (agent, seed)
-//! order, so a summary is the same for the same seeds whatever the number
-//! of jobs, apart from wall time.
+//! agent, kept cases first, then the fresh seeds in batches, each batch
+//! carrying the variants the explorer queued (see [`explore`](super::explore)).
+//! Runs go to a pool of OS threads (each run a whole simulation on one
+//! thread) and merge into the [`Summary`] in (agent, seed) order, so a
+//! summary is the same for the same seeds whatever the number of jobs,
+//! apart from wall time.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::executor::Seed;
@@ -16,6 +18,7 @@ use crate::soak::check::invariants;
 use crate::soak::check::report::{AgentSummary, Summary};
 use crate::soak::check::sometimes::{self, Sometimes};
 use crate::soak::run::engine::{Checks, Target, run_case, run_seed};
+use crate::soak::run::explore::{BATCH, Explorer, Observation, orders};
 use crate::soak::run::shard::Shard;
 
 /// How many runs have finished, for a progress display.
@@ -92,6 +95,14 @@ pub(crate) fn item(seeds: &Range<u64>, shard: Shard, agents: u64, index: u64) ->
     ((index % agents.max(1)) as usize, Seed::new(seed))
 }
 
+/// One run of a plan: a kept case, or a seed of an agent (fresh, or a
+/// variant the explorer queued).
+#[derive(Clone, Copy)]
+enum Run {
+    Kept(usize),
+    Seed(usize, Seed),
+}
+
 /// Runs the plan; `progress` hears of every finished run.
 pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) -> Summary {
     // The budget is wall-clock time by definition; it only decides which
@@ -99,11 +110,8 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
     #[allow(clippy::disallowed_methods)]
     let started = std::time::Instant::now();
     let agents = plan.targets.len() as u64;
-    let total = plan
-        .shard
-        .count(&plan.seeds)
-        .saturating_mul(agents)
-        .saturating_add(plan.kept.len() as u64);
+    let fresh = plan.shard.count(&plan.seeds).saturating_mul(agents);
+    let planned = AtomicU64::new(fresh.saturating_add(plan.kept.len() as u64));
     let finished = AtomicU64::new(0);
     let failed = AtomicU64::new(0);
     let out_of_time = AtomicBool::new(false);
@@ -144,67 +152,114 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
         .map(|(t, goals)| Mutex::new(AgentSummary::new(&t.name, goals.iter().map(|g| g.name()))))
         .collect();
     let throughput: Mutex<Vec<u64>> = Mutex::new(Vec::new());
-    let kept = plan.kept.len() as u64;
-    let work = |index: u64| {
-        let (agent, run) = match index.checked_sub(kept) {
-            None => {
-                let kept = &plan.kept[index as usize];
-                // A kept case runs as a replay does: determinism checked.
-                let replaying = Checks {
-                    determinism_every: 1,
-                };
-                let mut run = run_case(&targets[kept.target], &kept.case, replaying, None);
-                for failure in &mut run.failures {
-                    failure.replay = kept.replay.clone();
-                }
-                (kept.target, run)
-            }
-            Some(index) => {
-                let (agent, seed) = item(&plan.seeds, plan.shard, agents, index);
-                (agent, run_seed(&targets[agent], seed, plan.checks))
-            }
-        };
-        {
-            let second = usize::try_from(started.elapsed().as_secs()).unwrap_or(usize::MAX);
-            let mut counts = throughput.lock().unwrap_or_else(|p| p.into_inner());
-            if counts.len() <= second {
-                counts.resize(second.saturating_add(1), 0);
-            }
-            counts[second] += 1;
-        }
-        let found = run.failures.len() as u64;
-        let verdicts: Vec<(String, bool)> = run
-            .verdicts
-            .iter()
-            .map(|(n, v)| (n.clone(), v.is_ok()))
-            .collect();
-        summaries[agent]
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .add(
-                run.record
-                    .as_ref()
-                    .map_or(Duration::ZERO, |r| r.virtual_time),
-                run.record.as_ref().map_or(0, |r| {
-                    r.events
-                        .iter()
-                        .filter(|e| matches!(e.event, LiveEvent::Reconnecting { .. }))
-                        .count() as u64
-                }),
-                &verdicts,
-                &run.reached,
-                run.failures,
-            );
-        progress(Progress {
-            done: finished.fetch_add(1, Ordering::Relaxed) + 1,
-            // A range that only a time budget ends has no useful total.
-            total: (total < 1 << 40).then_some(total),
-            failures: failed.fetch_add(found, Ordering::Relaxed) + found,
-        });
-    };
+    // One seed alone (a replay) is never explored.
+    let explores = targets
+        .iter()
+        .map(|t| t.explore && plan.seeds.end.saturating_sub(plan.seeds.start) > 1)
+        .collect();
+    let mut explorer = Explorer::new(explores);
     let jobs = plan.jobs.max(1);
+    // Each batch's observations, put back in the batch's order before the
+    // explorer sees them.
+    let observed: Mutex<Vec<(usize, Observation)>> = Mutex::new(Vec::new());
+    let run_batch = |batch: &[Run]| {
+        let work = |position: u64| {
+            let (agent, run) = match batch[position as usize] {
+                Run::Kept(at) => {
+                    let kept = &plan.kept[at];
+                    // A kept case runs as a replay does: determinism checked.
+                    let replaying = Checks {
+                        determinism_every: 1,
+                    };
+                    let mut run = run_case(&targets[kept.target], &kept.case, replaying, None);
+                    for failure in &mut run.failures {
+                        failure.replay = kept.replay.clone();
+                    }
+                    (kept.target, run)
+                }
+                Run::Seed(agent, seed) => {
+                    let run = run_seed(&targets[agent], seed, plan.checks);
+                    let observation = Observation {
+                        agent,
+                        seed,
+                        orders: run.record.as_ref().map(|r| orders(&r.events)),
+                        reached: run.reached.clone(),
+                    };
+                    observed
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push((position as usize, observation));
+                    (agent, run)
+                }
+            };
+            {
+                let second = usize::try_from(started.elapsed().as_secs()).unwrap_or(usize::MAX);
+                let mut counts = throughput.lock().unwrap_or_else(|p| p.into_inner());
+                if counts.len() <= second {
+                    counts.resize(second.saturating_add(1), 0);
+                }
+                counts[second] += 1;
+            }
+            let found = run.failures.len() as u64;
+            let verdicts: Vec<(String, bool)> = run
+                .verdicts
+                .iter()
+                .map(|(n, v)| (n.clone(), v.is_ok()))
+                .collect();
+            summaries[agent]
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .add(
+                    run.record
+                        .as_ref()
+                        .map_or(Duration::ZERO, |r| r.virtual_time),
+                    run.record.as_ref().map_or(0, |r| {
+                        r.events
+                            .iter()
+                            .filter(|e| matches!(e.event, LiveEvent::Reconnecting { .. }))
+                            .count() as u64
+                    }),
+                    &verdicts,
+                    &run.reached,
+                    run.failures,
+                );
+            let total = planned.load(Ordering::Relaxed);
+            progress(Progress {
+                done: finished.fetch_add(1, Ordering::Relaxed) + 1,
+                // A range that only a time budget ends has no useful total.
+                total: (total < 1 << 40).then_some(total),
+                failures: failed.fetch_add(found, Ordering::Relaxed) + found,
+            });
+        };
+        pool(batch.len() as u64, jobs, &stop, &work);
+    };
     if agents > 0 {
-        pool(total, jobs, &stop, &work);
+        let kept: Vec<Run> = (0..plan.kept.len()).map(Run::Kept).collect();
+        run_batch(&kept);
+        let mut next = 0;
+        while (next < fresh || explorer.has_more()) && !stop() {
+            let end = next.saturating_add(BATCH).min(fresh);
+            let mut batch: Vec<Run> = (next..end)
+                .map(|index| {
+                    let (agent, seed) = item(&plan.seeds, plan.shard, agents, index);
+                    Run::Seed(agent, seed)
+                })
+                .collect();
+            next = end;
+            let variants = explorer.take();
+            planned.fetch_add(variants.len() as u64, Ordering::Relaxed);
+            batch.extend(
+                variants
+                    .into_iter()
+                    .map(|(agent, seed)| Run::Seed(agent, seed)),
+            );
+            run_batch(&batch);
+            let mut runs = std::mem::take(&mut *observed.lock().unwrap_or_else(|p| p.into_inner()));
+            runs.sort_by_key(|(position, _)| *position);
+            for (_, run) in &runs {
+                explorer.observe(run);
+            }
+        }
     }
     let order: Vec<Vec<String>> = targets
         .iter()
@@ -219,9 +274,13 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
     let summaries: Vec<AgentSummary> = summaries
         .into_iter()
         .zip(&order)
-        .map(|(summary, order)| {
+        .enumerate()
+        .map(|(agent, (summary, order))| {
             let mut summary = summary.into_inner().unwrap_or_else(|p| p.into_inner());
             summary.finish(order);
+            summary.orders = explorer.orders(agent);
+            summary.signatures = explorer.signatures(agent);
+            summary.explored = explorer.explored(agent);
             summary
         })
         .collect();
@@ -239,4 +298,3 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
         not_kept: Vec::new(),
     }
 }
-

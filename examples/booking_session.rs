@@ -1,6 +1,6 @@
 //! A governed booking session, scripted, that writes its mutation journal
 //! to a file as a production session would: the raw material of the
-//! README's "Incidents to regression tests".
+//! guide's "Incidents to regression tests" (docs/guide/governance.md).
 //!
 //! ```text
 //! cargo run --example booking_session -- incident user-123.journal.jsonl

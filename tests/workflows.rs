@@ -206,7 +206,9 @@ fn ci_runs_dot_ci_run() {
     );
 }
 
-/// The MSRV job builds on exactly the Rust that Cargo.toml promises.
+/// The MSRV job builds on exactly the Rust that Cargo.toml promises, with
+/// the features a user can turn on (all defaults), never the test-only
+/// `planted-bug`.
 #[test]
 fn the_msrv_job_checks_the_rust_version_cargo_toml_names() {
     let ci = workflow("ci.yml");
@@ -222,11 +224,32 @@ fn the_msrv_job_checks_the_rust_version_cargo_toml_names() {
         .find_map(|s| s["with"]["toolchain"].as_str())
         .expect("the msrv job picks a toolchain");
     assert_eq!(toolchain, promised);
+    let runs: Vec<&str> = steps.iter().filter_map(|s| s["run"].as_str()).collect();
+    assert!(runs.contains(&"cargo check --all-targets"), "{runs:?}");
     assert!(
-        steps
-            .iter()
-            .any(|s| s["run"].as_str() == Some("cargo check --all-targets --all-features"))
+        runs.iter()
+            .all(|r| !r.contains("--all-features") && !r.contains("planted-bug")),
+        "{runs:?}"
     );
+    // Every feature but the test-only one is a default.
+    let section: Vec<&str> = manifest
+        .lines()
+        .skip_while(|l| l.trim() != "[features]")
+        .skip(1)
+        .take_while(|l| !l.starts_with('['))
+        .filter(|l| !l.trim_start().starts_with('#') && l.contains('='))
+        .collect();
+    let defaults = section
+        .iter()
+        .find_map(|l| l.strip_prefix("default = "))
+        .expect("default features");
+    for feature in section.iter().filter_map(|l| l.split(" = ").next()) {
+        let quoted = format!("\"{feature}\"");
+        assert!(
+            feature == "default" || feature == "planted-bug" || defaults.contains(&quoted),
+            "feature {feature} is not checked on the MSRV"
+        );
+    }
 }
 
 #[test]

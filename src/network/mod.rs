@@ -21,7 +21,7 @@
 //! [`Simulation::run`] returns, so [`Runner::run_with`], the determinism
 //! check and the replay line work unchanged.
 //!
-//! Limits, measured (see the README): turmoil's cost grows with virtual
+//! Limits, measured (see docs/guide/resumption.md): turmoil's cost grows with virtual
 //! time, not with events (every step ticks every host), so keep network
 //! scenarios to a few virtual seconds; messages land on step boundaries
 //! (1 ms by default); the deadlock and livelock watchdog is off (a stuck

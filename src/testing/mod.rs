@@ -4,11 +4,11 @@
 //! * [`ScriptedServer`] stands in for the Live server: a script of what the
 //!   server sends (text, transcriptions, tool calls, interruptions, raw
 //!   frames, closes), played against a fully configured session;
-//! * [`ManualClock`](crate::clock::ManualClock) (in [`clock`](crate::clock))
+//! * [`ManualClock`] (in [`clock`](crate::clock))
 //!   stands in for the system clock;
-//! * tapes ([`MemoryTape`](crate::tape::MemoryTape),
-//!   [`FileTape`](crate::tape::FileTape), [`TapedLlm`](crate::tape::TapedLlm),
-//!   [`taped_resolver`](crate::tape::taped_resolver), all in
+//! * tapes ([`MemoryTape`],
+//!   [`FileTape`], [`TapedLlm`],
+//!   [`taped_resolver`], all in
 //!   [`tape`](crate::tape)) stand in for out-of-band model and resolver
 //!   calls.
 //!

@@ -9,7 +9,8 @@ mod inputs;
 mod properties;
 mod replay;
 
-// The governed booking session the README walks through; the tests record
+// The governed booking session the guide walks through (docs/guide/
+// governance.md, "Incidents to regression tests"); the tests record
 // its journals the same way.
 #[path = "../../examples/booking_session.rs"]
 mod booking_session;

@@ -308,7 +308,7 @@ fn the_json_is_the_model() {
     assert_eq!(json["failure"]["kind"], "panic");
 }
 
-/// The size the README states: a 1,000-entry run's page stays under
+/// The size the guide states (docs/guide/soaking.md): a 1,000-entry run's page stays under
 /// 150 kB and a 100,000-entry run's under 10 MB (about 80 bytes an entry,
 /// most of it the entry's own text, kept so that hovering shows it).
 #[test]

@@ -393,8 +393,9 @@ impl Soak {
         self
     }
 
-    /// Runs every seed divisible by `every` twice and compares the traces
-    /// (0: never).
+    /// Runs about one run in `every` twice and compares the traces (0:
+    /// never; 1: every run). Which runs is a hash of the agent and the
+    /// seed ([`Checks::samples`]), so every shard checks its share.
     pub fn check_determinism_every(mut self, every: u64) -> Self {
         self.checks.determinism_every = every;
         self

@@ -243,3 +243,31 @@ fn failures_past_the_kept_ones_are_counted() {
         "{text}"
     );
 }
+
+/// Every shard of any split checks determinism on its share: with the
+/// range 0..512 cut into 8 shards, each shard's soak runs some seeds twice
+/// (the summary counts `determinism` checks per shard), and together
+/// they check about one run in 64.
+#[test]
+fn every_shard_checks_determinism() {
+    let weather = agent("weather");
+    let mut total = 0;
+    for index in 1..=8 {
+        let summary = Soak::agent(&weather)
+            .seed_range(0..512)
+            .shard(Shard { index, of: 8 })
+            .explore(false)
+            .keep(false)
+            .jobs(2)
+            .run();
+        let checked = summary.agents[0]
+            .checks
+            .iter()
+            .find(|(name, ..)| name == "determinism")
+            .map_or(0, |(_, held, broke)| held + broke);
+        assert!(checked > 0, "shard {index}/8 checked no seed twice");
+        total += checked;
+    }
+    // Each shard checks its first seed and every 64th after it.
+    assert_eq!(total, 8, "{total} checks over 512 runs");
+}

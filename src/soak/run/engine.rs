@@ -168,9 +168,60 @@ impl Target {
 /// Which of the engine's own checks run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Checks {
-    /// Every seed divisible by this runs twice and must leave the same
-    /// trace (`determinism`); 0 turns the sample off.
+    /// One run in this many runs twice and must leave the same trace
+    /// (`determinism`); 0 turns the sample off, 1 checks every run. In a
+    /// soak, which runs is counted by each agent's position in its shard's
+    /// seeds (the first, then every `determinism_every`-th), so every shard
+    /// of any split checks its share; a run outside a soak's plan (a
+    /// variant, [`Soak::run_seed`](crate::soak::Soak::run_seed)) is taken
+    /// by a hash of the agent and the seed ([`Checks::samples`]).
     pub determinism_every: u64,
+}
+
+impl Checks {
+    /// Whether the determinism sample takes the run of `seed` for
+    /// `agent`, outside a soak's plan: about one in
+    /// [`determinism_every`](Self::determinism_every), by a hash of both.
+    ///
+    /// ```
+    /// use livesim::Seed;
+    /// use livesim::soak::Checks;
+    ///
+    /// let checks = Checks::default(); // about one run in 64
+    /// let taken = (0..6400).filter(|&s| checks.samples("weather", Seed::new(s))).count();
+    /// assert!((60..140).contains(&taken), "{taken}");
+    /// ```
+    pub fn samples(&self, agent: &str, seed: Seed) -> bool {
+        match self.determinism_every {
+            0 => false,
+            1 => true,
+            every => mix(agent, seed).is_multiple_of(every),
+        }
+    }
+
+    /// The checks for the run at `position` among an agent's runs in a
+    /// shard: determinism for the first and every
+    /// [`determinism_every`](Self::determinism_every)-th after it.
+    pub(crate) fn at(self, position: u64) -> Checks {
+        let every = self.determinism_every;
+        Checks {
+            determinism_every: u64::from(every > 0 && position.is_multiple_of(every)),
+        }
+    }
+}
+
+/// A hash of the agent's name and the seed, spread over every bit
+/// (FNV-1a over the name, then SplitMix64's finalizer with the seed).
+fn mix(agent: &str, seed: Seed) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in agent.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    let mut z = hash ^ seed.value().wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 impl Default for Checks {
@@ -322,22 +373,21 @@ pub(crate) fn run_case(
         }
     };
     // Run again before the record is checked; reported after the others.
-    let determinism =
-        if checks.determinism_every > 0 && seed.value().is_multiple_of(checks.determinism_every) {
-            let verdict = match simulate(target, case, schedule.as_ref().map(Schedule::fresh)) {
-                Ok(again) => match record.trace.first_divergence(&again.trace) {
-                    None => Ok(()),
-                    Some(divergence) => Err(format!("two runs of the seed differ: {divergence}")),
-                },
-                Err(broken) => Err(format!(
-                    "the first run finished, the second did not: {}",
-                    broken.summary()
-                )),
-            };
-            Some((invariants::DETERMINISM.to_string(), verdict))
-        } else {
-            None
+    let determinism = if checks.samples(&target.name, seed) {
+        let verdict = match simulate(target, case, schedule.as_ref().map(Schedule::fresh)) {
+            Ok(again) => match record.trace.first_divergence(&again.trace) {
+                None => Ok(()),
+                Some(divergence) => Err(format!("two runs of the seed differ: {divergence}")),
+            },
+            Err(broken) => Err(format!(
+                "the first run finished, the second did not: {}",
+                broken.summary()
+            )),
         };
+        Some((invariants::DETERMINISM.to_string(), verdict))
+    } else {
+        None
+    };
     let mut verdicts = Vec::new();
     record.script = script.clone();
     if let Some(capture) = capture {

@@ -95,12 +95,13 @@ pub(crate) fn item(seeds: &Range<u64>, shard: Shard, agents: u64, index: u64) ->
     ((index % agents.max(1)) as usize, Seed::new(seed))
 }
 
-/// One run of a plan: a kept case, or a seed of an agent (fresh, or a
-/// variant the explorer queued).
+/// One run of a plan: a kept case, or a seed of an agent: fresh (with its
+/// place among the agent's seeds in the shard), or a variant the explorer
+/// queued.
 #[derive(Clone, Copy)]
 enum Run {
     Kept(usize),
-    Seed(usize, Seed),
+    Seed(usize, Seed, Option<u64>),
 }
 
 /// Runs the plan; `progress` hears of every finished run.
@@ -177,8 +178,14 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
                     }
                     (kept.target, run)
                 }
-                Run::Seed(agent, seed) => {
-                    let run = run_seed(&targets[agent], seed, plan.checks);
+                Run::Seed(agent, seed, place) => {
+                    // A fresh seed's determinism check goes by its place in
+                    // the shard, a variant's by its hash.
+                    let checks = match place {
+                        Some(place) => plan.checks.at(place),
+                        None => plan.checks,
+                    };
+                    let run = run_seed(&targets[agent], seed, checks);
                     let observation = Observation {
                         agent,
                         seed,
@@ -242,7 +249,7 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
             let mut batch: Vec<Run> = (next..end)
                 .map(|index| {
                     let (agent, seed) = item(&plan.seeds, plan.shard, agents, index);
-                    Run::Seed(agent, seed)
+                    Run::Seed(agent, seed, Some(index / agents))
                 })
                 .collect();
             next = end;
@@ -251,7 +258,7 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
             batch.extend(
                 variants
                     .into_iter()
-                    .map(|(agent, seed)| Run::Seed(agent, seed)),
+                    .map(|(agent, seed)| Run::Seed(agent, seed, None)),
             );
             run_batch(&batch);
             let mut runs = std::mem::take(&mut *observed.lock().unwrap_or_else(|p| p.into_inner()));

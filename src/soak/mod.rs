@@ -68,7 +68,9 @@ pub use generate::variant;
 pub use keep::corpus::{CORPUS_VERSION, CorpusEntry, ShrinkNote, corpus_files};
 pub use keep::kept::{KEEP_PER_INVARIANT, Keeping, Kept, Saved};
 pub use keep::replay::CorpusReplay;
-pub use keep::shrink::{DEFAULT_BUDGET, ShrinkError, ShrinkProgress, Shrunk};
+pub use keep::shrink::{
+    DEFAULT_BUDGET, DEFAULT_RUNS, ShrinkBudget, ShrinkError, ShrinkProgress, Shrunk,
+};
 pub use run::engine::{Checks, SeedRun, all_cores};
 pub use run::plan::Progress;
 pub use run::record::{

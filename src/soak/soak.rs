@@ -24,7 +24,7 @@ use crate::soak::generate::steps::{Step, script as steps_script};
 use crate::soak::keep::corpus::CorpusEntry;
 use crate::soak::keep::kept::{KEEP_PER_INVARIANT, Keeping};
 use crate::soak::keep::replay::{CorpusReplay, kept_cases};
-use crate::soak::keep::shrink::DEFAULT_BUDGET;
+use crate::soak::keep::shrink::{DEFAULT_BUDGET, DEFAULT_RUNS, ShrinkBudget};
 use crate::soak::keep::shrink::{ShrinkError, ShrinkProgress, Shrunk};
 use crate::soak::run::engine::{Checks, Replay, SeedRun, Target, all_cores, run_case, run_seed};
 use crate::soak::run::plan::{KeptCase, Plan, Progress, run_plan};
@@ -76,6 +76,7 @@ struct KeepChoice {
     on: bool,
     corpus: Option<PathBuf>,
     shrink_budget: Duration,
+    shrink_runs: u64,
     per_invariant: usize,
     pages: Option<PathBuf>,
 }
@@ -86,6 +87,7 @@ impl Default for KeepChoice {
             on: true,
             corpus: None,
             shrink_budget: DEFAULT_BUDGET,
+            shrink_runs: DEFAULT_RUNS,
             per_invariant: KEEP_PER_INVARIANT,
             pages: None,
         }
@@ -438,7 +440,8 @@ impl Soak {
     ///
     /// By default a soak keeps what it finds: each failure (at most
     /// [`KEEP_PER_INVARIANT`] per invariant, the lowest seeds) is shrunk
-    /// (at most [`DEFAULT_BUDGET`] of wall time each), saved as a corpus
+    /// (at most [`DEFAULT_RUNS`] candidate runs each, and
+    /// [`DEFAULT_BUDGET`] of wall time), saved as a corpus
     /// entry in the `seeds/` folder of the crate the test runs in
     /// (`CARGO_MANIFEST_DIR`), and drawn as a timeline page under the
     /// target directory; every entry of the agent's folder runs first on
@@ -459,10 +462,19 @@ impl Soak {
         self
     }
 
-    /// How long shrinking one failure may take (default
-    /// [`DEFAULT_BUDGET`]); zero keeps failures as found.
+    /// The most wall time shrinking one failure may take (default
+    /// [`DEFAULT_BUDGET`]): an outer cap, the budget is
+    /// [`shrink_runs`](Self::shrink_runs); zero keeps failures as found.
     pub fn shrink_time(mut self, budget: Duration) -> Self {
         self.keep.shrink_budget = budget;
+        self
+    }
+
+    /// The most candidate runs shrinking one failure makes (default
+    /// [`DEFAULT_RUNS`]): what makes a kept case the same on any machine;
+    /// zero keeps failures as found.
+    pub fn shrink_runs(mut self, runs: u64) -> Self {
+        self.keep.shrink_runs = runs;
         self
     }
 
@@ -513,6 +525,7 @@ impl Soak {
             corpus: Some(self.corpus_dir()),
             write: use_ == Use::ReadWrite,
             shrink_budget: self.keep.shrink_budget,
+            shrink_runs: self.keep.shrink_runs,
             per_invariant: self.keep.per_invariant,
             pages: Some(pages),
         }))
@@ -584,9 +597,12 @@ impl Soak {
     }
 
     /// Shrinks `case`, which breaks `invariant`, to a small case that
-    /// breaks it too, within `budget` of wall time (see the
-    /// [shrinking stages](crate::soak::Shrunk)); `progress` hears of each
-    /// stage.
+    /// breaks it too, within `budget`: candidate runs, and wall time as an
+    /// outer cap (a [`Duration`] is that cap with [`DEFAULT_RUNS`]
+    /// runs; see the [shrinking stages](crate::soak::Shrunk));
+    /// `progress` hears of each stage.
+    ///
+    /// [`DEFAULT_RUNS`]: crate::soak::DEFAULT_RUNS
     ///
     /// ```no_run
     /// use livesim::soak::{Agent, Case, DEFAULT_BUDGET, Soak};
@@ -603,10 +619,10 @@ impl Soak {
         &self,
         case: &Case,
         invariant: &str,
-        budget: Duration,
+        budget: impl Into<ShrinkBudget>,
         progress: &(dyn Fn(&ShrinkProgress) + Sync),
     ) -> Result<Shrunk, ShrinkError> {
-        crate::soak::keep::shrink::shrink(&self.target, case, invariant, budget, progress)
+        crate::soak::keep::shrink::shrink(&self.target, case, invariant, budget.into(), progress)
     }
 
     /// Plays a conversation written as [`Step`]s (what a property test

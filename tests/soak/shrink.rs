@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use livesim::Seed;
-use livesim::soak::{AgentInvariant, Case, CorpusEntry, Failure, ShrinkError, Soak};
+use livesim::soak::{AgentInvariant, Case, CorpusEntry, Failure, ShrinkBudget, ShrinkError, Soak};
 
 use super::agent;
 
@@ -209,4 +209,91 @@ fn a_failure_across_connections_shrinks_to_a_valid_script() {
             .iter()
             .any(|f| f.invariant == "never-fresh")
     );
+}
+
+/// The budget counts candidate runs, so a machine's speed never changes
+/// the case a failure shrinks to: the same failure, shrunk on a fast
+/// "machine" and on one where every run takes 3 ms longer (a wall-clock
+/// sleep in an invariant, outside the simulation), saves the same file,
+/// even when the run budget cuts the shrink short.
+#[test]
+fn a_failure_shrinks_to_the_same_file_on_a_fast_machine_and_a_slow_one() {
+    let mut weather = agent("weather");
+    weather.invariants = vec![AgentInvariant::Before(
+        "get_forecast".into(),
+        "get_weather".into(),
+    )];
+    let fast = Soak::agent(&weather).check_determinism_every(0);
+    let slow = Soak::agent(&weather)
+        .check_determinism_every(0)
+        .invariant("slow-machine", |_| {
+            // A slower machine, simulated: real time, never virtual.
+            #[allow(clippy::disallowed_methods)]
+            std::thread::sleep(Duration::from_millis(3));
+            Ok(())
+        });
+    let failure = first_failure(&fast, "before(get_forecast, get_weather)");
+    let saved = |soak: &Soak, runs: u64| {
+        let dir = std::env::temp_dir().join(format!(
+            "livesim-shrink-speed-{}-{runs}-{}",
+            std::process::id(),
+            soak.name()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        let budget = ShrinkBudget {
+            runs,
+            time: Duration::from_secs(600),
+        };
+        let shrunk = soak
+            .shrink(&Case::from(&failure), &failure.invariant, budget, &|_| {})
+            .unwrap();
+        assert!(!shrunk.out_of_time, "{shrunk}");
+        let path = CorpusEntry::from_shrunk(&shrunk).save(&dir).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        (shrunk, text)
+    };
+    for runs in [12, 1000] {
+        let (quick, on_fast) = saved(&fast, runs);
+        let (slowly, on_slow) = saved(&slow, runs);
+        assert_eq!(on_fast, on_slow, "{runs} runs: the saved files differ");
+        assert_eq!(quick.runs, slowly.runs);
+        assert!(
+            slowly.elapsed > quick.elapsed,
+            "the slow machine was not slower"
+        );
+        if runs == 12 {
+            // Cut short by the run budget, at the same candidate.
+            assert!(!quick.finished && quick.runs <= 12, "{quick}");
+            assert!(quick.to_string().contains("the run budget ran out first"));
+        } else {
+            assert!(quick.finished, "{quick}");
+        }
+    }
+}
+
+/// A kept file says how a case was shrunk without the wall time it took
+/// (which depends on the machine); a file written before that, with its
+/// `seconds`, still reads.
+#[test]
+fn a_saved_shrink_note_has_no_wall_time_and_old_files_still_read() {
+    let mut weather = agent("weather");
+    weather.invariants = vec![AgentInvariant::Before(
+        "get_forecast".into(),
+        "get_weather".into(),
+    )];
+    let soak = Soak::agent(&weather).check_determinism_every(0);
+    let failure = first_failure(&soak, "before(get_forecast, get_weather)");
+    let shrunk = soak
+        .shrink(&Case::from(&failure), &failure.invariant, BUDGET, &|_| {})
+        .unwrap();
+    let entry = CorpusEntry::from_shrunk(&shrunk);
+    let mut json = entry.to_json();
+    let note = &mut json["regression"]["shrunk"];
+    assert!(note.get("seconds").is_none(), "{note}");
+    assert_eq!(note["runs"], shrunk.runs);
+    note["seconds"] = serde_json::json!(0.4);
+    let old = CorpusEntry::from_json_str(&json.to_string(), "old.json").unwrap();
+    assert_eq!(old.case, entry.case);
+    assert_eq!(old.shrunk.map(|n| n.seconds), Some(0.4));
 }

@@ -21,7 +21,7 @@
 //!               "sleep_max_ms": 0, "task_yield_chance": 0.0, "delivery_jitter_ms": 0},
 //!     "faults": {"weather": "calm"},
 //!     "decisions": [],
-//!     "shrunk": {"actions_before": 110, "runs": 45, "seconds": 0.1, "finished": true}
+//!     "shrunk": {"actions_before": 110, "runs": 45, "finished": true}
 //!   },
 //!   "actions": [
 //!     {"call": {"id": "call-1", "name": "verify_identity", "args": {"name": "Ana Silva", "dob": "1990-05-04"}, "wait": false}},
@@ -64,9 +64,11 @@ pub struct ShrinkNote {
     pub actions_before: usize,
     /// Candidate runs made.
     pub runs: u64,
-    /// Wall time taken, in seconds.
+    /// Wall time taken, in seconds. Not saved: it depends on the
+    /// machine, and a kept case must be the same file on any machine (an
+    /// entry read from a file says 0, or what an older file said).
     pub seconds: f64,
-    /// Whether shrinking finished before its time budget ran out.
+    /// Whether shrinking finished before its budget ran out.
     pub finished: bool,
 }
 
@@ -144,7 +146,6 @@ impl CorpusEntry {
                 json!({
                     "actions_before": note.actions_before,
                     "runs": note.runs,
-                    "seconds": note.seconds,
                     "finished": note.finished,
                 }),
             );

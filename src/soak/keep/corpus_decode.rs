@@ -289,10 +289,14 @@ fn decode_decisions(node: &Node<'_>) -> Decoded<Vec<Decision>> {
 
 fn decode_shrunk(node: &Node<'_>) -> Decoded<ShrinkNote> {
     let fields = node.object("how the case was shrunk", &SHRUNK_KEYS)?;
-    let seconds_node = fields.require("seconds", "the time shrinking took")?;
-    let seconds = match seconds_node.value.as_f64() {
-        Some(s) if s >= 0.0 && s.is_finite() => s,
-        _ => return seconds_node.fail("expected the time shrinking took, in seconds"),
+    // Files before 0.2 said how long shrinking took; it is no longer
+    // written (it depends on the machine).
+    let seconds = match fields.get("seconds") {
+        None => 0.0,
+        Some(node) => match node.value.as_f64() {
+            Some(s) if s >= 0.0 && s.is_finite() => s,
+            _ => return node.fail("expected the time shrinking took, in seconds"),
+        },
     };
     Ok(ShrinkNote {
         actions_before: fields

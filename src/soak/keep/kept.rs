@@ -18,7 +18,7 @@ use crate::soak::case::Case;
 use crate::soak::check::excerpt::excerpt;
 use crate::soak::check::report::{Failure, Summary};
 use crate::soak::keep::corpus::CorpusEntry;
-use crate::soak::keep::shrink::{ShrinkError, ShrinkProgress};
+use crate::soak::keep::shrink::{ShrinkBudget, ShrinkError, ShrinkProgress};
 use crate::timeline::Timeline;
 
 /// Failures kept per agent and invariant, by default.
@@ -33,8 +33,12 @@ pub struct Keeping {
     /// Whether new entries are written (`false` in CI, which only reads
     /// the corpus: `LIVESIM_REGRESSIONS=read`).
     pub write: bool,
-    /// How long shrinking one failure may take; zero keeps it as found.
+    /// The most wall time shrinking one failure may take (an outer cap);
+    /// zero keeps it as found.
     pub shrink_budget: Duration,
+    /// The most candidate runs shrinking one failure makes (the budget
+    /// proper: the same case on any machine); zero keeps it as found.
+    pub shrink_runs: u64,
     /// At most this many failures per agent and invariant, the lowest
     /// seeds (0: every one).
     pub per_invariant: usize,
@@ -98,7 +102,7 @@ impl fmt::Display for Kept {
                 if note.finished {
                     ""
                 } else {
-                    ", the time budget ran out first"
+                    ", the budget ran out first"
                 }
             ),
             None => format!("{} actions, as found", entry.case.actions()),
@@ -301,22 +305,26 @@ impl Keeping {
         failure: &Failure,
         progress: &(dyn Fn(&str) + Sync),
     ) -> (CorpusEntry, Option<String>) {
-        if self.shrink_budget.is_zero() {
+        if self.shrink_budget.is_zero() || self.shrink_runs == 0 {
             return (CorpusEntry::from_failure(failure), None);
         }
         progress(&format!(
-            "shrinking {} seed {} ({}, {} actions, at most {})",
+            "shrinking {} seed {} ({}, {} actions, at most {} runs or {})",
             failure.agent,
             failure.seed,
             failure.invariant,
             failure.script.actions().len(),
+            self.shrink_runs,
             crate::executor::format_time(self.shrink_budget)
         ));
         let step = |p: &ShrinkProgress| progress(&p.to_string());
         match soak.shrink(
             &Case::from(failure),
             &failure.invariant,
-            self.shrink_budget,
+            ShrinkBudget {
+                runs: self.shrink_runs,
+                time: self.shrink_budget,
+            },
             &step,
         ) {
             Ok(shrunk) => {

@@ -9,7 +9,8 @@ use std::time::Duration;
 use clap::Args;
 use livesim::Seed;
 use livesim::soak::{
-    Agent, CorpusEntry, DEFAULT_BUDGET, Keeping, Kept, Saved, Soak, Summary, corpus_files,
+    Agent, CorpusEntry, DEFAULT_BUDGET, DEFAULT_RUNS, Keeping, Kept, Saved, Soak, Summary,
+    corpus_files,
 };
 use livesim::timeline::Timeline;
 
@@ -26,10 +27,15 @@ pub struct SaveArgs {
     /// Save nothing.
     #[arg(long, conflicts_with = "save")]
     pub no_save: bool,
-    /// How long shrinking one failure may take (`30s`, `2m`); `0` saves
-    /// failures as found.
-    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    /// The most wall time shrinking one failure may take (`30s`, `2m`):
+    /// an outer cap; `0` saves failures as found.
+    #[arg(long, value_name = "DURATION", default_value = "2m")]
     pub shrink_time: String,
+    /// The most candidate runs shrinking one failure makes: the budget
+    /// that makes a saved case the same on any machine; `0` saves
+    /// failures as found.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_RUNS)]
+    pub shrink_runs: u64,
 }
 
 #[derive(Args, Debug)]
@@ -85,6 +91,7 @@ pub fn keeping(args: &SaveArgs, home: Option<&Path>, limit: usize) -> Result<Kee
         write: corpus.is_some(),
         corpus,
         shrink_budget: budget,
+        shrink_runs: args.shrink_runs,
         per_invariant: limit,
         pages: None,
     })
@@ -123,8 +130,12 @@ pub fn shrink(args: ShrinkArgs) -> ExitCode {
         Ok(keeping) => keeping,
         Err(message) => return usage("shrink", &message),
     };
+    // `sim shrink` always shrinks.
     if keeping.shrink_budget.is_zero() {
         keeping.shrink_budget = DEFAULT_BUDGET;
+    }
+    if keeping.shrink_runs == 0 {
+        keeping.shrink_runs = DEFAULT_RUNS;
     }
     let soak = soaks(&agents, livesim::soak::Checks::default()).remove(0);
     let run = soak.run_seed(args.seed);
@@ -295,6 +306,7 @@ mod tests {
             save: None,
             no_save: false,
             shrink_time: "0".into(),
+            shrink_runs: DEFAULT_RUNS,
         };
         let kept = keeping(&args, Some(Path::new("/repo/sim")), 3).unwrap();
         assert_eq!(kept.corpus, Some(PathBuf::from("/repo/seeds")));

@@ -23,8 +23,11 @@
 //!    other one made calm.
 //!
 //! Then the script stages run again against the calmer schedule, until a
-//! round changes nothing or the time budget ([`DEFAULT_BUDGET`]) runs
-//! out; what was found by then is the result.
+//! round changes nothing or the budget runs out; what was found by then is
+//! the result. The budget counts candidate runs ([`DEFAULT_RUNS`]), so
+//! the same failure shrinks to the same case on a fast machine and a slow
+//! one; wall time ([`DEFAULT_BUDGET`]) is only an outer cap, for a case
+//! whose every run is slow.
 
 mod ddmin;
 mod script;
@@ -41,8 +44,52 @@ use crate::soak::run::engine::{Checks, Target, run_case};
 use crate::testing::{Action, Call};
 use ddmin::ddmin;
 
-/// How long shrinking one failure may take, by default.
-pub const DEFAULT_BUDGET: Duration = Duration::from_secs(30);
+/// The most wall time shrinking one failure may take, by default: an
+/// outer cap only (the budget is [`DEFAULT_RUNS`]).
+pub const DEFAULT_BUDGET: Duration = Duration::from_secs(120);
+
+/// The most candidate runs shrinking one failure makes, by default
+/// (shrinks of the soak's failures take 7 to 72: see the project's
+/// benchmarks).
+pub const DEFAULT_RUNS: u64 = 1000;
+
+/// How far shrinking one failure may go: candidate runs, and wall time as
+/// an outer cap. A [`Duration`] converts to a budget of that wall time and
+/// [`DEFAULT_RUNS`] runs.
+///
+/// ```
+/// use std::time::Duration;
+/// use livesim::soak::{DEFAULT_RUNS, ShrinkBudget};
+///
+/// let budget = ShrinkBudget::from(Duration::from_secs(30));
+/// assert_eq!(budget, ShrinkBudget { runs: DEFAULT_RUNS, time: Duration::from_secs(30) });
+/// assert_eq!(ShrinkBudget::default().runs, DEFAULT_RUNS);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShrinkBudget {
+    /// Candidate runs at most.
+    pub runs: u64,
+    /// Wall time at most.
+    pub time: Duration,
+}
+
+impl Default for ShrinkBudget {
+    fn default() -> Self {
+        ShrinkBudget {
+            runs: DEFAULT_RUNS,
+            time: DEFAULT_BUDGET,
+        }
+    }
+}
+
+impl From<Duration> for ShrinkBudget {
+    fn from(time: Duration) -> Self {
+        ShrinkBudget {
+            runs: DEFAULT_RUNS,
+            time,
+        }
+    }
+}
 
 /// Where a shrink is, for a progress display.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -97,6 +144,9 @@ pub struct Shrunk {
     /// Whether shrinking finished (a round changed nothing) before the
     /// budget ran out.
     pub finished: bool,
+    /// Whether the wall-time cap, not the run budget, stopped it (the
+    /// case then depends on the machine's speed).
+    pub out_of_time: bool,
 }
 
 impl fmt::Display for Shrunk {
@@ -113,8 +163,10 @@ impl fmt::Display for Shrunk {
             self.elapsed.as_secs_f64(),
             if self.finished {
                 ""
+            } else if self.out_of_time {
+                " (the time cap ran out first)"
             } else {
-                " (the time budget ran out first)"
+                " (the run budget ran out first)"
             }
         )
     }
@@ -149,21 +201,29 @@ struct Judge<'a> {
     allowed: BTreeSet<String>,
     checks: Checks,
     deadline: std::time::Instant,
+    max_runs: u64,
     runs: u64,
+    /// The wall-time cap stopped the search.
+    timed_out: bool,
     message: String,
 }
 
 impl Judge<'_> {
-    fn out_of_time(&self) -> bool {
-        // Wall time bounds the search only; it never enters a run.
+    /// Whether the budget is spent: the runs, or the wall-time cap.
+    fn spent(&mut self) -> bool {
+        if self.runs >= self.max_runs {
+            return true;
+        }
+        // Wall time caps the search only; it never enters a run.
         #[allow(clippy::disallowed_methods)]
         let now = std::time::Instant::now();
-        now >= self.deadline
+        self.timed_out |= now >= self.deadline;
+        self.timed_out
     }
 
     /// Whether `case` still fails the same way (running it).
     fn fails(&mut self, case: &Case) -> bool {
-        if self.out_of_time() || !script::connections_end(case.script.actions()) {
+        if self.spent() || !script::connections_end(case.script.actions()) {
             return false;
         }
         self.runs += 1;
@@ -184,11 +244,11 @@ pub(crate) fn shrink(
     target: &Target,
     case: &Case,
     invariant: &str,
-    budget: Duration,
+    budget: ShrinkBudget,
     progress: &(dyn Fn(&ShrinkProgress) + Sync),
 ) -> Result<Shrunk, ShrinkError> {
-    // The budget is wall time; it decides when the search stops, never
-    // what a candidate run does.
+    // The wall-time cap decides when the search stops, never what a
+    // candidate run does.
     #[allow(clippy::disallowed_methods)]
     let started = std::time::Instant::now();
     let checks = Checks {
@@ -211,8 +271,10 @@ pub(crate) fn shrink(
         invariant: invariant.to_string(),
         allowed: broken,
         checks,
-        deadline: started + budget,
+        deadline: started + budget.time,
+        max_runs: budget.runs,
         runs: 1,
+        timed_out: false,
         message: failure.message.clone(),
     };
     let mut best = case.clone();
@@ -226,7 +288,7 @@ pub(crate) fn shrink(
         });
     };
     let mut finished = false;
-    while !judge.out_of_time() {
+    while !judge.spent() {
         let before = best.clone();
         shrink_turns(&mut best, &mut judge);
         report("turns", &best, &judge);
@@ -243,7 +305,7 @@ pub(crate) fn shrink(
         calm_decisions(&mut best, &mut judge);
         report("decisions", &best, &judge);
         if best == before {
-            finished = !judge.out_of_time();
+            finished = !judge.spent();
             break;
         }
     }
@@ -256,6 +318,7 @@ pub(crate) fn shrink(
         runs: judge.runs,
         elapsed: started.elapsed(),
         finished,
+        out_of_time: judge.timed_out,
     })
 }
 
@@ -448,7 +511,7 @@ fn perturbing(case: &Case, judge: &mut Judge<'_>) -> Vec<Decision> {
 }
 
 fn calm_decisions(best: &mut Case, judge: &mut Judge<'_>) {
-    if judge.out_of_time() {
+    if judge.spent() {
         return;
     }
     let taken = perturbing(best, judge);

@@ -73,32 +73,83 @@ impl Fold {
 #[derive(Clone)]
 pub(crate) struct FoldLayer<W> {
     writer: W,
-    pending: Arc<Mutex<Option<Fold>>>,
+    pending: Pending,
+}
+
+/// Where a fold layer keeps the summary it is counting.
+#[derive(Clone)]
+enum Pending {
+    /// In the layer: one stream of lines (stderr).
+    Shared(Arc<Mutex<Option<Fold>>>),
+    /// In the thread: a layer shared by threads that each write their own
+    /// lines (the captures' shared subscriber), so one thread's count
+    /// never lands in another's lines.
+    Thread,
+}
+
+thread_local! {
+    static THREAD_FOLD: std::cell::RefCell<Option<Fold>> = const { std::cell::RefCell::new(None) };
 }
 
 impl<W: for<'a> MakeWriter<'a>> FoldLayer<W> {
     pub(crate) fn new(writer: W) -> Self {
         FoldLayer {
             writer,
-            pending: Arc::new(Mutex::new(None)),
+            pending: Pending::Shared(Arc::new(Mutex::new(None))),
+        }
+    }
+
+    /// A layer whose summary is counted per thread, for a writer that
+    /// writes each thread's lines to that thread's own place.
+    pub(crate) fn per_thread(writer: W) -> Self {
+        FoldLayer {
+            writer,
+            pending: Pending::Thread,
         }
     }
 
     fn take(&self) -> Option<Fold> {
-        self.pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
+        match &self.pending {
+            Pending::Shared(pending) => pending.lock().unwrap_or_else(|p| p.into_inner()).take(),
+            Pending::Thread => THREAD_FOLD.with(|f| f.borrow_mut().take()),
+        }
     }
 
     fn write(&self, fold: Fold) {
         let _ = writeln!(self.writer.make_writer(), "{}", fold.line());
     }
 
-    /// Writes the pending summary line, if any.
+    /// Writes the pending summary line, if any (this thread's, for a
+    /// per-thread layer).
     pub(crate) fn flush(&self) {
         if let Some(fold) = self.take() {
             self.write(fold);
+        }
+    }
+
+    /// Counts one decision of kind `kind` at `at`, writing the summary of
+    /// the instant before first if `at` is a new one.
+    fn count(&self, kind: &'static str, at: Option<Duration>, seed: Option<Seed>) {
+        let add = |pending: &mut Option<Fold>| -> Option<Fold> {
+            let done = pending
+                .as_ref()
+                .is_some_and(|fold| fold.at != at)
+                .then(|| pending.take())
+                .flatten();
+            let fold = pending.get_or_insert_with(|| Fold {
+                at,
+                seed,
+                counts: BTreeMap::new(),
+            });
+            *fold.counts.entry(kind).or_default() += 1;
+            done
+        };
+        let done = match &self.pending {
+            Pending::Shared(pending) => add(&mut pending.lock().unwrap_or_else(|p| p.into_inner())),
+            Pending::Thread => THREAD_FOLD.with(|f| add(&mut f.borrow_mut())),
+        };
+        if let Some(done) = done {
+            self.write(done);
         }
     }
 }
@@ -116,19 +167,7 @@ where
         let mut message = Message(String::new());
         event.record(&mut message);
         let (at, seed) = context::with(|c| (c.now(), c.seed)).unzip();
-        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        if pending.as_ref().is_some_and(|fold| fold.at != at) {
-            let done = pending.take().expect("checked");
-            drop(pending);
-            self.write(done);
-            pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        }
-        let fold = pending.get_or_insert_with(|| Fold {
-            at,
-            seed,
-            counts: BTreeMap::new(),
-        });
-        *fold.counts.entry(kind_of(&message.0)).or_default() += 1;
+        self.count(kind_of(&message.0), at, seed);
     }
 }
 

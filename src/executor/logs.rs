@@ -11,12 +11,12 @@
 //! virtual instant (`scheduling folded lane_picks=2 deliveries=1`) unless
 //! `LIVESIM_LOG=scheduling` asks for each.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::io;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use tracing::{Event, Subscriber};
+use tracing::{Dispatch, Event, Subscriber};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
@@ -118,6 +118,13 @@ where
 const CAPTURE_LINES: usize = 20_000;
 
 /// Log lines of one run, kept in memory for its failure report.
+///
+/// Captures run on many threads at once (a soak's jobs), so they share
+/// one subscriber per filter, made once and never dropped, which writes
+/// each line to the capture of the thread that logged it. A subscriber
+/// made and dropped per run would make `tracing` recompute every
+/// callsite's interest while other threads log, which can leave a
+/// callsite disabled for a run that wanted it (a line dropped).
 #[derive(Clone)]
 pub(crate) struct Capture {
     lines: Arc<Mutex<Lines>>,
@@ -145,16 +152,19 @@ impl Capture {
         &self.filter
     }
 
-    /// Runs `f` with this capture as the thread's subscriber.
+    /// Runs `f` with this capture taking the thread's log lines.
     pub(crate) fn scope<T>(&self, f: impl FnOnce() -> T) -> T {
-        let writer = CaptureWriter(self.lines.clone());
-        let filter = EnvFilter::try_new(&self.filter).unwrap_or_else(|_| EnvFilter::new("warn"));
-        let (fold, lines) = layers(writer, false);
-        let subscriber = tracing_subscriber::registry()
-            .with(filter)
-            .with(fold.clone())
-            .with(lines);
-        let value = tracing::subscriber::with_default(subscriber, f);
+        let (dispatch, fold) = shared(&self.filter);
+        // Put back whatever the thread captured before, even if `f`
+        // unwinds.
+        struct Restore(Option<Arc<Mutex<Lines>>>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                TARGET.with(|t| *t.borrow_mut() = self.0.take());
+            }
+        }
+        let _restore = Restore(TARGET.with(|t| t.replace(Some(self.lines.clone()))));
+        let value = tracing::dispatcher::with_default(&dispatch, f);
         if let Some(fold) = fold {
             fold.flush();
         }
@@ -172,16 +182,71 @@ impl Capture {
     }
 }
 
-#[derive(Clone)]
-struct CaptureWriter(Arc<Mutex<Lines>>);
+thread_local! {
+    /// The capture taking this thread's lines, while one does.
+    static TARGET: std::cell::RefCell<Option<Arc<Mutex<Lines>>>> =
+        const { std::cell::RefCell::new(None) };
+}
 
-impl tracing_subscriber::fmt::MakeWriter<'_> for CaptureWriter {
-    type Writer = CaptureWriter;
+/// The subscriber captures with `filter` share, and its fold layer (none
+/// with `LIVESIM_LOG=scheduling`): made on first use, kept for the
+/// process.
+fn shared(filter: &str) -> (Dispatch, Option<FoldLayer<ThreadWriter>>) {
+    type Shared = (Dispatch, Option<FoldLayer<ThreadWriter>>);
+    static SHARED: OnceLock<Mutex<BTreeMap<String, Shared>>> = OnceLock::new();
+    // With a single live subscriber, `tracing` decides a callsite's
+    // interest from whatever subscriber the thread that first reaches it
+    // has: a thread outside every capture would disable the callsite for
+    // good, and every capture would lose its lines. A second subscriber
+    // that is always there (and wants nothing) makes `tracing` ask each
+    // one instead: the captures' then keeps every callsite it wants.
+    static COMPANION: OnceLock<Dispatch> = OnceLock::new();
+    COMPANION.get_or_init(|| Dispatch::new(tracing::subscriber::NoSubscriber::default()));
+    let mut made = SHARED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    made.entry(filter.to_string())
+        .or_insert_with(|| {
+            let env = EnvFilter::try_new(filter).unwrap_or_else(|_| EnvFilter::new("warn"));
+            let fold = (!show_scheduling()).then(|| FoldLayer::per_thread(ThreadWriter));
+            let (_, lines) = layers(ThreadWriter, false);
+            let subscriber = tracing_subscriber::registry()
+                .with(env)
+                .with(fold.clone())
+                .with(lines);
+            (Dispatch::new(subscriber), fold)
+        })
+        .clone()
+}
 
-    fn make_writer(&self) -> CaptureWriter {
-        self.clone()
+/// Writes to the capture taking the thread's lines (nothing outside one).
+#[derive(Clone, Copy)]
+struct ThreadWriter;
+
+impl tracing_subscriber::fmt::MakeWriter<'_> for ThreadWriter {
+    type Writer = ThreadWriter;
+
+    fn make_writer(&self) -> ThreadWriter {
+        *self
     }
 }
+
+impl io::Write for ThreadWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match TARGET.with(|t| t.borrow().clone()) {
+            Some(lines) => CaptureWriter(lines).write(buf),
+            None => Ok(buf.len()),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Writes whole lines into one capture.
+struct CaptureWriter(Arc<Mutex<Lines>>);
 
 impl io::Write for CaptureWriter {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {

@@ -14,6 +14,7 @@ mod engine;
 mod explore;
 mod generator;
 mod invariants;
+mod logs;
 mod orderings;
 mod resumable;
 mod shrink;

@@ -223,11 +223,13 @@ fn a_failure_shrinks_to_the_same_file_on_a_fast_machine_and_a_slow_one() {
         "get_forecast".into(),
         "get_weather".into(),
     )];
+    static SLOWED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let fast = Soak::agent(&weather).check_determinism_every(0);
     let slow = Soak::agent(&weather)
         .check_determinism_every(0)
         .invariant("slow-machine", |_| {
             // A slower machine, simulated: real time, never virtual.
+            SLOWED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             #[allow(clippy::disallowed_methods)]
             std::thread::sleep(Duration::from_millis(3));
             Ok(())
@@ -255,12 +257,16 @@ fn a_failure_shrinks_to_the_same_file_on_a_fast_machine_and_a_slow_one() {
     };
     for runs in [12, 1000] {
         let (quick, on_fast) = saved(&fast, runs);
+        let slowed_before = SLOWED.load(std::sync::atomic::Ordering::Relaxed);
         let (slowly, on_slow) = saved(&slow, runs);
         assert_eq!(on_fast, on_slow, "{runs} runs: the saved files differ");
         assert_eq!(quick.runs, slowly.runs);
+        // Every candidate run on the slow machine was slowed.
+        let slowed = SLOWED.load(std::sync::atomic::Ordering::Relaxed) - slowed_before;
         assert!(
-            slowly.elapsed > quick.elapsed,
-            "the slow machine was not slower"
+            slowed >= slowly.runs,
+            "{slowed} of {} runs slowed",
+            slowly.runs
         );
         if runs == 12 {
             // Cut short by the run budget, at the same candidate.

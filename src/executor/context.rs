@@ -16,7 +16,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::Waker;
 use std::time::Duration;
 
@@ -50,7 +50,9 @@ pub(crate) struct Context {
     streams: RefCell<BTreeMap<String, Stream>>,
     yield_streams: RefCell<Vec<(&'static str, Stream)>>,
     task_stream: RefCell<Stream>,
-    trace: RefCell<Trace>,
+    /// Shared, so a sentinel outside the run can read its last entries
+    /// while a task holds the thread (see `watch`); only this thread writes.
+    trace: Arc<Mutex<Trace>>,
     label: RefCell<Label>,
     runtime_label: Label,
     polls: Cell<u64>,
@@ -110,7 +112,7 @@ impl Context {
             streams: RefCell::new(BTreeMap::new()),
             yield_streams: RefCell::new(Vec::new()),
             task_stream: RefCell::new(Stream::new(seed, "tasks")),
-            trace: RefCell::new(Trace::with_capacity(1024)),
+            trace: Arc::new(Mutex::new(Trace::with_capacity(1024))),
             label: RefCell::new(runtime_label.clone()),
             runtime_label,
             polls: Cell::new(0),
@@ -290,28 +292,26 @@ impl Context {
     pub(crate) fn record_fmt(&self, event: std::fmt::Arguments<'_>) {
         let label = self.label.borrow().clone();
         let at = self.now_cached();
-        self.trace.borrow_mut().push_fmt(at, label, event);
+        self.trace().push_fmt(at, label, event);
     }
 
     /// Appends `head` and its `detail` as one entry under the current label.
     pub(crate) fn record_detailed(&self, head: &str, detail: &str) {
         let label = self.label.borrow().clone();
         let at = self.now_cached();
-        self.trace
-            .borrow_mut()
-            .push_detailed(at, label, head, detail);
+        self.trace().push_detailed(at, label, head, detail);
     }
 
     /// Appends a scheduling entry (a lane pick, a delivery) under `label`.
     pub(crate) fn record_scheduling(&self, label: Label, event: std::fmt::Arguments<'_>) {
         let at = self.now_cached();
-        self.trace.borrow_mut().push_scheduling(at, label, event);
+        self.trace().push_scheduling(at, label, event);
     }
 
     /// Appends to the trace under an explicit label.
     pub(crate) fn record_as(&self, label: Label, event: &str) {
         let at = self.now_cached();
-        self.trace.borrow_mut().push(at, label, event);
+        self.trace().push(at, label, event);
     }
 
     pub(crate) fn runtime_label(&self) -> Label {
@@ -322,12 +322,23 @@ impl Context {
         self.label.borrow().clone()
     }
 
+    /// The trace, to write to (only this thread does).
+    fn trace(&self) -> std::sync::MutexGuard<'_, Trace> {
+        self.trace.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Shows the trace to the watch of the thread, if it is watched.
+    #[cfg(feature = "simulation")]
+    pub(crate) fn share_trace(&self) {
+        super::watch::share_trace(&self.trace);
+    }
+
     pub(crate) fn take_trace(&self) -> Trace {
-        std::mem::take(&mut *self.trace.borrow_mut())
+        std::mem::take(&mut *self.trace())
     }
 
     pub(crate) fn trace_len(&self) -> usize {
-        self.trace.borrow().len()
+        self.trace().len()
     }
 
     pub(crate) fn polls(&self) -> u64 {
@@ -370,7 +381,7 @@ impl Context {
         };
         let message = describe(&label);
         let at = self.now_cached();
-        if let Ok(mut trace) = self.trace.try_borrow_mut() {
+        if let Ok(mut trace) = self.trace.try_lock() {
             trace.push_fmt(at, label, format_args!("panic: {message}"));
         }
         if let Ok(mut last) = self.last_panic.try_borrow_mut() {
@@ -481,6 +492,8 @@ pub(crate) fn is_active() -> bool {
 
 /// Makes `ctx` this thread's simulation until the guard drops.
 pub(crate) fn enter(ctx: Rc<Context>) -> EnterGuard {
+    #[cfg(feature = "simulation")]
+    ctx.share_trace();
     CURRENT.with(|current| {
         let mut current = current.borrow_mut();
         assert!(

@@ -52,6 +52,8 @@ mod stream;
 mod swarm;
 mod test_id;
 mod trace;
+#[cfg(feature = "simulation")]
+pub(crate) mod watch;
 mod yield_point;
 
 use std::time::Duration;
@@ -91,6 +93,9 @@ pub use swarm::{LaneStrategy, Swarm};
 pub use test_id::type_name_of;
 pub use test_id::{Target, TestId};
 pub use trace::{Divergence, Label, OwnedTraceEntry, Trace, TraceEntry, format_time};
+#[cfg(feature = "simulation")]
+#[cfg_attr(docsrs, doc(cfg(feature = "simulation")))]
+pub use watch::{DEFAULT_HANG, HANG_VARIABLE, Hang, hang_bound};
 pub use yield_point::yield_point;
 
 /// Whether this code is running inside a simulation.

@@ -40,6 +40,7 @@ use std::future::Future;
 use std::io::Write as _;
 use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::determinism;
@@ -52,6 +53,7 @@ use super::runtime::{DEFAULT_POLL_LIMIT, DEFAULT_TIME_LIMIT, Simulation};
 use super::seed::Seed;
 use super::swarm::Swarm;
 use super::test_id::TestId;
+use super::watch::{Sentinel, Watch};
 
 /// Which seeds a run covers.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -192,6 +194,8 @@ pub struct Runner {
     on_failure: Option<fn(&mut Report)>,
     /// The regressions file, and the source file it is for.
     regressions: Option<(PathBuf, String)>,
+    /// Wall time a seed may run before it is reported as a hang.
+    hang_after: Duration,
 }
 
 /// Log filter for re-running a failing seed when `RUST_LOG` is unset.
@@ -210,6 +214,7 @@ impl Runner {
             check_determinism: None,
             on_failure: None,
             regressions: None,
+            hang_after: super::watch::hang_bound(),
         }
     }
 
@@ -241,6 +246,19 @@ impl Runner {
     /// Runs exactly `seed` unless the environment names other seeds.
     pub fn seed(mut self, seed: Seed) -> Self {
         self.default_plan = SeedPlan::One(seed);
+        self
+    }
+
+    /// How long one seed may run in wall time before the runner reports
+    /// it as a hang and ends the process with status 101 (default
+    /// [`DEFAULT_HANG`](super::DEFAULT_HANG), or `LIVESIM_HANG`). A task
+    /// that never yields (a busy loop with no `.await`) holds the thread
+    /// the simulation runs on, so neither the virtual time limit nor the
+    /// deadlock watchdog can end it; this guard, on a thread of its own,
+    /// prints what was running, its replay line and the last trace
+    /// entries instead of hanging the test run.
+    pub fn hang_after(mut self, bound: Duration) -> Self {
+        self.hang_after = bound;
         self
     }
 
@@ -424,13 +442,15 @@ impl Runner {
             ..Summary::default()
         };
         let mut warned = false;
+        let watch = Arc::new(Watch::default());
+        let _sentinel = Sentinel::exiting(watch.clone(), self.hang_after);
         let seeds = recorded
             .iter()
             .copied()
             .chain(plan.seeds().filter(|seed| !recorded.contains(seed)));
         for (i, seed) in seeds.enumerate() {
             let capture = env_filter.as_deref().map(Capture::new);
-            let first = self.run_seed(seed, &run, capture.as_ref());
+            let first = self.run_seed(seed, &run, capture.as_ref(), &watch);
             if !warned && let Some(warning) = first.warnings().first() {
                 warned = true;
                 eprint_direct(&format!("livesim: {warning}"));
@@ -438,7 +458,7 @@ impl Runner {
             let twice = check == Check::EverySeed || (check == Check::FirstSeed && i == 0);
             let mut nondeterminism = None;
             if twice {
-                let second = self.run_seed(seed, &run, None);
+                let second = self.run_seed(seed, &run, None, &watch);
                 if let Err(nd) = determinism::compare(seed, first.trace(), second.trace()) {
                     nondeterminism = Some(nd);
                 }
@@ -467,7 +487,7 @@ impl Runner {
             // level (the run is deterministic, so it fails the same way).
             let capture = capture.unwrap_or_else(|| {
                 let capture = Capture::new(FAILURE_LOG_FILTER);
-                let _ = self.run_seed(seed, &run, Some(&capture));
+                let _ = self.run_seed(seed, &run, Some(&capture), &watch);
                 capture
             });
             let (lines, earlier) = capture.tail(REPORT_LOG_LINES);
@@ -533,6 +553,7 @@ impl Runner {
         seed: Seed,
         run: &F,
         capture: Option<&Capture>,
+        watch: &Arc<Watch>,
     ) -> Result<super::runtime::Outcome<()>, Box<Failure>>
     where
         F: Fn(&Simulation) -> Result<super::runtime::Outcome<T>, Box<Failure>>,
@@ -540,10 +561,12 @@ impl Runner {
     {
         let sim = self.simulation(seed);
         let once = || run(&sim);
-        let result = match capture {
+        let watched = || match capture {
             Some(capture) => capture.scope(once),
             None => once(),
         };
+        let what = format!("{} seed {seed}", self.test.name);
+        let result = watch.run(what, self.test.replay_command(seed), watched);
         let outcome = result?;
         match outcome.value.into_result() {
             Ok(()) => Ok(super::runtime::Outcome {

@@ -67,6 +67,7 @@ pub struct Soak {
     checks: Checks,
     keep: KeepChoice,
     stop_at_first_failure: bool,
+    hang: Duration,
 }
 
 /// What the builder said about keeping failures (the environment may
@@ -189,6 +190,7 @@ impl Soak {
             checks: Checks::default(),
             keep: KeepChoice::default(),
             stop_at_first_failure: false,
+            hang: crate::executor::hang_bound(),
         }
     }
 
@@ -287,6 +289,42 @@ impl Soak {
     /// naming the tool, the call and where it panicked).
     pub fn allow_panic(mut self, tool: &str) -> Self {
         self.target.allowed_panics.insert(tool.to_string());
+        self
+    }
+
+    /// How long one run may take in wall time before it is reported as a
+    /// `hang` (default [`DEFAULT_HANG`](crate::executor::DEFAULT_HANG), or
+    /// `LIVESIM_HANG`). A task that never yields (a busy loop with no
+    /// `.await`, in a tool or the session) holds the thread its run plays
+    /// on, and nothing inside the simulation can end it: the soak reports
+    /// the run with its replay line and its last trace entries, gives its
+    /// thread up, and goes on with the other seeds.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use livesim::prelude::*;
+    /// use livesim::soak::{Soak, invariants};
+    ///
+    /// let summary = Soak::new("spinner", || {
+    ///     Live::builder().tools(T::simple("spin", "Spins", |_| async {
+    ///         // A busy loop with no .await, for a second of wall time.
+    ///         # #[allow(clippy::disallowed_methods)]
+    ///         let until = std::time::Instant::now() + Duration::from_secs(1);
+    ///         # #[allow(clippy::disallowed_methods)]
+    ///         while std::time::Instant::now() < until {}
+    ///         Ok(serde_json::json!({}))
+    ///     }))
+    /// })
+    /// .script(|_, _| livesim::testing::ScriptedServer::new().calls("spin", serde_json::json!({})).says("Done."))
+    /// .hang_after(Duration::from_millis(200))
+    /// .seeds(1)
+    /// .keep(false)
+    /// .try_run()
+    /// .unwrap_err();
+    /// assert_eq!(summary.failures().next().unwrap().invariant, invariants::HANG);
+    /// ```
+    pub fn hang_after(mut self, bound: Duration) -> Self {
+        self.hang = bound;
         self
     }
 
@@ -728,6 +766,7 @@ impl Soak {
                 checks: self.checks,
                 kept: &kept,
                 stop_at_first_failure: self.stop_at_first_failure,
+                hang: self.hang,
             },
             &|_| {},
         );
@@ -775,6 +814,11 @@ pub fn soak_all(
             checks,
             kept: &[],
             stop_at_first_failure: false,
+            hang: soaks
+                .iter()
+                .map(|s| s.hang)
+                .max()
+                .unwrap_or_else(crate::executor::hang_bound),
         },
         progress,
     )

@@ -217,3 +217,40 @@ fn the_first_seed_check_is_on_by_default_and_can_be_turned_off() {
     assert!(passed, "{printed}");
     assert!(printed.contains("livesim: 10 seeds passed"), "{printed}");
 }
+
+#[livesim::test(seeds = 3)]
+async fn hanging_demo(seed: Seed) {
+    if !demo("hanging") {
+        return;
+    }
+    livesim::record!("about to spin on seed {seed}");
+    livesim::executor::yield_point("before the loop").await;
+    // User code that never yields: a busy loop with no .await, for five
+    // seconds of wall time (far past the bound the demo is given).
+    #[allow(clippy::disallowed_methods)]
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    #[allow(clippy::disallowed_methods)]
+    while std::time::Instant::now() < until {
+        std::hint::spin_loop();
+    }
+}
+
+/// A test whose own code never yields does not hang the test run: past
+/// the hang bound (`LIVESIM_HANG`), the guard prints what was running,
+/// its last trace entries and the line that replays it, and ends the
+/// process with status 101 — well before the loop would have ended.
+#[test]
+fn a_busy_loop_in_a_test_is_reported_as_a_hang() {
+    let (passed, printed) = run_demo(
+        "summary::hanging_demo",
+        "hanging",
+        &[("LIVESIM_HANG", "300ms")],
+    );
+    assert!(!passed, "{printed}");
+    assert!(
+        printed.contains("HANG summary::hanging_demo seed 0x0"),
+        "{printed}"
+    );
+    assert!(printed.contains("about to spin on seed 0x0"), "{printed}");
+    assert!(printed.contains("replay: LIVESIM_SEED=0x0"), "{printed}");
+}

@@ -13,6 +13,7 @@ mod corpus;
 mod engine;
 mod explore;
 mod generator;
+mod hangs;
 mod invariants;
 mod logs;
 mod orderings;

@@ -94,6 +94,11 @@ pub struct SoakArgs {
     /// event order or a rare goal.
     #[arg(long)]
     pub no_explore: bool,
+    /// Report a run still going after this long in wall time as a `hang`
+    /// (`90s`, `5m`) and go on: a task that never yields holds its
+    /// thread. Default: `LIVESIM_HANG`, else 60s.
+    #[arg(long, value_name = "DURATION")]
+    pub hang_after: Option<String>,
     #[command(flatten)]
     pub save: corpus::SaveArgs,
     /// Save at most N failures per agent and invariant (the lowest
@@ -333,9 +338,13 @@ fn soak(args: SoakArgs) -> ExitCode {
     let shard = args.shard.unwrap_or(Shard::WHOLE);
     let jobs = args.jobs.unwrap_or_else(all_cores).max(1);
     let checks = Checks::default();
+    let hang = match args.hang_after.as_deref().map(parse_duration).transpose() {
+        Ok(hang) => hang.unwrap_or_else(livesim::executor::hang_bound),
+        Err(message) => return usage("soak", &format!("--hang-after {message}")),
+    };
     let soaks: Vec<Soak> = soaks(&agents, checks)
         .into_iter()
-        .map(|soak| soak.explore(!args.no_explore))
+        .map(|soak| soak.explore(!args.no_explore).hang_after(hang))
         .collect();
     let names: Vec<&str> = agents.agents.iter().map(|a| a.name.as_str()).collect();
     eprintln!(

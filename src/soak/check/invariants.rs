@@ -25,7 +25,9 @@
 //!
 //! Runs that panic are reported as `panic`; runs that deadlock, overstay
 //! the executor's time limit or livelock as `liveness`; sessions that do
-//! not connect as `setup`.
+//! not connect as `setup`; runs still going after the hang bound of wall
+//! time (a busy loop that never yields holds the thread, so nothing in the
+//! simulation can end it) as `hang`.
 //!
 //! Each invariant in depth (what breaks it, the message it fails with), the
 //! governance properties and the goals: `docs/invariants.md`.
@@ -78,6 +80,9 @@ pub const DETERMINISM: &str = "determinism";
 pub const PANIC: &str = "panic";
 /// A session that did not connect.
 pub const SETUP: &str = "setup";
+/// A run that outlived the hang bound in wall time (a task that never
+/// yields holds its thread).
+pub const HANG: &str = "hang";
 
 type Check = dyn Fn(&RunRecord) -> Result<(), String> + Send + Sync;
 

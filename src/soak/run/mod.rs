@@ -13,3 +13,4 @@ pub(crate) mod record;
 pub(crate) mod session;
 pub(crate) mod shard;
 pub(crate) mod user;
+pub(crate) mod workers;

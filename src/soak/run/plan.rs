@@ -7,19 +7,19 @@
 //! apart from wall time.
 
 use std::ops::Range;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::executor::Seed;
+use crate::executor::{Hang, Seed};
 use crate::session::LiveEvent;
 use crate::soak::case::Case;
 use crate::soak::check::invariants;
-use crate::soak::check::report::{AgentSummary, Summary};
-use crate::soak::check::sometimes::{self, Sometimes};
-use crate::soak::run::engine::{Checks, Target, run_case, run_seed};
+use crate::soak::check::report::{AgentSummary, Failure, Summary};
+use crate::soak::check::sometimes::{self, Reach, Sometimes};
+use crate::soak::run::engine::{Checks, SeedRun, Target};
 use crate::soak::run::explore::{BATCH, Explorer, Observation, orders};
 use crate::soak::run::shard::Shard;
+use crate::soak::run::workers::{Job, Outcome, Run, Workers};
 
 /// How many runs have finished, for a progress display.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,10 +44,13 @@ pub(crate) struct Plan<'a> {
     pub kept: &'a [KeptCase],
     /// Start no new run once a run has failed.
     pub stop_at_first_failure: bool,
+    /// Wall time a run may take before it is reported as a hang.
+    pub hang: Duration,
 }
 
 /// A case from the corpus, run first: which target, the case, and the
 /// line that replays it.
+#[derive(Clone)]
 pub(crate) struct KeptCase {
     pub target: usize,
     pub case: Case,
@@ -95,15 +98,6 @@ pub(crate) fn item(seeds: &Range<u64>, shard: Shard, agents: u64, index: u64) ->
     ((index % agents.max(1)) as usize, Seed::new(seed))
 }
 
-/// One run of a plan: a kept case, or a seed of an agent: fresh (with its
-/// place among the agent's seeds in the shard), or a variant the explorer
-/// queued.
-#[derive(Clone, Copy)]
-enum Run {
-    Kept(usize),
-    Seed(usize, Seed, Option<u64>),
-}
-
 /// Runs the plan; `progress` hears of every finished run.
 pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) -> Summary {
     // The budget is wall-clock time by definition; it only decides which
@@ -112,19 +106,20 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
     let started = std::time::Instant::now();
     let agents = plan.targets.len() as u64;
     let fresh = plan.shard.count(&plan.seeds).saturating_mul(agents);
-    let planned = AtomicU64::new(fresh.saturating_add(plan.kept.len() as u64));
-    let finished = AtomicU64::new(0);
-    let failed = AtomicU64::new(0);
-    let out_of_time = AtomicBool::new(false);
+    let mut planned = fresh.saturating_add(plan.kept.len() as u64);
+    let (mut finished, mut failed) = (0u64, 0u64);
+    let mut out_of_time = false;
+    let measured: Vec<Result<Reach, ()>> = plan
+        .targets
+        .iter()
+        .map(|t| reach_within(t, plan.hang))
+        .collect();
     let reaches: Vec<Vec<Sometimes>> = plan
         .targets
         .iter()
-        .map(|t| {
-            // A builder that panics fails every run as `panic`; here it
-            // only means no built-in goal applies.
-            let reach = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| t.reach()))
-                .unwrap_or_default();
-            let mut goals = sometimes::builtin(&reach);
+        .zip(&measured)
+        .map(|(t, reach)| {
+            let mut goals = sometimes::builtin(&reach.clone().unwrap_or_default());
             goals.extend(t.sometimes.iter().cloned());
             goals
         })
@@ -138,21 +133,37 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
             ..t.clone()
         })
         .collect();
-    let stop = || {
-        let over = plan
-            .duration
-            .is_some_and(|budget| started.elapsed() >= budget);
-        if over {
-            out_of_time.store(true, Ordering::Relaxed);
-        }
-        over || (plan.stop_at_first_failure && failed.load(Ordering::Relaxed) > 0)
-    };
-    let summaries: Vec<Mutex<AgentSummary>> = targets
+    let mut summaries: Vec<AgentSummary> = targets
         .iter()
         .zip(&reaches)
-        .map(|(t, goals)| Mutex::new(AgentSummary::new(&t.name, goals.iter().map(|g| g.name()))))
+        .map(|(t, goals)| AgentSummary::new(&t.name, goals.iter().map(|g| g.name())))
         .collect();
-    let throughput: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+    // An agent whose tools could not be measured in time: one `hang`.
+    for (agent, reach) in measured.iter().enumerate() {
+        if reach.is_err() {
+            let target = &targets[agent];
+            let message = format!(
+                "measuring the agent's tools before the first seed (each called a few times \
+                 under fixed seeds) took over {:.1}s of wall time: a tool that never yields (a \
+                 busy loop with no .await) holds the thread",
+                (plan.hang * CALIBRATION_RUNS).as_secs_f64()
+            );
+            let replay = (target.replay.seed)(Seed::new(plan.seeds.start));
+            let seed = Run::Seed(agent, Seed::new(plan.seeds.start), None);
+            let (_, run) = given_up(
+                &targets,
+                plan.kept,
+                seed,
+                invariants::HANG,
+                message,
+                &replay,
+            );
+            let verdicts = [(invariants::HANG.to_string(), false)];
+            summaries[agent].add(Duration::ZERO, 0, &verdicts, &[], run.failures);
+            failed += 1;
+        }
+    }
+    let mut throughput: Vec<u64> = Vec::new();
     // One seed alone (a replay) is never explored.
     let explores = targets
         .iter()
@@ -160,91 +171,27 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
         .collect();
     let mut explorer = Explorer::new(explores);
     let jobs = plan.jobs.max(1);
-    // Each batch's observations, put back in the batch's order before the
-    // explorer sees them.
-    let observed: Mutex<Vec<(usize, Observation)>> = Mutex::new(Vec::new());
-    let run_batch = |batch: &[Run]| {
-        let work = |position: u64| {
-            let (agent, run) = match batch[position as usize] {
-                Run::Kept(at) => {
-                    let kept = &plan.kept[at];
-                    // A kept case runs as a replay does: determinism checked.
-                    let replaying = Checks {
-                        determinism_every: 1,
-                    };
-                    let mut run = run_case(&targets[kept.target], &kept.case, replaying, None);
-                    for failure in &mut run.failures {
-                        failure.replay = kept.replay.clone();
-                    }
-                    (kept.target, run)
-                }
-                Run::Seed(agent, seed, place) => {
-                    // A fresh seed's determinism check goes by its place in
-                    // the shard, a variant's by its hash.
-                    let checks = match place {
-                        Some(place) => plan.checks.at(place),
-                        None => plan.checks,
-                    };
-                    let run = run_seed(&targets[agent], seed, checks);
-                    let observation = Observation {
-                        agent,
-                        seed,
-                        orders: run.record.as_ref().map(|r| orders(&r.events)),
-                        reached: run.reached.clone(),
-                    };
-                    observed
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push((position as usize, observation));
-                    (agent, run)
-                }
-            };
-            {
-                let second = usize::try_from(started.elapsed().as_secs()).unwrap_or(usize::MAX);
-                let mut counts = throughput.lock().unwrap_or_else(|p| p.into_inner());
-                if counts.len() <= second {
-                    counts.resize(second.saturating_add(1), 0);
-                }
-                counts[second] += 1;
-            }
-            let found = run.failures.len() as u64;
-            let verdicts: Vec<(String, bool)> = run
-                .verdicts
-                .iter()
-                .map(|(n, v)| (n.clone(), v.is_ok()))
-                .collect();
-            summaries[agent]
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .add(
-                    run.record
-                        .as_ref()
-                        .map_or(Duration::ZERO, |r| r.virtual_time),
-                    run.record.as_ref().map_or(0, |r| {
-                        r.events
-                            .iter()
-                            .filter(|e| matches!(e.event, LiveEvent::Reconnecting { .. }))
-                            .count() as u64
-                    }),
-                    &verdicts,
-                    &run.reached,
-                    run.failures,
-                );
-            let total = planned.load(Ordering::Relaxed);
-            progress(Progress {
-                done: finished.fetch_add(1, Ordering::Relaxed) + 1,
-                // A range that only a time budget ends has no useful total.
-                total: (total < 1 << 40).then_some(total),
-                failures: failed.fetch_add(found, Ordering::Relaxed) + found,
-            });
-        };
-        pool(batch.len() as u64, jobs, &stop, &work);
+    let mut workers = Workers::start(
+        targets.clone(),
+        plan.kept.to_vec(),
+        plan.checks,
+        jobs,
+        plan.hang,
+    );
+    let over_budget = || {
+        plan.duration
+            .is_some_and(|budget| started.elapsed() >= budget)
     };
-    if agents > 0 {
-        let kept: Vec<Run> = (0..plan.kept.len()).map(Run::Kept).collect();
-        run_batch(&kept);
-        let mut next = 0;
-        while (next < fresh || explorer.has_more()) && !stop() {
+    let mut batch_number = 0u64;
+    let mut next = 0u64;
+    let mut first = true;
+    while agents > 0 && (first || next < fresh || explorer.has_more()) {
+        // The kept cases first, then fresh seeds in batches, each with the
+        // variants the last one earned.
+        let batch: Vec<Run> = if first {
+            first = false;
+            (0..plan.kept.len()).map(Run::Kept).collect()
+        } else {
             let end = next.saturating_add(BATCH).min(fresh);
             let mut batch: Vec<Run> = (next..end)
                 .map(|index| {
@@ -254,18 +201,99 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
                 .collect();
             next = end;
             let variants = explorer.take();
-            planned.fetch_add(variants.len() as u64, Ordering::Relaxed);
+            planned += variants.len() as u64;
             batch.extend(
                 variants
                     .into_iter()
                     .map(|(agent, seed)| Run::Seed(agent, seed, None)),
             );
-            run_batch(&batch);
-            let mut runs = std::mem::take(&mut *observed.lock().unwrap_or_else(|p| p.into_inner()));
-            runs.sort_by_key(|(position, _)| *position);
-            for (_, run) in &runs {
-                explorer.observe(run);
+            batch
+        };
+        batch_number += 1;
+        for (position, run) in batch.iter().enumerate() {
+            workers.submit(Job {
+                batch: batch_number,
+                position,
+                run: *run,
+            });
+        }
+        let mut outstanding = vec![true; batch.len()];
+        let mut left = batch.len();
+        let mut observed: Vec<(usize, Observation)> = Vec::new();
+        while left > 0 {
+            let stopping = over_budget() || (plan.stop_at_first_failure && failed > 0);
+            if stopping {
+                out_of_time |= over_budget();
+                workers.stop();
             }
+            let Some(done) = workers.next() else {
+                continue;
+            };
+            // A run given up as a hang may still finish later: counted once.
+            if done.batch != batch_number
+                || !std::mem::replace(&mut outstanding[done.position], false)
+            {
+                continue;
+            }
+            left -= 1;
+            let (agent, run) = match done.outcome {
+                Outcome::Skipped => continue,
+                Outcome::Ran(agent, run) => (agent, *run),
+                Outcome::Hung(hang) => hung(&targets, plan.kept, done.run, &hang),
+                Outcome::Crashed(message) => crashed(&targets, plan.kept, done.run, &message),
+            };
+            if let Run::Seed(_, seed, _) = done.run {
+                observed.push((
+                    done.position,
+                    Observation {
+                        agent,
+                        seed,
+                        orders: run.record.as_ref().map(|r| orders(&r.events)),
+                        reached: run.reached.clone(),
+                    },
+                ));
+            }
+            let second = usize::try_from(started.elapsed().as_secs()).unwrap_or(usize::MAX);
+            if throughput.len() <= second {
+                throughput.resize(second.saturating_add(1), 0);
+            }
+            throughput[second] += 1;
+            let found = run.failures.len() as u64;
+            let verdicts: Vec<(String, bool)> = run
+                .verdicts
+                .iter()
+                .map(|(n, v)| (n.clone(), v.is_ok()))
+                .collect();
+            summaries[agent].add(
+                run.record
+                    .as_ref()
+                    .map_or(Duration::ZERO, |r| r.virtual_time),
+                run.record.as_ref().map_or(0, |r| {
+                    r.events
+                        .iter()
+                        .filter(|e| matches!(e.event, LiveEvent::Reconnecting { .. }))
+                        .count() as u64
+                }),
+                &verdicts,
+                &run.reached,
+                run.failures,
+            );
+            finished += 1;
+            failed += found;
+            progress(Progress {
+                done: finished,
+                // A range that only a time budget ends has no useful total.
+                total: (planned < 1 << 40).then_some(planned),
+                failures: failed,
+            });
+        }
+        observed.sort_by_key(|(position, _)| *position);
+        for (_, run) in &observed {
+            explorer.observe(run);
+        }
+        if over_budget() || (plan.stop_at_first_failure && failed > 0) {
+            out_of_time |= over_budget();
+            break;
         }
     }
     let order: Vec<Vec<String>> = targets
@@ -282,8 +310,7 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
         .into_iter()
         .zip(&order)
         .enumerate()
-        .map(|(agent, (summary, order))| {
-            let mut summary = summary.into_inner().unwrap_or_else(|p| p.into_inner());
+        .map(|(agent, (mut summary, order))| {
             summary.finish(order);
             summary.orders = explorer.orders(agent);
             summary.signatures = explorer.signatures(agent);
@@ -297,11 +324,97 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
         seeds: plan.seeds.clone(),
         shard: plan.shard,
         jobs,
-        stopped_by_budget: out_of_time.load(Ordering::Relaxed),
-        throughput: throughput.into_inner().unwrap_or_else(|p| p.into_inner()),
+        stopped_by_budget: out_of_time,
+        throughput,
         kept_cases_run: plan.kept.len() as u64,
         corpus_errors: Vec::new(),
         kept: Vec::new(),
         not_kept: Vec::new(),
     }
 }
+
+/// The result of a run given up as a hang: the `hang` failure, with the
+/// run's case, what it was doing and the line that replays it.
+fn hung(targets: &[Target], kept: &[KeptCase], run: Run, hang: &Hang) -> (usize, SeedRun) {
+    let message = format!(
+        "still running after {:.1}s of wall time: a task that never yields (a busy loop \
+         with no .await, in a tool or the session) holds the executor's thread\n  last trace \
+         entries:\n{}",
+        hang.after.as_secs_f64(),
+        hang.tail.trim_end()
+    );
+    given_up(targets, kept, run, invariants::HANG, message, &hang.replay)
+}
+
+/// The result of a run whose worker panicked outside the run's own
+/// simulation (a bug in livesim): reported as `panic`.
+fn crashed(targets: &[Target], kept: &[KeptCase], run: Run, message: &str) -> (usize, SeedRun) {
+    let replay = match run {
+        Run::Kept(at) => kept[at].replay.clone(),
+        Run::Seed(agent, seed, _) => (targets[agent].replay.seed)(seed),
+    };
+    let message = format!("the soak itself panicked running this case: {message}");
+    given_up(targets, kept, run, invariants::PANIC, message, &replay)
+}
+
+/// A run that left no record, failed as `invariant`.
+fn given_up(
+    targets: &[Target],
+    kept: &[KeptCase],
+    run: Run,
+    invariant: &str,
+    message: String,
+    replay: &str,
+) -> (usize, SeedRun) {
+    let (agent, case) = match run {
+        Run::Kept(at) => (kept[at].target, kept[at].case.clone()),
+        Run::Seed(agent, seed, _) => (agent, targets[agent].case(seed)),
+    };
+    let failure = Failure {
+        agent: targets[agent].name.clone(),
+        seed: case.seed,
+        swarm: case.swarm,
+        faults: case.faults,
+        invariant: invariant.to_string(),
+        message: message.clone(),
+        script: case.script,
+        replay: replay.to_string(),
+        excerpt: String::new(),
+    };
+    let run = SeedRun {
+        record: None,
+        verdicts: vec![(invariant.to_string(), Err(message))],
+        reached: Vec::new(),
+        failures: vec![failure],
+    };
+    (agent, run)
+}
+
+/// What `target` can reach, measured (a Rust agent's tools are calibrated
+/// first) on a thread of its own: a builder that panics, or a tool that
+/// never yields while it is measured, only means no built-in goal applies
+/// (the runs themselves then fail as `panic`, or wait on the measurement
+/// and are reported as hangs).
+/// `Err` when measuring outlived the bound.
+fn reach_within(target: &Target, bound: Duration) -> Result<Reach, ()> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let target = target.clone();
+    let measuring = std::thread::Builder::new()
+        .name("livesim-reach".to_string())
+        .spawn(move || {
+            let reach = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| target.reach()));
+            let _ = sender.send(reach.unwrap_or_default());
+        });
+    if measuring.is_err() {
+        return Ok(Reach::default());
+    }
+    // Calibration makes a few dozen runs.
+    match receiver.recv_timeout(bound.saturating_mul(CALIBRATION_RUNS)) {
+        Ok(reach) => Ok(reach),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Ok(Reach::default()),
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(()),
+    }
+}
+
+/// How many hang bounds measuring an agent's tools may take.
+const CALIBRATION_RUNS: u32 = 4;

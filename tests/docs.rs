@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use livesim::Seed;
 use livesim::flow::Spec;
 use livesim::simulation::{Corpus, JournalFile, Scenario};
-use livesim::soak::{Agent, Checks, CorpusEntry, Shard, Soak, soak_all};
+use livesim::soak::{Agent, Checks, CorpusEntry, Shard, Soak, Triage, soak_all};
 use livesim::state::FileJournalSink;
 use livesim::tape::FileTape;
 use livesim::testing::ScriptedServer;
@@ -224,6 +224,9 @@ fn load(block: &Block, index: usize) -> Result<Option<String>, String> {
             .map(|log| log.torn.map(|t| t.to_string()))
             .map_err(|e| e.to_string()),
         "regressions" => regressions(text, &block.origin("replay.seeds")).map(|_| None),
+        "triage" => Triage::from_json_str(text, &block.origin("triage.json"))
+            .map(|_| None)
+            .map_err(|e| e.to_string()),
         other => Err(format!("no reader for the format `{other}`")),
     }
 }
@@ -249,7 +252,7 @@ fn regressions(text: &str, origin: &str) -> Result<Vec<(String, Seed)>, String> 
     Ok(seeds)
 }
 
-const READ: [&str; 9] = [
+const READ: [&str; 10] = [
     "script",
     "corpus",
     "agent",
@@ -259,6 +262,7 @@ const READ: [&str; 9] = [
     "tape",
     "wire-log",
     "regressions",
+    "triage",
 ];
 
 #[test]

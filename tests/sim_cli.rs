@@ -1,17 +1,29 @@
 //! `livesim sim`, run as a user runs it: from the repository (its `sim/`),
 //! from a folder with no agents, on a broken agent, on an agent whose own
-//! invariant fails (and the replay line it prints).
+//! invariant fails (and the replay line it prints), and the triage of two
+//! soaks' failures (new, still failing, fixed).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Runs `livesim` in `dir`: success, stdout, stderr.
 fn livesim_in(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_livesim"))
+    livesim_with(dir, args, &[])
+}
+
+/// Runs `livesim` in `dir` with `env` set: success, stdout, stderr. A
+/// step summary is written only where a test asks (not into the CI job's
+/// own, when the tests run on GitHub Actions).
+fn livesim_with(dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> (Option<i32>, String, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_livesim"));
+    command
         .current_dir(dir)
         .args(args)
-        .output()
-        .expect("the livesim binary runs");
+        .env_remove("GITHUB_STEP_SUMMARY");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let out = command.output().expect("the livesim binary runs");
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -404,4 +416,224 @@ fn replay_exits_2_for_a_missing_agent_or_a_damaged_entry() {
     let (code, _, err) = livesim_in(&repo(), &["sim", "replay", file.to_str().unwrap()]);
     assert_eq!(code, Some(2));
     assert!(err.contains(&format!("{}:1:", file.display())), "{err}");
+}
+
+/// A copy of `sim/weather` named `name` in `dir`, with `invariants`.
+fn weather_as(dir: &Path, name: &str, invariants: serde_json::Value) -> PathBuf {
+    let agent = dir.join(name);
+    std::fs::create_dir_all(&agent).unwrap();
+    let file = repo().join("sim/weather/agent.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    json["invariants"] = invariants;
+    std::fs::write(agent.join("agent.json"), json.to_string()).unwrap();
+    agent
+}
+
+/// (signature, agent) of each entry of a triage file.
+fn signatures(file: &Path) -> Vec<(String, String)> {
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    assert_eq!(json["livesim_triage"], 1, "{json}");
+    json["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let id = e["signature"].as_str().unwrap().to_string();
+            (id, e["agent"].as_str().unwrap().to_string())
+        })
+        .collect()
+}
+
+/// Two nights: `alpha` breaks the same invariant both nights, `beta`
+/// breaks one the first night and another the second. The second soak,
+/// against the first's triage file, says alpha's signatures are still
+/// failing, beta's second-night ones new and its first-night ones fixed,
+/// in its text, its step summary (from `GITHUB_STEP_SUMMARY`) and its
+/// JUnit report.
+#[test]
+fn triage_compares_a_soak_with_the_last_one() {
+    let dir = temp("triage");
+    let night = |n: u32, beta: serde_json::Value, env: &[(&str, &Path)]| {
+        let agents = dir.join(format!("night-{n}"));
+        weather_as(
+            &agents,
+            "alpha",
+            serde_json::json!([{"before": ["get_forecast", "get_weather"]}]),
+        );
+        weather_as(&agents, "beta", beta);
+        let triage = dir.join(format!("triage-{n}.json"));
+        let junit = dir.join(format!("junit-{n}.xml"));
+        let corpus = dir.join(format!("seeds-{n}"));
+        let baseline = dir.join("triage-1.json");
+        let mut args = vec![
+            "sim",
+            "soak",
+            agents.to_str().unwrap(),
+            "--seeds",
+            "0..5",
+            "--no-explore",
+            "--save",
+            corpus.to_str().unwrap(),
+            "--save-limit",
+            "0",
+            "--triage",
+            triage.to_str().unwrap(),
+            "--junit",
+            junit.to_str().unwrap(),
+        ];
+        if n == 2 {
+            args.extend(["--baseline", baseline.to_str().unwrap()]);
+        }
+        let (code, out, err) = livesim_with(&repo(), &args, env);
+        assert_eq!(code, Some(1), "{out}{err}");
+        (triage, junit, out)
+    };
+    let summary_1 = dir.join("summary-1.md");
+    let before = |a: &str, b: &str| serde_json::json!([{"before": [a, b]}]);
+    let (triage_1, _, out_1) = night(1, before("get_forecast", "get_weather"), &[]);
+    assert!(out_1.contains("\ntriage: "), "{out_1}");
+    assert!(!summary_1.exists());
+    let summary_2 = dir.join("summary-2.md");
+    let (triage_2, junit_2, out_2) = night(
+        2,
+        before("get_weather", "get_forecast"),
+        &[("GITHUB_STEP_SUMMARY", &summary_2)],
+    );
+    // What each signature must be, from the two files alone.
+    let (first, second) = (signatures(&triage_1), signatures(&triage_2));
+    let mut expected: Vec<(String, &str)> = Vec::new();
+    for (id, agent) in &second {
+        let was = first.iter().any(|(old, _)| old == id);
+        assert_eq!(was, agent == "alpha", "{id} of {agent}");
+        expected.push((id.clone(), if was { "still failing" } else { "new" }));
+    }
+    for (id, agent) in &first {
+        if !second.iter().any(|(now, _)| now == id) {
+            assert_eq!(agent, "beta", "{id}");
+            expected.push((id.clone(), "fixed"));
+        }
+    }
+    for status in ["new", "still failing", "fixed"] {
+        assert!(
+            expected.iter().any(|(_, s)| *s == status),
+            "no {status}: {expected:?}"
+        );
+    }
+    let markdown = std::fs::read_to_string(&summary_2).unwrap();
+    assert!(
+        markdown.starts_with("### livesim sim soak: alpha, beta (seeds 0..5)\n"),
+        "{markdown}"
+    );
+    let report =
+        quick_junit::Report::deserialize_from_str(&std::fs::read_to_string(&junit_2).unwrap())
+            .unwrap();
+    let properties: Vec<(String, String)> = report
+        .test_suites
+        .iter()
+        .flat_map(|s| s.test_cases.iter().flat_map(|c| c.properties.iter()))
+        .map(|p| (p.name.as_str().to_string(), p.value.as_str().to_string()))
+        .collect();
+    for (id, status) in &expected {
+        let line = format!("\n  {status:<13}  {id}  ");
+        assert!(out_2.contains(&line), "{line:?} missing:\n{out_2}");
+        let table = match *status {
+            "new" => "New",
+            "still failing" => "Still failing",
+            _ => "Fixed",
+        };
+        let section = markdown
+            .split(&format!("\n#### {table} ("))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no {table} table:\n{markdown}"));
+        let section = section.split("\n#### ").next().unwrap();
+        assert!(
+            section.contains(&format!("| `{id}` |")),
+            "{id} not in {table}:\n{markdown}"
+        );
+        // JUnit has a test case for each invariant broken now.
+        assert_eq!(
+            properties.contains(&(format!("triage.{id}"), status.to_string())),
+            *status != "fixed",
+            "{id} {status}: {properties:?}"
+        );
+    }
+    let counts = format!(
+        "**{} new**, {} still failing, {} fixed.",
+        expected.iter().filter(|(_, s)| *s == "new").count(),
+        expected
+            .iter()
+            .filter(|(_, s)| *s == "still failing")
+            .count(),
+        expected.iter().filter(|(_, s)| *s == "fixed").count()
+    );
+    assert!(markdown.contains(&counts), "{counts}\n{markdown}");
+    // Shrunk, the seeds of a signature collapse: fewer entries than
+    // failures; an entry's replay line replays its lowest seed.
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&triage_2).unwrap()).unwrap();
+    let entries = json["entries"].as_array().unwrap();
+    let failures: u64 = entries.iter().map(|e| e["count"].as_u64().unwrap()).sum();
+    assert!(entries.len() < failures as usize, "{json:#}");
+    let replay = entries[0]["replay"].as_str().unwrap();
+    assert!(replay.ends_with(&format!(
+        "--seed {}",
+        entries[0]["lowest_seed"].as_str().unwrap()
+    )));
+    let args: Vec<&str> = replay
+        .split_whitespace()
+        .skip_while(|w| *w != "sim")
+        .collect();
+    let (code, out, _) = livesim_in(&repo(), &args);
+    assert_eq!(code, Some(1), "{out}");
+}
+
+/// A baseline that cannot be read stops the soak before it starts: exit
+/// 2, the file and what is wrong with it.
+#[test]
+fn a_damaged_baseline_is_an_error_naming_the_file() {
+    let dir = temp("baseline");
+    for (text, said) in [
+        (
+            "{\"livesim_triage\": 1, \"entries\": [",
+            ":1:34: not valid JSON",
+        ),
+        (
+            "{\"livesim_triage\": 9, \"agents\": [], \"entries\": []}",
+            "reads triage files of version 1, not 9",
+        ),
+        ("<testsuites/>", ":1:1: not valid JSON"),
+    ] {
+        let file = dir.join("last-night.json");
+        std::fs::write(&file, text).unwrap();
+        let args = [
+            "sim",
+            "soak",
+            "sim/weather",
+            "--seeds",
+            "0..1",
+            "--baseline",
+            file.to_str().unwrap(),
+        ];
+        let (code, out, err) = livesim_in(&repo(), &args);
+        assert_eq!(code, Some(2), "{out}{err}");
+        assert!(
+            err.contains(&format!("livesim sim soak: --baseline {}", file.display()))
+                && err.contains(said),
+            "{said}: {err}"
+        );
+        assert!(out.is_empty(), "the soak ran: {out}");
+    }
+    let missing = dir.join("none.json");
+    let args = [
+        "sim",
+        "soak",
+        "sim/weather",
+        "--baseline",
+        missing.to_str().unwrap(),
+    ];
+    let (code, _, err) = livesim_in(&repo(), &args);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("none.json: cannot read it ("), "{err}");
 }

@@ -3,7 +3,12 @@
 //! exists, with every flag they pass; the nightly soak's plan step (run
 //! here with bash) makes shards 1..=N of N for any N it accepts, which
 //! are disjoint and cover the night's seeds exactly; each shard uploads
-//! its JUnit report and its new corpus entries, even when it fails.
+//! its JUnit report and its new corpus entries, even when it fails; and
+//! every long run the guide promises is there: the network tests with
+//! `LIVESIM_SEEDS`, the property tests at `PROPTEST_CASES`, the soak over
+//! the shard matrix, triaged against the previous night's (whose download,
+//! run here with a stand-in `gh`, tolerates there being none), and the
+//! corpus replay.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -416,4 +421,140 @@ fn every_example_is_run_by_ci_and_listed_in_the_readme() {
             "the README's Examples section does not show how to run {name}"
         );
     }
+}
+
+/// The `run` script of the step of `job` whose script holds `needle`,
+/// and the step.
+fn step_running<'a>(doc: &'a Yaml, job: &str, needle: &str) -> (&'a Yaml, &'a str) {
+    doc["jobs"][job]["steps"]
+        .as_vec()
+        .unwrap_or_else(|| panic!("no job {job}"))
+        .iter()
+        .find_map(|s| {
+            s["run"]
+                .as_str()
+                .filter(|r| r.contains(needle))
+                .map(|r| (s, r))
+        })
+        .unwrap_or_else(|| panic!("no step of job {job} runs {needle}"))
+}
+
+/// The long runs the guide's "The nightly soak" promises: the network
+/// tests over `LIVESIM_SEEDS=1000`, the property tests at
+/// `PROPTEST_CASES=2000`, the corpus replayed.
+#[test]
+fn the_nightly_runs_the_network_tests_the_long_properties_and_the_corpus() {
+    let doc = workflow("nightly-soak.yml");
+    let (step, run) = step_running(&doc, "properties", "--test network");
+    assert_eq!(run.trim(), "cargo test --release --locked --test network");
+    assert_eq!(step["env"]["LIVESIM_SEEDS"].as_str(), Some("1000"));
+    let properties = &doc["jobs"]["properties"];
+    assert_eq!(properties["env"]["PROPTEST_CASES"].as_str(), Some("2000"));
+    let (_, run) = step_running(&doc, "properties", "--test soak");
+    for target in ["soak", "aggregation", "flow", "wire"] {
+        assert!(run.contains(&format!("--test {target}")), "{run}");
+    }
+    let (_, run) = step_running(&doc, "properties", "sim replay");
+    assert_eq!(
+        run.trim(),
+        "cargo run --release --locked -- sim replay seeds"
+    );
+    // What the guide says the nightly runs, it runs.
+    let guide = std::fs::read_to_string(repo().join("docs/guide/soaking.md")).unwrap();
+    let guide = guide.split_whitespace().collect::<Vec<_>>().join(" ");
+    for promise in [
+        "LIVESIM_SEEDS=1000 cargo test --release --locked --test network",
+        "PROPTEST_CASES=2000",
+        "sim replay seeds",
+        "--triage reports/triage-shard-K.json",
+    ] {
+        assert!(guide.contains(promise), "the guide does not say {promise}");
+    }
+}
+
+/// Each shard writes its triage, compares it with the previous night's
+/// when there is one, and reports to the step summary; the artifact it
+/// uploads holds the triage for the next night.
+#[test]
+fn each_shard_triages_against_the_previous_night() {
+    let doc = workflow("nightly-soak.yml");
+    assert_eq!(doc["permissions"]["actions"].as_str(), Some("read"));
+    let (_, run) = step_running(&doc, "soak", "sim soak");
+    for flag in [
+        "--shard \"$SHARD\"",
+        "--triage \"reports/triage-shard-${{ matrix.shard }}.json\"",
+        "${BASELINE:+--baseline \"$BASELINE\"}",
+        "--step-summary \"$GITHUB_STEP_SUMMARY\"",
+    ] {
+        assert!(run.contains(flag), "{flag} missing from {run}");
+    }
+    let (_, help) = output(
+        env!("CARGO_BIN_EXE_livesim"),
+        &["sim".into(), "soak".into(), "--help".into()],
+    );
+    for flag in ["--triage", "--baseline", "--step-summary"] {
+        assert!(help.contains(flag), "sim soak has no {flag}");
+    }
+    let (download, script) = step_running(&doc, "soak", "gh run download");
+    assert_eq!(
+        download["env"]["GH_TOKEN"].as_str(),
+        Some("${{ github.token }}")
+    );
+    assert_eq!(download["env"]["K"].as_str(), Some("${{ matrix.shard }}"));
+    // With a stand-in `gh`: run 42 has no artifact, run 41 has shard 3's.
+    let dir = std::env::temp_dir().join(format!("livesim-gh-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("bin")).unwrap();
+    let gh = dir.join("bin/gh");
+    std::fs::write(
+        &gh,
+        "#!/bin/sh\n\
+         case \"$1 $2\" in\n\
+         'run list') [ -n \"$RUNS\" ] && printf '42\\n41\\n' ;;\n\
+         'run download') [ \"$3\" = 41 ] || exit 1; mkdir -p \"$7/reports\"; \
+         echo '{}' > \"$7/reports/triage-shard-3.json\" ;;\n\
+         esac\n",
+    )
+    .unwrap();
+    Command::new("chmod").arg("+x").arg(&gh).status().unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for (runs, found) in [("", false), ("yes", true)] {
+        let work = dir.join(format!("work-{found}"));
+        std::fs::create_dir_all(&work).unwrap();
+        let out = Command::new("bash")
+            .args(["-e", "-c", script])
+            .current_dir(&work)
+            .env("PATH", &path)
+            .env("K", "3")
+            .env("RUNS", runs)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(work.join("baseline/triage-shard-3.json").is_file(), found);
+    }
+    // The next night's baseline is in this night's artifact.
+    let upload = doc["jobs"]["soak"]["steps"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/upload-artifact@"))
+        })
+        .unwrap();
+    assert_eq!(
+        upload["with"]["name"].as_str(),
+        Some("soak-shard-${{ matrix.shard }}")
+    );
+    assert!(
+        upload["with"]["path"]
+            .as_str()
+            .unwrap()
+            .contains("reports/")
+    );
 }

@@ -18,6 +18,10 @@
 //! swarm and seeded decisions cut down to what it needs, every candidate
 //! re-run) and kept in the **seeds corpus** ([`CorpusEntry`]:
 //! `seeds/<agent>/<seed>.json`), which every later test run replays.
+//! Failures are **triaged** ([`Triage`]): seeds that fail the same way
+//! (one [`Signature`]: the agent, the invariant and the shape of the
+//! shrunk script) collapse to one entry, which a later soak compares with
+//! its own (new, still failing, fixed).
 //!
 //! Agents come from folders ([`Agent`]: `sim/<name>/agent.json`, what
 //! `livesim sim soak` runs) or from Rust ([`Soak::new`] over your own
@@ -59,7 +63,10 @@ pub use case::Case;
 pub use check::determinism::{Determinism, Divergence, SeedHash, check_determinism};
 pub use check::invariants;
 pub use check::report::{AgentSummary, Failure, KEPT_PER_AGENT, Summary};
+pub use check::signature::Signature;
 pub use check::sometimes::{GOALS_JUDGED_FROM, Sometimes};
+pub use check::triage::{Comparison, Status, Triage, TriageEntry};
+pub use check::triage_file::TRIAGE_VERSION;
 pub use file_reader::AgentFileError;
 pub use generate::faults::{CloseKind, FaultKind, Faults, Weather};
 pub use generate::script::generate;

@@ -4,7 +4,9 @@
 //! each failure, shrunk, to the seeds corpus; `run` plays one seed of one
 //! agent and shows it; `check` runs seeds twice here and once in a child
 //! process and reports the first divergence; `shrink` and `replay` work
-//! the corpus (`sim/corpus.rs`). `--html` and `--format json` hand the
+//! the corpus (`sim/corpus.rs`); `soak --triage` and `--baseline` collapse
+//! its failures by signature and compare them with an earlier soak's
+//! (`sim/triage.rs`). `--html` and `--format json` hand the
 //! result to `livesim::timeline` (a run's timeline, the soak's report
 //! page). Exit status: 0 when everything held, 1 when something broke, 2
 //! for bad usage or a file that cannot be read.
@@ -38,6 +40,7 @@ macro_rules! say_raw {
 mod check;
 mod corpus;
 mod progress;
+mod triage;
 
 use progress::Display;
 
@@ -50,7 +53,7 @@ pub enum SimCommand {
     /// Soak every agent in DIR (default: the nearest `sim/`): seeded
     /// sessions with generated conversations and faults, every invariant
     /// checked after each, then a summary. Exit status 1 if any failed.
-    Soak(SoakArgs),
+    Soak(Box<SoakArgs>),
     /// Play one seed of one agent: the swarm, a lane timeline (one line per
     /// event), every invariant's verdict, the trace hash; `--html` draws
     /// the run as a page.
@@ -112,6 +115,8 @@ pub struct SoakArgs {
     /// What stdout gets: the summary as text, or the report as JSON.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    #[command(flatten)]
+    pub triage: triage::TriageArgs,
 }
 
 /// How a command prints its result.
@@ -166,7 +171,7 @@ pub struct CheckArgs {
 
 pub fn run(command: SimCommand) -> ExitCode {
     match command {
-        SimCommand::Soak(args) => soak(args),
+        SimCommand::Soak(args) => soak(*args),
         SimCommand::Run(args) => run_one(args),
         SimCommand::Check(args) => check::run(args),
         SimCommand::Shrink(args) => corpus::shrink(args),
@@ -335,6 +340,10 @@ fn soak(args: SoakArgs) -> ExitCode {
         Ok(keeping) => keeping,
         Err(message) => return usage("soak", &message),
     };
+    let baseline = match triage::baseline(&args.triage) {
+        Ok(baseline) => baseline,
+        Err(message) => return usage("soak", &message),
+    };
     let shard = args.shard.unwrap_or(Shard::WHOLE);
     let jobs = args.jobs.unwrap_or_else(all_cores).max(1);
     let checks = Checks::default();
@@ -377,13 +386,19 @@ fn soak(args: SoakArgs) -> ExitCode {
     display.finish();
     // Shrunk first, so the report page shows the shrunk scripts.
     let (saved_ok, lines) = corpus::keep_failures(&mut summary, &soaks, &keeping, args.save_limit);
-    let status = report(&summary, &soaks, &args);
-    for line in &lines {
+    // Triaged after keeping: signatures come from the shrunk scripts.
+    let triaged = triage::Triaged::new(&summary, baseline, &args.triage);
+    let status = report(&summary, &soaks, &args, &triaged);
+    for line in lines.iter().chain(triaged.section().as_ref()) {
         match args.format {
             Format::Text => say!("{line}"),
             // stdout carries the JSON alone.
             Format::Json => eprintln!("{line}"),
         }
+    }
+    if let Err(message) = triaged.write(&summary, &args.triage) {
+        eprintln!("livesim sim soak: {message}");
+        return ExitCode::from(2);
     }
     if !saved_ok {
         return ExitCode::from(2);
@@ -391,7 +406,12 @@ fn soak(args: SoakArgs) -> ExitCode {
     status
 }
 
-fn report(summary: &Summary, soaks: &[Soak], args: &SoakArgs) -> ExitCode {
+fn report(
+    summary: &Summary,
+    soaks: &[Soak],
+    args: &SoakArgs,
+    triaged: &triage::Triaged,
+) -> ExitCode {
     let mut page = SoakPage::new(summary);
     page.kept(&summary.kept);
     if let Some(path) = &args.html {
@@ -412,7 +432,7 @@ fn report(summary: &Summary, soaks: &[Soak], args: &SoakArgs) -> ExitCode {
         Format::Json => say!("{:#}", page.to_json()),
     }
     if let Some(path) = args.junit.as_deref() {
-        if let Err(e) = summary.write_junit(path) {
+        if let Err(e) = triaged.write_junit(summary, path) {
             eprintln!("livesim sim soak: cannot write the JUnit file: {e}");
             return ExitCode::from(2);
         }

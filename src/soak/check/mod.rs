@@ -2,7 +2,9 @@
 //! [`invariants`] (with those of connections in [`reconnects`] and the
 //! stored log's order in [`wire_order`]), the "sometimes" goals
 //! ([`sometimes`]), the determinism check across runs ([`determinism`]),
-//! and the [`report`] a soak ends with.
+//! the [`report`] a soak ends with, and the [`triage`] of its failures by
+//! [`signature`], against the last soak's (its file in [`triage_file`],
+//! what it tells in [`triage_report`]).
 
 pub(crate) mod determinism;
 pub(crate) mod excerpt;
@@ -10,5 +12,9 @@ pub mod invariants;
 pub(crate) mod model;
 pub(crate) mod reconnects;
 pub(crate) mod report;
+pub(crate) mod signature;
 pub(crate) mod sometimes;
+pub(crate) mod triage;
+pub(crate) mod triage_file;
+pub(crate) mod triage_report;
 pub(crate) mod wire_order;

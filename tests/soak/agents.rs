@@ -21,10 +21,11 @@ fn soaks_clean(name: &str, goals: &[&str]) -> livesim::soak::Summary {
         .seed_range(range.clone())
         .jobs(2)
         .run();
-    // Every fresh seed, and the variants exploration added.
+    // The agent's kept cases in seeds/<agent>/ (run first), every fresh
+    // seed, and the variants exploration added.
     assert_eq!(
         summary.sessions(),
-        range.end - range.start + summary.explored()
+        summary.kept_cases_run + range.end - range.start + summary.explored()
     );
     assert!(summary.passed(), "{name} failed: {summary}");
     let reached: Vec<&str> = summary.agents[0]

@@ -3,7 +3,7 @@
 //! invariants catching broken runs, the engine (shards, jobs, budgets,
 //! JUnit), every `sim/` agent soaked clean, sessions that resume, a Rust
 //! user's own agent, shrinking, and the seeds corpus (every entry under
-//! `seeds/` replayed).
+//! `seeds/` replayed, and the real bugs kept there: `past_bugs.rs`).
 //!
 //! Seed counts scale with `LIVESIM_SEEDS` for nightly runs.
 
@@ -17,6 +17,7 @@ mod hangs;
 mod invariants;
 mod logs;
 mod orderings;
+mod past_bugs;
 mod resumable;
 mod shrink;
 mod swarm;

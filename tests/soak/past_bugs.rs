@@ -1,0 +1,201 @@
+//! The seeds corpus holds the real bugs found while building livesim:
+//! each entry below failed (broke its invariant) on the code before its
+//! fix, with the fix reverted, and must pass today. `corpus.rs` replays
+//! every entry under `seeds/`; this file checks that these ones are there,
+//! that each still reaches the situation its bug needed (so a change to
+//! its agent cannot make it pass by no longer getting there), and that
+//! `seeds/README.md` lists each with its fixing commit.
+
+use std::path::Path;
+
+use livesim::session::LiveEvent;
+use livesim::soak::{Agent, CorpusEntry, RunRecord, Soak, corpus_files};
+
+/// One real bug, kept as a corpus entry.
+struct PastBug {
+    /// The entry, under `seeds/`.
+    entry: &'static str,
+    /// The commit that fixed it.
+    fixed_by: &'static str,
+    /// The invariant it broke before the fix (the entry's `invariant`).
+    invariant: &'static str,
+    /// Whether a passing replay still got to where the bug was: `Err`
+    /// says what it no longer does.
+    reaches: fn(&RunRecord) -> Result<(), String>,
+}
+
+const PAST_BUGS: &[PastBug] = &[
+    // The old connection's end while moving after goAway abandoned the
+    // move, and a handle sent with the new connection's setupComplete was
+    // not read: the next reconnect resumed the handle before it.
+    PastBug {
+        entry: "resumable/0x578e216.json",
+        fixed_by: "578e216",
+        invariant: "protocol",
+        reaches: moved_then_reconnected,
+    },
+    // A fresh session went on numbering client messages from the old
+    // one's count: the transparent replay after it resent a message the
+    // server had consumed.
+    PastBug {
+        entry: "resumable/0xa.json",
+        fixed_by: "f977a26",
+        invariant: "client-messages-once",
+        reaches: fresh_then_resumed,
+    },
+    // The gate admitted two calls of the committing tool take_payment in
+    // one message: both ran and both charged.
+    PastBug {
+        entry: "payment/0x5.json",
+        fixed_by: "81c3631",
+        invariant: "at-most-once(take_payment)",
+        reaches: second_payment_refused,
+    },
+];
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The `resumed` events of the stored log: (connection, fresh).
+fn resumes(run: &RunRecord) -> Vec<(u32, bool)> {
+    run.session_log
+        .iter()
+        .filter_map(|event| match event {
+            LiveEvent::Resumed { connection, fresh } => Some((*connection, *fresh)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The session moved to connection 2 after goAway and, once that one
+/// closed, resumed on connection 3.
+fn moved_then_reconnected(run: &RunRecord) -> Result<(), String> {
+    let moved = run
+        .session_log
+        .iter()
+        .any(|e| matches!(e, LiveEvent::Reconnecting { cause, .. } if cause == "goAway"));
+    if moved && resumes(run) == [(2, false), (3, false)] {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected a move after goAway and two resumed connections, got moved={moved}, resumes {:?}",
+            resumes(run)
+        ))
+    }
+}
+
+/// A stale handle made the session start fresh, and after that it resumed
+/// a handle the fresh session gave (transparently), with the user's
+/// messages sent on both sessions.
+fn fresh_then_resumed(run: &RunRecord) -> Result<(), String> {
+    let resumes = resumes(run);
+    let fresh = resumes.iter().position(|(_, fresh)| *fresh);
+    let resumed_after = fresh.is_some_and(|at| resumes[at + 1..].iter().any(|(_, f)| !f));
+    if resumed_after && run.typed.len() >= 2 {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected a fresh session, then a resumed one, and two typed messages; got resumes {resumes:?}, typed {:?}",
+            run.typed
+        ))
+    }
+}
+
+/// Two calls of take_payment came in one message: one ran, the other was
+/// refused because the first one was still running.
+fn second_payment_refused(run: &RunRecord) -> Result<(), String> {
+    let ran = run.executions_of("take_payment").count();
+    let refused: Vec<&str> = run
+        .session_log
+        .iter()
+        .filter_map(|event| match event {
+            LiveEvent::ToolDenied { name, reason, .. } if name == "take_payment" => {
+                Some(reason.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    let reserved = refused
+        .iter()
+        .any(|r| r.contains("a call of it is still running"));
+    if ran == 1 && refused.len() == 1 && reserved {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected one take_payment run and one refusal because the first still ran; got {ran} run(s), refusals {refused:?}"
+        ))
+    }
+}
+
+/// The corpus is not empty: every past bug's entry is in it, names the
+/// invariant the bug broke, and `seeds/README.md` lists it with its fix.
+#[test]
+fn the_corpus_holds_the_real_bugs_found_so_far() {
+    let seeds = repo().join("seeds");
+    let files = corpus_files(&seeds).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!files.is_empty(), "the seeds corpus is empty");
+    let readme = std::fs::read_to_string(seeds.join("README.md")).unwrap();
+    for bug in PAST_BUGS {
+        let path = seeds.join(bug.entry);
+        assert!(
+            files.contains(&path),
+            "{} is not in the corpus (it keeps the bug fixed by {})",
+            path.display(),
+            bug.fixed_by
+        );
+        let entry = CorpusEntry::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(entry.invariant, bug.invariant, "{}", bug.entry);
+        assert_eq!(
+            Some(entry.agent.as_str()),
+            bug.entry.split('/').next(),
+            "{}",
+            bug.entry
+        );
+        let row = readme
+            .lines()
+            .find(|line| line.starts_with('|') && line.contains(bug.entry))
+            .unwrap_or_else(|| panic!("seeds/README.md has no row for {}", bug.entry));
+        assert!(
+            row.contains(bug.fixed_by) && row.contains(bug.invariant),
+            "seeds/README.md's row for {} names its fix {} and invariant {}: {row}",
+            bug.entry,
+            bug.fixed_by,
+            bug.invariant
+        );
+    }
+}
+
+/// Each past bug's entry passes today (the invariant it broke holds), and
+/// still gets to where its bug was.
+#[test]
+fn each_past_bug_replays_clean_and_still_reaches_its_bug() {
+    for bug in PAST_BUGS {
+        let path = repo().join("seeds").join(bug.entry);
+        let entry = CorpusEntry::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let agent =
+            Agent::load(repo().join("sim").join(&entry.agent)).unwrap_or_else(|e| panic!("{e}"));
+        let run = Soak::agent(&agent).replay(&entry);
+        assert_eq!(
+            run.verdict(),
+            Ok(()),
+            "{} (fixed by {}) fails again\nreplay: livesim sim replay seeds/{}",
+            bug.entry,
+            bug.fixed_by,
+            bug.entry
+        );
+        assert_eq!(run.verdict_of(bug.invariant), Ok(()), "{}", bug.entry);
+        let record = run
+            .record
+            .as_ref()
+            .unwrap_or_else(|| panic!("{}: the replay left no record", bug.entry));
+        if let Err(why) = (bug.reaches)(record) {
+            panic!(
+                "{} no longer reaches the bug fixed by {}: {why}\n{}",
+                bug.entry,
+                bug.fixed_by,
+                record.timeline()
+            );
+        }
+    }
+}

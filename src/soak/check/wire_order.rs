@@ -221,17 +221,9 @@ fn expected(run: &RunRecord) -> Vec<Slot> {
         })
         .collect();
     // When the session's last connection ended, if it did before the soak
-    // hung up.
-    let ended_at = run
-        .settling
-        .ended
-        .then(|| {
-            run.events
-                .iter()
-                .find(|e| matches!(e.event, LiveEvent::Disconnected { .. }))
-                .map(|e| e.at)
-        })
-        .flatten();
+    // hung up: at the first move after the last `resumed` (attempts that
+    // never reached a new connection), or else at `disconnected`.
+    let ended_at = run.settling.ended.then(|| last_connection_end(run)).flatten();
     let mut slots = vec![Slot::Connected];
     for (n, connection) in connections(run).into_iter().enumerate() {
         if n > 0 {
@@ -256,7 +248,7 @@ fn expected(run: &RunRecord) -> Vec<Slot> {
                 if refused.contains(&id) {
                     slots.push(Slot::Denial(id.clone()));
                 }
-                let owed = owed(run, &id, ended_at);
+                let owed = owed(run, &id, refused.contains(&id), ended_at);
                 slots.push(Slot::Answer { id, owed });
             }
             if turn_ended {
@@ -269,25 +261,59 @@ fn expected(run: &RunRecord) -> Vec<Slot> {
     slots
 }
 
+/// When the last connection ended, read from the session's events: the
+/// first `reconnecting` or `resumption_failed` after the last `resumed`
+/// (the attempts that followed never reached a connection), or else the
+/// `disconnected`. A tool that finished after this had no connection to
+/// answer on, whatever happened to the session afterwards.
+fn last_connection_end(run: &RunRecord) -> Option<std::time::Duration> {
+    let after_last_resume = run
+        .events
+        .iter()
+        .rposition(|e| matches!(e.event, LiveEvent::Resumed { .. }))
+        .map_or(0, |n| n + 1);
+    run.events[after_last_resume..]
+        .iter()
+        .find(|e| {
+            matches!(
+                e.event,
+                LiveEvent::Reconnecting { .. }
+                    | LiveEvent::ResumptionFailed { .. }
+                    | LiveEvent::Disconnected { .. }
+            )
+        })
+        .map(|e| e.at)
+}
+
 /// Whether call `id` is owed an answer: the script did not cancel it,
 /// its connection did not end under it (moved off, or ended for good
 /// before its tool finished), and so the session had its outcome while
 /// the call was still its own to answer.
-fn owed(run: &RunRecord, id: &str, ended_at: Option<std::time::Duration>) -> bool {
+fn owed(
+    run: &RunRecord,
+    id: &str,
+    refused: bool,
+    ended_at: Option<std::time::Duration>,
+) -> bool {
     if run.calls.cancelled.contains(id) || run.calls.abandoned.contains(id) {
         return false;
     }
     let Some(ended) = ended_at else {
         return true;
     };
-    // Refused and unknown calls are answered at once; a tool's answer is
-    // owed if it finished before the end.
+    // A refused call is answered at once, with its refusal; a tool's
+    // answer is owed if it finished before the end. A call whose tool
+    // never started had its connection end first (the close came with the
+    // call, before the session dispatched it).
     let mut runs = run
         .executions
         .iter()
         .filter(|e| e.call_id.as_deref() == Some(id))
         .peekable();
-    runs.peek().is_none() || runs.any(|e| e.finished.is_some_and(|at| at < ended))
+    if runs.peek().is_none() {
+        return refused;
+    }
+    runs.any(|e| e.finished.is_some_and(|at| at < ended))
 }
 
 /// Checks the run's stored log against the frames it got.

@@ -51,6 +51,25 @@ const PAST_BUGS: &[PastBug] = &[
         invariant: "at-most-once(take_payment)",
         reaches: second_payment_refused,
     },
+    // The soak's own oracle: `wire-order` owed an answer to a call whose
+    // tool never started, its connection closed with the call, before
+    // the session dispatched it.
+    PastBug {
+        entry: "resumable/0xe3a.json",
+        fixed_by: "776a9be",
+        invariant: "wire-order",
+        reaches: call_never_started_before_the_end,
+    },
+    // The soak's own oracle: `wire-order` took the session's final
+    // `disconnected` as its last connection's end, so a tool finishing
+    // between the connection's close and the session giving up its
+    // reconnects was owed an answer it had no connection to go on.
+    PastBug {
+        entry: "resumable/0xf1f.json",
+        fixed_by: "776a9be",
+        invariant: "wire-order",
+        reaches: tool_finished_while_reconnecting_in_vain,
+    },
 ];
 
 fn repo() -> &'static Path {
@@ -125,6 +144,70 @@ fn second_payment_refused(run: &RunRecord) -> Result<(), String> {
         Err(format!(
             "expected one take_payment run and one refusal because the first still ran; got {ran} run(s), refusals {refused:?}"
         ))
+    }
+}
+
+/// A call was stored, its tool never ran, nothing answered it, and the
+/// session ended.
+fn call_never_started_before_the_end(run: &RunRecord) -> Result<(), String> {
+    let calls: Vec<&str> = run
+        .session_log
+        .iter()
+        .filter_map(|event| match event {
+            LiveEvent::ToolCall { calls } => Some(calls.iter().map(|c| c.id.as_str())),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let unanswered = calls.iter().find(|id| {
+        run.executions
+            .iter()
+            .all(|e| e.call_id.as_deref() != Some(**id))
+            && !run.session_log.iter().any(
+                |e| matches!(e, LiveEvent::ToolResponse { id: answered, .. } if answered == **id),
+            )
+    });
+    let ended = run
+        .session_log
+        .iter()
+        .any(|e| matches!(e, LiveEvent::Disconnected { .. }));
+    match unanswered {
+        Some(_) if ended => Ok(()),
+        _ => Err(format!(
+            "expected a call whose tool never ran, unanswered, then the session's end; got calls {calls:?}, {} tool run(s), ended={ended}",
+            run.executions.len()
+        )),
+    }
+}
+
+/// A tool finished after its connection closed, while the session tried
+/// to reconnect and never got a connection again.
+fn tool_finished_while_reconnecting_in_vain(run: &RunRecord) -> Result<(), String> {
+    let after_resumed = run
+        .events
+        .iter()
+        .rposition(|e| matches!(e.event, LiveEvent::Resumed { .. }))
+        .map_or(0, |n| n + 1);
+    let closed = run.events[after_resumed..]
+        .iter()
+        .find(|e| matches!(e.event, LiveEvent::Reconnecting { .. }))
+        .map(|e| e.at);
+    let ended = run
+        .events
+        .iter()
+        .find(|e| matches!(e.event, LiveEvent::Disconnected { .. }))
+        .map(|e| e.at);
+    let late = closed.and_then(|closed| {
+        run.executions.iter().find(|e| {
+            e.finished
+                .is_some_and(|at| at > closed && ended.is_none_or(|end| at < end))
+        })
+    });
+    match (late, ended) {
+        (Some(_), Some(_)) => Ok(()),
+        _ => Err(format!(
+            "expected a tool to finish after the last connection closed ({closed:?}) and before the session gave up ({ended:?})"
+        )),
     }
 }
 

@@ -10,6 +10,7 @@
 mod agent_files;
 mod agents;
 mod corpus;
+mod digest;
 mod engine;
 mod explore;
 mod generator;

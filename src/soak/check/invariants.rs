@@ -520,7 +520,7 @@ fn aggregation(run: &RunRecord) -> Result<(), String> {
     }
     // `interrupted` rides on the flush: each interruption that does not end
     // the turn yields either the interrupted flush or a bare interruption.
-    let frames: Vec<FrameModel> = connections.into_iter().flat_map(|c| c.frames).collect();
+    let frames: Vec<&FrameModel> = connections.iter().flat_map(|c| &c.frames).collect();
     let interruptions = frames.iter().filter(|f| f.interrupted).count();
     let alone = frames
         .iter()
@@ -550,7 +550,7 @@ fn aggregation(run: &RunRecord) -> Result<(), String> {
     }
     // The fast lane delivers what the reference model makes of the
     // frames: text, transcriptions and media, in order.
-    let expected = wire_order::fast_lane(&frames);
+    let expected = wire_order::fast_lane(frames.iter().copied());
     let delivered: Vec<&LiveEvent> = run.delivered().filter(|e| e.lane() == Lane::Fast).collect();
     let differs = |i: usize| match (expected.get(i), delivered.get(i)) {
         (Some(wanted), Some(got)) => !wanted.is(got),

@@ -7,6 +7,7 @@
 //! what it tells in [`triage_report`]).
 
 pub(crate) mod determinism;
+mod digest;
 pub(crate) mod excerpt;
 pub mod invariants;
 pub(crate) mod model;

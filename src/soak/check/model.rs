@@ -206,20 +206,29 @@ pub(crate) struct Model {
 /// A member by its protocol name, or by the snake_case spelling the
 /// Python SDK sends.
 fn member<'a>(object: &'a Map<String, Value>, camel: &str) -> Option<&'a Value> {
-    object.get(camel).or_else(|| object.get(&snake(camel)))
+    object.get(camel).or_else(|| {
+        // Most members looked up are absent: compare with the snake_case
+        // spelling key by key rather than building it.
+        object
+            .iter()
+            .find(|(key, _)| is_snake_of(key, camel))
+            .map(|(_, value)| value)
+    })
 }
 
-fn snake(camel: &str) -> String {
-    let mut out = String::new();
-    for c in camel.chars() {
+/// Whether `key` is `camel` in snake_case (`turnComplete` → `turn_complete`).
+fn is_snake_of(key: &str, camel: &str) -> bool {
+    let mut key = key.bytes();
+    for c in camel.bytes() {
         if c.is_ascii_uppercase() {
-            out.push('_');
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
+            if key.next() != Some(b'_') || key.next() != Some(c.to_ascii_lowercase()) {
+                return false;
+            }
+        } else if key.next() != Some(c) {
+            return false;
         }
     }
-    out
+    key.next().is_none()
 }
 
 fn flag(object: Option<&Map<String, Value>>, camel: &str) -> bool {
@@ -252,7 +261,7 @@ const KNOWN_CONTENT: [&str; 7] = [
 ];
 
 fn known(key: &str, names: &[&str]) -> bool {
-    names.iter().any(|n| *n == key || snake(n) == key)
+    names.iter().any(|n| *n == key || is_snake_of(key, n))
 }
 
 /// A part that carries nothing to show: no text and no payload (a lone

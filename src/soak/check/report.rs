@@ -544,6 +544,11 @@ impl fmt::Display for Summary {
         for error in &self.corpus_errors {
             writeln!(f, "corpus: {error}")?;
         }
+        writeln!(
+            f,
+            "digest: {} (every count above, wall time aside: the same seeds give the same digest)",
+            self.digest()
+        )?;
         let total: u64 = self.agents.iter().map(AgentSummary::failures_found).sum();
         if total == 0 {
             return write!(f, "failures: none");

@@ -35,6 +35,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -145,6 +146,7 @@ fn moves(log: &[LiveEvent]) -> Vec<Move> {
 }
 
 /// The frames that reached the session on one connection.
+#[derive(Debug)]
 pub(crate) struct Connection {
     /// What each yields, after the connection's handshake, as the
     /// reference model predicts it.
@@ -155,8 +157,13 @@ pub(crate) struct Connection {
 }
 
 /// What each delivered frame yields after its connection's handshake,
-/// connection by connection.
-pub(crate) fn connections(run: &RunRecord) -> Vec<Connection> {
+/// connection by connection: worked out once per run, for every check
+/// that reads it.
+pub(crate) fn connections(run: &RunRecord) -> &[Connection] {
+    run.modelled.get_or_init(|| Arc::new(model(run)))
+}
+
+fn model(run: &RunRecord) -> Vec<Connection> {
     let go_away_moves: Vec<bool> = moves(&run.session_log)
         .iter()
         .filter(|m| m.resumed)
@@ -201,9 +208,9 @@ pub(crate) fn mentions(bytes: &[u8], word: &[u8]) -> bool {
 }
 
 /// What the fast lane must deliver for these frames, in order.
-pub(crate) fn fast_lane(frames: &[FrameModel]) -> Vec<&Expected> {
+pub(crate) fn fast_lane<'a>(frames: impl IntoIterator<Item = &'a FrameModel>) -> Vec<&'a Expected> {
     frames
-        .iter()
+        .into_iter()
         .flat_map(|f| &f.events)
         .filter(|e| e.fast())
         .collect()
@@ -223,15 +230,19 @@ fn expected(run: &RunRecord) -> Vec<Slot> {
     // When the session's last connection ended, if it did before the soak
     // hung up: at the first move after the last `resumed` (attempts that
     // never reached a new connection), or else at `disconnected`.
-    let ended_at = run.settling.ended.then(|| last_connection_end(run)).flatten();
+    let ended_at = run
+        .settling
+        .ended
+        .then(|| last_connection_end(run))
+        .flatten();
     let mut slots = vec![Slot::Connected];
-    for (n, connection) in connections(run).into_iter().enumerate() {
+    for (n, connection) in connections(run).iter().enumerate() {
         if n > 0 {
             slots.push(Slot::Moved(n - 1));
         }
         // Ids belong to their connection: the first call with an id wins.
         let mut seen: BTreeSet<String> = BTreeSet::new();
-        for event in connection.frames.into_iter().flat_map(|f| f.events) {
+        for event in connection.frames.iter().flat_map(|f| &f.events) {
             if !event.stored() {
                 continue;
             }
@@ -240,7 +251,7 @@ fn expected(run: &RunRecord) -> Vec<Slot> {
                 _ => Vec::new(),
             };
             let turn_ended = matches!(event, Expected::TurnEnd { .. });
-            slots.push(Slot::Server(event));
+            slots.push(Slot::Server(event.clone()));
             for id in calls {
                 if !seen.insert(id.clone()) {
                     continue;
@@ -289,12 +300,7 @@ fn last_connection_end(run: &RunRecord) -> Option<std::time::Duration> {
 /// its connection did not end under it (moved off, or ended for good
 /// before its tool finished), and so the session had its outcome while
 /// the call was still its own to answer.
-fn owed(
-    run: &RunRecord,
-    id: &str,
-    refused: bool,
-    ended_at: Option<std::time::Duration>,
-) -> bool {
+fn owed(run: &RunRecord, id: &str, refused: bool, ended_at: Option<std::time::Duration>) -> bool {
     if run.calls.cancelled.contains(id) || run.calls.abandoned.contains(id) {
         return false;
     }

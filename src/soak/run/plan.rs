@@ -11,15 +11,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::executor::{Hang, Seed};
-use crate::session::LiveEvent;
 use crate::soak::case::Case;
 use crate::soak::check::invariants;
 use crate::soak::check::report::{AgentSummary, Failure, Summary};
 use crate::soak::check::sometimes::{self, Reach, Sometimes};
 use crate::soak::run::engine::{Checks, SeedRun, Target};
-use crate::soak::run::explore::{BATCH, Explorer, Observation, orders};
+use crate::soak::run::explore::{BATCH, Explorer, Observation};
 use crate::soak::run::shard::Shard;
-use crate::soak::run::workers::{Job, Outcome, Run, Workers};
+use crate::soak::run::workers::{Finished, Job, Outcome, Run, Workers};
 
 /// How many runs have finished, for a progress display.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -236,19 +235,26 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
                 continue;
             }
             left -= 1;
-            let (agent, run) = match done.outcome {
+            let (agent, ran) = match done.outcome {
                 Outcome::Skipped => continue,
-                Outcome::Ran(agent, run) => (agent, *run),
-                Outcome::Hung(hang) => hung(&targets, plan.kept, done.run, &hang),
-                Outcome::Crashed(message) => crashed(&targets, plan.kept, done.run, &message),
+                Outcome::Ran(agent, ran) => (agent, *ran),
+                Outcome::Hung(hang) => {
+                    let (agent, run) = hung(&targets, plan.kept, done.run, &hang);
+                    (agent, Finished::from(run))
+                }
+                Outcome::Crashed(message) => {
+                    let (agent, run) = crashed(&targets, plan.kept, done.run, &message);
+                    (agent, Finished::from(run))
+                }
             };
+            let run = ran.run;
             if let Run::Seed(_, seed, _) = done.run {
                 observed.push((
                     done.position,
                     Observation {
                         agent,
                         seed,
-                        orders: run.record.as_ref().map(|r| orders(&r.events)),
+                        orders: ran.orders,
                         reached: run.reached.clone(),
                     },
                 ));
@@ -265,15 +271,8 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
                 .map(|(n, v)| (n.clone(), v.is_ok()))
                 .collect();
             summaries[agent].add(
-                run.record
-                    .as_ref()
-                    .map_or(Duration::ZERO, |r| r.virtual_time),
-                run.record.as_ref().map_or(0, |r| {
-                    r.events
-                        .iter()
-                        .filter(|e| matches!(e.event, LiveEvent::Reconnecting { .. }))
-                        .count() as u64
-                }),
+                ran.virtual_time,
+                ran.reconnects,
                 &verdicts,
                 &run.reached,
                 run.failures,

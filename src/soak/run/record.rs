@@ -2,7 +2,7 @@
 //! and every "sometimes" counter reads, and that a failure keeps.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::executor::{Seed, Swarm, Trace, format_time};
 use crate::flow::{Enforcement, FlowSpec};
 use crate::session::{LiveEvent, Resumption};
+use crate::soak::check::wire_order::Connection;
 use crate::soak::generate::faults::Faults;
 use crate::state::StateMutation;
 use crate::testing::{ReplayError, ScriptedServer};
@@ -157,6 +158,9 @@ pub struct RunRecord {
     pub trace_hash: u64,
     /// Virtual time the run took.
     pub virtual_time: Duration,
+    /// The reference model's reading of `server_frames`, worked out once
+    /// for the checks that read it.
+    pub(crate) modelled: OnceLock<Arc<Vec<Connection>>>,
 }
 
 impl RunRecord {

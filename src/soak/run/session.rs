@@ -136,6 +136,7 @@ pub(crate) async fn play(
         trace: Trace::default(),
         trace_hash: 0,
         virtual_time: Duration::ZERO,
+        modelled: Default::default(),
     };
     let turns = user::turns(target, seed, &script);
     let calls = script

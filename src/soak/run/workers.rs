@@ -17,7 +17,9 @@ use std::time::Duration;
 
 use crate::executor::watch::Watch;
 use crate::executor::{Hang, Seed};
+use crate::session::LiveEvent;
 use crate::soak::run::engine::{Checks, SeedRun, Target, run_case, run_seed};
+use crate::soak::run::explore::{Orders, orders};
 use crate::soak::run::plan::KeptCase;
 
 /// One run of a plan: a kept case, or a seed of an agent: fresh (with its
@@ -39,7 +41,7 @@ pub(crate) struct Job {
 /// What became of a job.
 pub(crate) enum Outcome {
     /// It ran: its agent and result.
-    Ran(usize, Box<SeedRun>),
+    Ran(usize, Box<Finished>),
     /// It outlived the hang bound; its worker was given up.
     Hung(Hang),
     /// The soak was stopping (its budget ran out, or a run failed and it
@@ -48,6 +50,38 @@ pub(crate) enum Outcome {
     /// The worker itself panicked (a bug in livesim, not in the agent):
     /// the message.
     Crashed(String),
+}
+
+/// What the planning thread keeps of a run: its verdicts and failures,
+/// and the few facts of its record that the summary and the explorer
+/// need. The record itself is dropped on the worker that made it (freeing
+/// it there is far cheaper than on another thread).
+pub(crate) struct Finished {
+    /// The run, without its record.
+    pub run: SeedRun,
+    /// Virtual time it took.
+    pub virtual_time: Duration,
+    /// Reconnects its session began.
+    pub reconnects: u64,
+    /// The event orders it left (`None`: it left no record).
+    pub orders: Option<Orders>,
+}
+
+impl From<SeedRun> for Finished {
+    fn from(mut run: SeedRun) -> Self {
+        let record = run.record.take();
+        Finished {
+            virtual_time: record.as_ref().map_or(Duration::ZERO, |r| r.virtual_time),
+            reconnects: record.as_ref().map_or(0, |r| {
+                r.events
+                    .iter()
+                    .filter(|e| matches!(e.event, LiveEvent::Reconnecting { .. }))
+                    .count() as u64
+            }),
+            orders: record.as_ref().map(|r| orders(&r.events)),
+            run,
+        }
+    }
 }
 
 /// A finished job.
@@ -219,7 +253,7 @@ fn work(
             });
             current.lock().unwrap_or_else(|p| p.into_inner()).take();
             match ran {
-                Ok((agent, run)) => Outcome::Ran(agent, Box::new(run)),
+                Ok((agent, run)) => Outcome::Ran(agent, Box::new(run.into())),
                 Err(payload) => {
                     Outcome::Crashed(crate::executor::panics::payload_message(payload.as_ref()))
                 }

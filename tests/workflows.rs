@@ -132,7 +132,8 @@ fn check_livesim(args: &[String], seen: &mut Vec<String>) {
 
 /// A `cargo` command line's words after `cargo`: the subcommand exists and
 /// takes every flag; `--test` names a test target; what follows `--` is a
-/// livesim command line (for `cargo run`).
+/// livesim command line (for `cargo run`) or the test harness's flags
+/// (for `cargo test`).
 fn check_cargo(args: &[String], seen: &mut Vec<String>) {
     let (cargo_args, rest) = match args.iter().position(|w| w == "--") {
         Some(at) => (&args[..at], Some(&args[at + 1..])),
@@ -158,12 +159,25 @@ fn check_cargo(args: &[String], seen: &mut Vec<String>) {
             );
         }
     }
-    if let Some(rest) = rest {
-        assert_eq!(
-            sub, "run",
-            "arguments after -- go to the program of `cargo run`"
-        );
-        check_livesim(rest, seen);
+    match rest {
+        // The test harness's own flags, then a filter.
+        Some(rest) if sub == "test" => {
+            for flag in rest.iter().filter(|w| w.starts_with("--")) {
+                assert!(
+                    ["--ignored", "--include-ignored", "--nocapture", "--exact"]
+                        .contains(&flag.as_str()),
+                    "`cargo test -- {flag}`: not a flag of the test harness"
+                );
+            }
+        }
+        Some(rest) => {
+            assert_eq!(
+                sub, "run",
+                "arguments after -- go to the program of `cargo run` (or the tests of `cargo test`)"
+            );
+            check_livesim(rest, seen);
+        }
+        None => {}
     }
     seen.push(format!("cargo {sub}"));
 }
@@ -441,7 +455,8 @@ fn step_running<'a>(doc: &'a Yaml, job: &str, needle: &str) -> (&'a Yaml, &'a st
 
 /// The long runs the guide's "The nightly soak" promises: the network
 /// tests over `LIVESIM_SEEDS=1000`, the property tests at
-/// `PROPTEST_CASES=2000`, the corpus replayed.
+/// `PROPTEST_CASES=2000`, the corpus replayed, the digest of the soak of
+/// seeds 0..2000 compared.
 #[test]
 fn the_nightly_runs_the_network_tests_the_long_properties_and_the_corpus() {
     let doc = workflow("nightly-soak.yml");
@@ -459,6 +474,11 @@ fn the_nightly_runs_the_network_tests_the_long_properties_and_the_corpus() {
         run.trim(),
         "cargo run --release --locked -- sim replay seeds"
     );
+    let (_, run) = step_running(&doc, "properties", "digest");
+    assert_eq!(
+        run.trim(),
+        "cargo test --release --locked --test soak -- --ignored digest"
+    );
     // What the guide says the nightly runs, it runs.
     let guide = std::fs::read_to_string(repo().join("docs/guide/soaking.md")).unwrap();
     let guide = guide.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -467,6 +487,7 @@ fn the_nightly_runs_the_network_tests_the_long_properties_and_the_corpus() {
         "PROPTEST_CASES=2000",
         "sim replay seeds",
         "--triage reports/triage-shard-K.json",
+        "--ignored digest",
     ] {
         assert!(guide.contains(promise), "the guide does not say {promise}");
     }

@@ -69,7 +69,7 @@ impl ConnectionReport {
         cut: Option<Cut>,
         redactor: &Redactor,
     ) -> Self {
-        let at = record.at.clone();
+        let at = record.at.to_string();
         let outcome = if let Some(cut) = cut {
             match cut {
                 Cut::TimedOut { missing, closed } => Outcome::TimedOut {

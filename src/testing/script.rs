@@ -18,6 +18,7 @@
 //! Every action and key, and what a damaged script gives: `docs/formats/script.md`.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -196,7 +197,9 @@ pub enum ScriptError {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScriptedServer {
     pub(crate) name: String,
-    pub(crate) actions: Vec<Action>,
+    // Shared: a soak clones a script for every run and keeps one in its
+    // record; building it copies on write.
+    pub(crate) actions: Arc<Vec<Action>>,
     pub(crate) settle: Duration,
     pub(crate) cap: Duration,
     pub(crate) lenient: bool,
@@ -215,7 +218,7 @@ impl ScriptedServer {
     pub fn new() -> Self {
         ScriptedServer {
             name: default_name(),
-            actions: Vec::new(),
+            actions: Arc::new(Vec::new()),
             settle: Duration::from_millis(default_settle_ms()),
             cap: Duration::from_secs(30),
             lenient: false,
@@ -250,7 +253,7 @@ impl ScriptedServer {
                 self.bump_call_ids(call);
             }
         }
-        self.actions.push(action);
+        Arc::make_mut(&mut self.actions).push(action);
         self
     }
 
@@ -470,7 +473,7 @@ impl ScriptedServer {
             name: self.name.clone(),
             settle_ms: self.settle.as_millis() as u64,
             regression: None,
-            actions: self.actions.clone(),
+            actions: self.actions.to_vec(),
         })
         .unwrap_or(Value::Null)
     }

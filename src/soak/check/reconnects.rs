@@ -8,6 +8,7 @@
 //! checked against all of them.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -20,8 +21,13 @@ use crate::soak::run::user::content_key;
 use crate::testing::Action;
 
 /// Every call id the frames that reached the session issued, with the
-/// connections (numbered from 1) that issued it.
-pub(crate) fn issues(run: &RunRecord) -> BTreeMap<String, BTreeSet<usize>> {
+/// connections (numbered from 1) that issued it: worked out once per run,
+/// for every check that reads it.
+pub(crate) fn issues(run: &RunRecord) -> &BTreeMap<String, BTreeSet<usize>> {
+    run.issued.get_or_init(|| Arc::new(read_issues(run)))
+}
+
+fn read_issues(run: &RunRecord) -> BTreeMap<String, BTreeSet<usize>> {
     let mut issues: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
     let mut connection = 0;
     for frame in &run.server_frames {

@@ -204,7 +204,7 @@ pub(crate) fn is_setup_complete(bytes: &[u8]) -> bool {
 
 /// Whether `bytes` hold `word` anywhere.
 pub(crate) fn mentions(bytes: &[u8], word: &[u8]) -> bool {
-    bytes.windows(word.len()).any(|w| w == word)
+    memchr::memmem::find(bytes, word).is_some()
 }
 
 /// What the fast lane must deliver for these frames, in order.

@@ -1,7 +1,7 @@
 //! What one seeded session left behind: the [`RunRecord`] every invariant
 //! and every "sometimes" counter reads, and that a failure keeps.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -161,6 +161,9 @@ pub struct RunRecord {
     /// The reference model's reading of `server_frames`, worked out once
     /// for the checks that read it.
     pub(crate) modelled: OnceLock<Arc<Vec<Connection>>>,
+    /// Each call id the frames issued, with the connections that issued
+    /// it, worked out once for the checks that read it.
+    pub(crate) issued: OnceLock<Arc<BTreeMap<String, BTreeSet<usize>>>>,
 }
 
 impl RunRecord {

@@ -137,6 +137,7 @@ pub(crate) async fn play(
         trace_hash: 0,
         virtual_time: Duration::ZERO,
         modelled: Default::default(),
+        issued: Default::default(),
     };
     let turns = user::turns(target, seed, &script);
     let calls = script

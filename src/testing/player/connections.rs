@@ -6,7 +6,9 @@
 use serde_json::{Value, json};
 
 use super::handshake::{Expect, Opened};
-use super::{Conn, Flow, Issued, Player, Saved, Wait, next_connection, next_frame, sleep_until};
+use super::{
+    At, Conn, Flow, Issued, Player, Saved, Wait, next_connection, next_frame, sleep_until,
+};
 use crate::testing::script::ResumptionUpdate;
 use crate::transport::{CloseFrame, Transport};
 
@@ -22,7 +24,10 @@ impl<T: Transport> Player<'_, T> {
                 return Flow::Stop;
             };
             self.open(conn);
-            self.move_to(format!("connection #{}'s handshake", self.connection));
+            self.move_to(At::Told(format!(
+                "connection #{}'s handshake",
+                self.connection
+            )));
             match self.handshake(Expect::Resilient, None).await {
                 Ok(Opened::Resumed(from)) => return Flow::From(from),
                 Ok(Opened::Accepted) => return Flow::Go,
@@ -140,11 +145,11 @@ impl<T: Transport> Player<'_, T> {
                 return Err(Flow::Stop);
             };
             self.open(conn);
-            self.move_to(format!(
+            self.move_to(At::Told(format!(
                 "action #{} (reconnect): connection #{}'s handshake",
                 index + 1,
                 self.connection
-            ));
+            )));
             let rejection = self.rejection_at(index + 1);
             match self
                 .handshake(Expect::Scripted(handle.clone()), rejection)

@@ -85,7 +85,7 @@ pub(crate) struct Recorded {
     pub actions_done: bool,
     /// Where the script is: `the handshake`, `action #3 (…)`, `after the
     /// last action` (what a report says when the client leaves early).
-    pub at: String,
+    pub at: At,
     /// The script ended the session's last connection itself (a `close`,
     /// `abort` or `reject_setup` action that no `reconnect` follows): it
     /// played as written even though actions may follow.
@@ -150,6 +150,37 @@ impl Progress {
 }
 
 /// Where the player is, for error messages.
+/// Where a script is, described only when a report or a log asks (most
+/// positions are passed and never told).
+#[derive(Clone, Debug)]
+pub(crate) enum At {
+    /// A fixed place: `the handshake`, `after the last action`.
+    Said(&'static str),
+    /// A place described when the player got there.
+    Told(String),
+    /// Action `index` of these actions.
+    Action(usize, Arc<Vec<Action>>),
+}
+
+impl Default for At {
+    fn default() -> Self {
+        At::Said("")
+    }
+}
+
+impl std::fmt::Display for At {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            At::Said(place) => f.write_str(place),
+            At::Told(place) => f.write_str(place),
+            At::Action(index, actions) => match actions.get(*index) {
+                Some(action) => f.write_str(&describe(*index, action)),
+                None => write!(f, "action #{}", index + 1),
+            },
+        }
+    }
+}
+
 fn describe(index: usize, action: &Action) -> String {
     let what = match action {
         Action::Send(m) | Action::SendText(m) => {
@@ -297,7 +328,7 @@ struct Issued {
 
 struct Player<'a, T: Transport> {
     name: String,
-    actions: Vec<Action>,
+    actions: Arc<Vec<Action>>,
     /// The connection the script plays on; `None` once it has ended.
     current: Option<Conn<'a, T>>,
     /// A connection the client is leaving (it opened the next one first):
@@ -308,7 +339,7 @@ struct Player<'a, T: Transport> {
     pending: Option<T>,
     incoming: Option<mpsc::UnboundedReceiver<T>>,
     progress: Arc<Progress>,
-    at: String,
+    at: At,
     lenient: bool,
     /// Answers may cross the script's cancellations (see
     /// `ScriptedServer::answers_may_cross_cancellations`).
@@ -387,7 +418,7 @@ impl<'a, T: Transport> Player<'a, T> {
             pending: None,
             incoming,
             progress,
-            at: String::new(),
+            at: At::default(),
             lenient: script.lenient,
             crossing: script.crossing,
             resilient,
@@ -405,7 +436,7 @@ impl<'a, T: Transport> Player<'a, T> {
     }
 
     async fn run(mut self) {
-        self.move_to("the handshake".to_string());
+        self.move_to(At::Said("the handshake"));
         let rejection = self.rejection_at(0);
         self.next = match self.handshake(Expect::First, rejection).await {
             Ok(Opened::Accepted) => 0,
@@ -429,7 +460,7 @@ impl<'a, T: Transport> Player<'a, T> {
             }
         };
         let mut wait = if self.next == 0 {
-            self.move_to("before the first action".to_string());
+            self.move_to(At::Said("before the first action"));
             Wait::Release
         } else {
             Wait::Nothing
@@ -444,7 +475,10 @@ impl<'a, T: Transport> Player<'a, T> {
                 }
                 Flow::Stop => break,
             }
-            let Some(action) = self.actions.get(self.next).cloned() else {
+            // The actions are shared: performing one borrows it from this
+            // handle rather than copying it.
+            let actions = Arc::clone(&self.actions);
+            let Some(action) = actions.get(self.next) else {
                 if matches!(wait, Wait::Hangup) {
                     break;
                 }
@@ -459,8 +493,8 @@ impl<'a, T: Transport> Player<'a, T> {
             };
             let index = self.next;
             self.next += 1;
-            self.move_to(describe(index, &action));
-            match self.perform(index, &action).await {
+            self.move_to(At::Action(index, Arc::clone(&actions)));
+            match self.perform(index, action).await {
                 Ok(w) => wait = w,
                 Err(Flow::From(from)) => {
                     self.rolled_back(from);
@@ -494,7 +528,7 @@ impl<'a, T: Transport> Player<'a, T> {
     }
 
     fn finish_actions(&mut self) {
-        self.move_to("after the last action".to_string());
+        self.move_to(At::Said("after the last action"));
         if !self.replay.is_empty() {
             let problem = format!(
                 "the script ended, and the client never replayed {} client message(s) the server had not consumed before connection #{} (transparent resumption)",
@@ -506,7 +540,7 @@ impl<'a, T: Transport> Player<'a, T> {
         self.progress.update(|s| s.actions_done = true);
     }
 
-    fn move_to(&mut self, at: String) {
+    fn move_to(&mut self, at: At) {
         tracing::debug!(target: "livesim::testing", script = %self.name, "{at}");
         self.progress.update(|s| s.at = at.clone());
         self.at = at;
@@ -612,7 +646,10 @@ impl<'a, T: Transport> Player<'a, T> {
                         self.save(self.next);
                     }
                     self.open(conn);
-                    self.move_to(format!("connection #{}'s handshake", self.connection));
+                    self.move_to(At::Told(format!(
+                        "connection #{}'s handshake",
+                        self.connection
+                    )));
                     match self.handshake(Expect::Resilient, None).await {
                         Ok(Opened::Resumed(from)) => return Flow::From(from),
                         Ok(Opened::Accepted) => return Flow::Go,
@@ -647,7 +684,7 @@ impl<'a, T: Transport> Player<'a, T> {
     fn record(&mut self, problem: String) {
         let error = ReplayError {
             script: self.name.clone(),
-            at: self.at.clone(),
+            at: self.at.to_string(),
             problem,
         };
         self.progress.update(|s| {

@@ -279,7 +279,7 @@ fn answered_once(run: &RunRecord) -> Result<(), String> {
     // with an old id is a new call).
     if let Some((id, n)) = answers
         .iter()
-        .find(|(id, n)| **n > reconnects::allowed(&issues, id).max(1))
+        .find(|(id, n)| **n > reconnects::allowed(issues, id).max(1))
     {
         return Err(format!("{id} was answered {n} times"));
     }

@@ -86,7 +86,7 @@ pub(crate) fn tool_ran_once(run: &RunRecord) -> Result<(), String> {
         }
     }
     for (id, ran) in runs {
-        let may = allowed(&issues, id);
+        let may = allowed(issues, id);
         if ran.len() <= may {
             continue;
         }
@@ -95,7 +95,7 @@ pub(crate) fn tool_ran_once(run: &RunRecord) -> Result<(), String> {
             0 => "though no frame that reached the session issued it".to_string(),
             _ => format!(
                 "but it was issued on {may} connection(s) ({})",
-                connections_of(&issues, id)
+                connections_of(issues, id)
             ),
         };
         return Err(format!(
@@ -377,7 +377,7 @@ pub(crate) fn stored_once(run: &RunRecord) -> Result<(), String> {
         };
         let n = answers.entry((kind, id)).or_default();
         *n += 1;
-        let may = allowed(&issues, id).max(1);
+        let may = allowed(issues, id).max(1);
         if *n > may {
             return Err(format!(
                 "the stored log holds {id} {kind} {n} times (stored event #{index}), but it was \

@@ -391,7 +391,8 @@ mod tests {
         );
         // The first call's id cancelled instead of the second's.
         let mut other = script.clone();
-        other.actions[3] = Action::Send(json!({"toolCallCancellation": {"ids": ["a"]}}));
+        std::sync::Arc::make_mut(&mut other.actions)[3] =
+            Action::Send(json!({"toolCallCancellation": {"ids": ["a"]}}));
         assert_ne!(
             id,
             Signature::of_script("weather", "answered-once", &other).id()

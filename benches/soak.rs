@@ -11,6 +11,13 @@
 //!   simulated seconds per wall second can be worked out.
 //! * `baseline/one_turn`: the seed 000 weather test (one scripted turn,
 //!   one tool call) under the seeded runtime, measured in the same run.
+//! * `floor/<agent>`: the same twenty-turn conversations (generated
+//!   beforehand) played as a run plays them (the session, the script, the
+//!   typing user, the record), with no check: what a run costs above it is
+//!   the generation and the checks.
+//! * `scale/turns/<n>`: a `payment` soak run of n turns (1, 5, 20, 100).
+//! * `scale/calls/<k>`: a scripted session of five turns, each calling
+//!   one tool k times at once (1, 3, 10), under the seeded runtime.
 
 use std::time::Duration;
 
@@ -18,8 +25,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use livesim::Seed;
 use livesim::executor::Simulation;
 use livesim::prelude::*;
-use livesim::soak::{Agent, RunRecord, Soak, invariants};
-use livesim::testing::ScriptedServer;
+use livesim::soak::{Agent, Case, RunRecord, Soak, invariants};
+use livesim::testing::{Action, Call, ScriptedServer};
 use serde_json::json;
 
 const AGENTS: [&str; 4] = ["weather", "payment", "booking", "support"];
@@ -134,5 +141,103 @@ fn baseline(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, baseline, runs, checks, idle_heavy);
+fn floor(c: &mut Criterion) {
+    let mut group = c.benchmark_group("floor");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(8));
+    for name in AGENTS {
+        let soak = soak(&twenty_turns(name));
+        let cases: Vec<Case> = (1..=50).map(|s| soak.case(Seed::new(s))).collect();
+        let mut next = 0;
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                next = (next + 1) % cases.len();
+                soak.play_unchecked(&cases[next])
+                    .expect("the simulation ran")
+            })
+        });
+    }
+    group.finish();
+}
+
+fn scale_turns(c: &mut Criterion) {
+    let mut group = c.benchmark_group("scale/turns");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(6));
+    for turns in [1, 5, 20, 100] {
+        let mut agent = Agent::load("sim/payment").expect("a sim/ agent");
+        agent.repertoire.turns = turns..=turns;
+        let soak = soak(&agent);
+        let mut seed = 0;
+        group.bench_function(turns.to_string(), |b| {
+            b.iter(|| {
+                seed += 1;
+                soak.run_seed(Seed::new(seed))
+            })
+        });
+    }
+    group.finish();
+}
+
+/// Five turns, each calling `get_weather` `k` times in one message.
+fn parallel_calls(k: usize) -> ScriptedServer {
+    let mut script = ScriptedServer::new();
+    for turn in 0..5 {
+        let calls = (0..k)
+            .map(|n| Call {
+                id: format!("call-{turn}-{n}"),
+                name: "get_weather".into(),
+                args: json!({ "city": "Paris" }),
+                wait: true,
+            })
+            .collect();
+        script = script
+            .hears("What's the weather?")
+            .action(Action::CallMany(calls))
+            .says("Sunny everywhere.");
+    }
+    script
+}
+
+fn scale_calls(c: &mut Criterion) {
+    let mut group = c.benchmark_group("scale/calls");
+    group.sample_size(10);
+    for k in [1, 3, 10] {
+        let script = parallel_calls(k);
+        let mut seed = 0;
+        group.bench_function(k.to_string(), |b| {
+            b.iter(|| {
+                seed += 1;
+                let script = script.clone();
+                Simulation::new(Seed::new(seed))
+                    .run(move || async move {
+                        let run = script
+                            .play(Live::builder().tools(T::simple(
+                                "get_weather",
+                                "Weather for a city",
+                                |args| async move {
+                                    Ok(json!({ "city": args["city"], "sky": "sunny" }))
+                                },
+                            )))
+                            .await
+                            .unwrap();
+                        run.disconnect().await;
+                    })
+                    .unwrap()
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    baseline,
+    runs,
+    floor,
+    checks,
+    idle_heavy,
+    scale_turns,
+    scale_calls
+);
 criterion_main!(benches);

@@ -26,7 +26,9 @@ use crate::soak::keep::kept::{KEEP_PER_INVARIANT, Keeping};
 use crate::soak::keep::replay::{CorpusReplay, kept_cases};
 use crate::soak::keep::shrink::{DEFAULT_BUDGET, DEFAULT_RUNS, ShrinkBudget};
 use crate::soak::keep::shrink::{ShrinkError, ShrinkProgress, Shrunk};
-use crate::soak::run::engine::{Checks, Replay, SeedRun, Target, all_cores, run_case, run_seed};
+use crate::soak::run::engine::{
+    Checks, Replay, SeedRun, Target, all_cores, run_case, run_seed, simulate,
+};
 use crate::soak::run::plan::{KeptCase, Plan, Progress, run_plan};
 use crate::soak::run::record::RunRecord;
 use crate::soak::run::session::{LIVENESS_BOUND, liveness_bound};
@@ -611,6 +613,17 @@ impl Soak {
     /// verdict, the goals reached, the failures).
     pub fn run_seed(&self, seed: Seed) -> SeedRun {
         run_seed(&self.target, seed, self.checks)
+    }
+
+    /// Plays `case` in its simulation as a run does (the session, the
+    /// script, the typing user, the record) and checks nothing: the floor
+    /// `benches/soak.rs` measures a run against. The run's virtual time,
+    /// or `None` when the simulation failed.
+    #[doc(hidden)]
+    pub fn play_unchecked(&self, case: &Case) -> Option<Duration> {
+        simulate(&self.target, case, case.schedule())
+            .ok()
+            .map(|outcome| outcome.value.virtual_time)
     }
 
     /// What seed `seed` plays: its swarm, faults and generated script.

@@ -25,7 +25,15 @@ fn digest(seeds: Range<u64>) -> String {
             Soak::agent(&agent(name)).check_determinism_every(Checks::default().determinism_every)
         })
         .collect();
-    let summary = soak_all(&soaks, seeds, Shard::WHOLE, 2, None, Checks::default(), &|_| {});
+    let summary = soak_all(
+        &soaks,
+        seeds,
+        Shard::WHOLE,
+        2,
+        None,
+        Checks::default(),
+        &|_| {},
+    );
     assert!(summary.passed(), "{summary}");
     summary.digest()
 }

@@ -32,7 +32,7 @@
 //! Each invariant in depth (what breaks it, the message it fails with), the
 //! governance properties and the goals: `docs/invariants.md`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -264,11 +264,12 @@ fn refused_never_runs(run: &RunRecord) -> Result<(), String> {
 fn answered_once(run: &RunRecord) -> Result<(), String> {
     let issues = reconnects::issues(run);
     let mut answers: BTreeMap<&str, usize> = BTreeMap::new();
+    let issued: BTreeSet<&str> = run.calls.issued.iter().map(String::as_str).collect();
     for response in run.responses() {
         let Some(id) = response.get("id").and_then(Value::as_str) else {
             return Err(format!("a function response has no id: {response}"));
         };
-        if !run.calls.issued.iter().any(|issued| issued == id) {
+        if !issued.contains(id) {
             return Err(format!(
                 "the session answered {id}, which the script never issued"
             ));

@@ -8,6 +8,7 @@
 //! checked against all of them.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,7 +37,7 @@ fn read_issues(run: &RunRecord) -> BTreeMap<String, BTreeSet<usize>> {
             connection += 1;
             continue;
         }
-        if !wire_order::mentions(bytes, b"toolCall") {
+        if !wire_order::mentions(bytes, &wire_order::TOOL_CALL) {
             continue;
         }
         let Ok(message) = serde_json::from_slice::<Value>(bytes) else {
@@ -130,7 +131,7 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
         .server_frames
         .iter()
         .filter_map(|f| f.payload())
-        .filter(|bytes| wire_order::mentions(bytes, b"sessionResumptionUpdate"))
+        .filter(|bytes| wire_order::mentions(bytes, &wire_order::RESUMPTION_UPDATE))
         .filter_map(|bytes| serde_json::from_slice(bytes).ok())
         .collect();
     for message in &messages {
@@ -407,50 +408,61 @@ pub(crate) fn handle_secret(run: &RunRecord) -> Result<(), String> {
     if handles.is_empty() {
         return Ok(());
     }
-    let leak = |place: String, text: &str| -> Result<(), String> {
+    // The place is named only when a handle is found there; each text
+    // is written into one buffer, reused.
+    let leak = |place: &dyn Fn() -> String, text: &str| -> Result<(), String> {
         match handles.iter().find(|(_, h)| text.contains(h)) {
             Some((action, _)) => Err(format!(
-                "the handle of action #{} is in {place}: a resumption handle is a secret",
-                action + 1
+                "the handle of action #{} is in {}: a resumption handle is a secret",
+                action + 1,
+                place()
             )),
             None => Ok(()),
         }
     };
+    let mut shown = String::new();
     for (i, timed) in run.events.iter().enumerate() {
-        leak(
-            format!("delivered event #{i}"),
-            &format!("{} {:?}", timed.event, timed.event),
-        )?;
+        shown.clear();
+        let _ = write!(shown, "{} {:?}", timed.event, timed.event);
+        leak(&|| format!("delivered event #{i}"), &shown)?;
     }
     for (i, event) in run.session_log.iter().enumerate() {
-        leak(format!("stored event #{i}"), &format!("{event} {event:?}"))?;
+        shown.clear();
+        let _ = write!(shown, "{event} {event:?}");
+        leak(&|| format!("stored event #{i}"), &shown)?;
     }
     for entry in &run.journal {
+        shown.clear();
+        let _ = write!(shown, "{} {}", entry.key, entry.value);
         leak(
-            format!("journal entry {} ({})", entry.seq, entry.key),
-            &format!("{} {}", entry.key, entry.value),
+            &|| format!("journal entry {} ({})", entry.seq, entry.key),
+            &shown,
         )?;
     }
     for (i, entry) in run.trace.entries().enumerate() {
-        leak(
-            format!("trace entry #{i}"),
-            &format!("{} {}", entry.label, entry.event),
-        )?;
+        shown.clear();
+        let _ = write!(shown, "{} {}", entry.label, entry.event);
+        leak(&|| format!("trace entry #{i}"), &shown)?;
     }
     for (i, line) in run.logs.iter().enumerate() {
-        leak(format!("log line #{}", i + 1), line)?;
+        leak(&|| format!("log line #{}", i + 1), line)?;
     }
     for error in &run.replay_errors {
-        leak("the script's error report".to_string(), &error.to_string())?;
-    }
-    if let Some(error) = &run.connect_error {
-        leak("the connect error".to_string(), error)?;
-    }
-    for execution in &run.executions {
         leak(
-            format!("the record of a {} run", execution.tool),
-            &format!("{:?} {:?}", execution.args, execution.outcome),
+            &|| "the script's error report".to_string(),
+            &error.to_string(),
         )?;
     }
-    leak("the run's header".to_string(), &run.header())
+    if let Some(error) = &run.connect_error {
+        leak(&|| "the connect error".to_string(), error)?;
+    }
+    for execution in &run.executions {
+        shown.clear();
+        let _ = write!(shown, "{:?} {:?}", execution.args, execution.outcome);
+        leak(
+            &|| format!("the record of a {} run", execution.tool),
+            &shown,
+        )?;
+    }
+    leak(&|| "the run's header".to_string(), &run.header())
 }

@@ -35,7 +35,9 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
+
+use memchr::memmem::Finder;
 
 use serde_json::Value;
 
@@ -198,13 +200,21 @@ fn model(run: &RunRecord) -> Vec<Connection> {
 /// Whether a frame is a `setupComplete`: the start of a connection.
 pub(crate) fn is_setup_complete(bytes: &[u8]) -> bool {
     // Most frames are not: look for the key before parsing.
-    mentions(bytes, b"setupComplete")
+    mentions(bytes, &SETUP_COMPLETE)
         && serde_json::from_slice::<Value>(bytes).is_ok_and(|m| m.get("setupComplete").is_some())
 }
 
+/// A word the checks look for in every frame, its searcher built once.
+pub(crate) type Word = LazyLock<Finder<'static>>;
+
+pub(crate) static SETUP_COMPLETE: Word = LazyLock::new(|| Finder::new(b"setupComplete"));
+pub(crate) static TOOL_CALL: Word = LazyLock::new(|| Finder::new(b"toolCall"));
+pub(crate) static RESUMPTION_UPDATE: Word =
+    LazyLock::new(|| Finder::new(b"sessionResumptionUpdate"));
+
 /// Whether `bytes` hold `word` anywhere.
-pub(crate) fn mentions(bytes: &[u8], word: &[u8]) -> bool {
-    memchr::memmem::find(bytes, word).is_some()
+pub(crate) fn mentions(bytes: &[u8], word: &Word) -> bool {
+    word.find(bytes).is_some()
 }
 
 /// What the fast lane must deliver for these frames, in order.

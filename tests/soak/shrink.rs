@@ -23,17 +23,23 @@ fn first_failure(soak: &Soak, invariant: &str) -> Failure {
         .unwrap_or_else(|| panic!("no seed under 200 breaks {invariant}"))
 }
 
-/// Weather calls `get_weather` without any forecast first: the agent
-/// file's own `before` invariant breaks, and shrinks to the one call that
-/// breaks it.
-#[test]
-fn an_agent_invariant_shrinks_to_the_call_that_breaks_it() {
+/// The weather agent with a `before(get_forecast, get_weather)` invariant
+/// of its own, which its calls break (it has no forecast tool).
+fn weather_needing_a_forecast() -> Soak {
     let mut weather = agent("weather");
     weather.invariants = vec![AgentInvariant::Before(
         "get_forecast".into(),
         "get_weather".into(),
     )];
-    let soak = Soak::agent(&weather).check_determinism_every(0);
+    Soak::agent(&weather).check_determinism_every(0)
+}
+
+/// Weather calls `get_weather` without any forecast first: the agent
+/// file's own `before` invariant breaks, and shrinks to the one call that
+/// breaks it.
+#[test]
+fn an_agent_invariant_shrinks_to_the_call_that_breaks_it() {
+    let soak = weather_needing_a_forecast();
     let failure = first_failure(&soak, "before(get_forecast, get_weather)");
     let stages = std::sync::Mutex::new(Vec::new());
     let shrunk = soak
@@ -283,12 +289,7 @@ fn a_failure_shrinks_to_the_same_file_on_a_fast_machine_and_a_slow_one() {
 /// `seconds`, still reads.
 #[test]
 fn a_saved_shrink_note_has_no_wall_time_and_old_files_still_read() {
-    let mut weather = agent("weather");
-    weather.invariants = vec![AgentInvariant::Before(
-        "get_forecast".into(),
-        "get_weather".into(),
-    )];
-    let soak = Soak::agent(&weather).check_determinism_every(0);
+    let soak = weather_needing_a_forecast();
     let failure = first_failure(&soak, "before(get_forecast, get_weather)");
     let shrunk = soak
         .shrink(&Case::from(&failure), &failure.invariant, BUDGET, &|_| {})

@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::executor::Fnv64;
 use crate::soak::check::report::Failure;
 use crate::soak::keep::kept::Kept;
 use crate::testing::{Action, Call, ScriptedServer};
@@ -104,7 +105,7 @@ impl Signature {
     /// Twelve lowercase hex digits: the top 48 bits of the FNV-1a hash of
     /// the agent, the invariant and the steps.
     pub fn id(&self) -> String {
-        let mut hash = Fnv1a::new();
+        let mut hash = Fnv64::new();
         hash.write(b"livesim-triage-1");
         for part in [&self.agent, &self.invariant]
             .into_iter()
@@ -113,7 +114,7 @@ impl Signature {
             hash.write(&[0]);
             hash.write(part.as_bytes());
         }
-        format!("{:012x}", hash.0 >> 16)
+        format!("{:012x}", hash.finish() >> 16)
     }
 
     /// The steps on one line, the first few of a long script and a count
@@ -142,23 +143,6 @@ pub(crate) fn kept_case<'k>(failure: &Failure, kept: &'k [Kept]) -> Option<&'k K
             && k.found.invariant == failure.invariant
             && k.entry.invariant == failure.invariant
     })
-}
-
-/// FNV-1a, 64 bits: stable everywhere, unlike the standard library's
-/// hasher.
-struct Fnv1a(u64);
-
-impl Fnv1a {
-    fn new() -> Self {
-        Fnv1a(0xcbf2_9ce4_8422_2325)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 ^= u64::from(*byte);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
 }
 
 /// Call ids and handles renamed in order of first appearance.
@@ -424,17 +408,17 @@ mod tests {
     #[test]
     fn the_id_is_fnv_1a_and_stable() {
         // FNV-1a's published test value for "a".
-        let mut hash = Fnv1a::new();
+        let mut hash = Fnv64::new();
         hash.write(b"a");
-        assert_eq!(hash.0, 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(hash.finish(), 0xaf63_dc4c_8601_ec8c);
         // Pinned: a change here changes every triage file's ids.
         let signature = Signature {
             agent: "weather".into(),
             invariant: "liveness".into(),
             steps: vec!["abort".into()],
         };
-        let mut hash = Fnv1a::new();
+        let mut hash = Fnv64::new();
         hash.write(b"livesim-triage-1\0weather\0liveness\0abort");
-        assert_eq!(signature.id(), format!("{:012x}", hash.0 >> 16));
+        assert_eq!(signature.id(), format!("{:012x}", hash.finish() >> 16));
     }
 }

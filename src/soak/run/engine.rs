@@ -213,12 +213,8 @@ impl Checks {
 /// A hash of the agent's name and the seed, spread over every bit
 /// (FNV-1a over the name, then SplitMix64's finalizer with the seed).
 fn mix(agent: &str, seed: Seed) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in agent.bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    let mut z = hash ^ seed.value().wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = crate::executor::fnv1a64(agent.as_bytes())
+        ^ seed.value().wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)

@@ -24,7 +24,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use crate::executor::Seed;
+use crate::executor::{Fnv64, Seed};
 use crate::soak::generate::variant;
 use crate::soak::run::record::TimedEvent;
 
@@ -71,19 +71,18 @@ const UNORDERED: [&str; 2] = ["usage", "resumption_update"];
 /// The event orders of a run's events: the kinds of the events delivered,
 /// in order, a run of one kind counted once, telemetry left out.
 pub(crate) fn orders(events: &[TimedEvent]) -> Orders {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
     let mut kinds: Vec<&'static str> = events
         .iter()
         .map(|e| e.event.kind())
         .filter(|kind| !UNORDERED.contains(kind))
         .collect();
     kinds.dedup();
-    let mut signature = OFFSET;
-    for byte in kinds.iter().flat_map(|k| k.bytes().chain([b';'])) {
-        signature ^= u64::from(byte);
-        signature = signature.wrapping_mul(PRIME);
+    let mut signature = Fnv64::new();
+    for kind in &kinds {
+        signature.write(kind.as_bytes());
+        signature.write(b";");
     }
+    let signature = signature.finish();
     let mut counts: BTreeMap<(&'static str, &'static str), u32> = BTreeMap::new();
     for pair in kinds.windows(2) {
         *counts.entry((pair[0], pair[1])).or_insert(0) += 1;

@@ -97,7 +97,11 @@ pub struct FlowMonitor {
     /// Escalation counters, by step index.
     runs: Vec<StepRun>,
     tallies: Tallies,
+    /// The current connection's calls, by id.
     calls: BTreeMap<String, Call>,
+    /// Calls of connections the session has left, oldest connection
+    /// first: their tools may still finish, and their results still count.
+    left: Vec<BTreeMap<String, Call>>,
     turns: u64,
 }
 
@@ -151,7 +155,36 @@ impl FlowMonitor {
             runs: vec![StepRun::default(); n],
             tallies: Tallies::new(),
             calls: BTreeMap::new(),
+            left: Vec::new(),
             turns: 0,
+        }
+    }
+
+    /// The session moved to a new connection: call ids start over, since
+    /// they belong to their connection (a resumed server may issue an id
+    /// an earlier connection used, and that is a new call). What the flow
+    /// has learned (done steps, tallies, escalations) carries over; calls
+    /// still running on the old connection are kept, so their results
+    /// still count ([`record_left_result`](Self::record_left_result)).
+    ///
+    /// ```
+    /// use livesim::flow::{Enforcement, Flow, FlowMonitor};
+    ///
+    /// let spec = Flow::new().step("look").allow(["lookup"]).build().unwrap();
+    /// let mut monitor = FlowMonitor::new(spec, Enforcement::Enforce);
+    /// let state = serde_json::json!({});
+    /// assert!(monitor.gate("lookup", "call-1", &state).unwrap().admitted());
+    /// monitor.new_connection();
+    /// // The new connection's call-1 is another call.
+    /// assert!(monitor.gate("lookup", "call-1", &state).unwrap().admitted());
+    /// monitor.record_left_result("call-1", true, &state).unwrap();
+    /// monitor.record_result("call-1", true, &state).unwrap();
+    /// assert_eq!(monitor.tally("lookup").ok, 2);
+    /// ```
+    pub fn new_connection(&mut self) {
+        let calls = std::mem::take(&mut self.calls);
+        if !calls.is_empty() {
+            self.left.push(calls);
         }
     }
 
@@ -176,9 +209,12 @@ impl FlowMonitor {
     }
 
     /// An admitted call of `tool` that has not completed yet, if any.
+    /// A call of an earlier connection still running counts: its tool has
+    /// not finished either.
     pub(crate) fn running_call_of(&self, tool: &str) -> Option<&str> {
-        self.calls
-            .iter()
+        std::iter::once(&self.calls)
+            .chain(&self.left)
+            .flat_map(|calls| calls.iter())
             .find(|(_, call)| call.tool == tool && call.status == CallStatus::Running)
             .map(|(id, _)| id.as_str())
     }
@@ -245,22 +281,67 @@ impl FlowMonitor {
             .ok_or_else(|| CallError::UnknownCall {
                 id: call_id.to_string(),
             })?;
-        let tool = call.tool.clone();
-        match call.status {
-            CallStatus::Running => call.status = CallStatus::Completed,
-            CallStatus::Refused => {
-                return Err(CallError::Refused {
-                    id: call_id.to_string(),
-                    tool,
-                });
-            }
-            CallStatus::Completed => {
-                return Err(CallError::AlreadyCompleted {
-                    id: call_id.to_string(),
-                    tool,
-                });
+        let tool = Self::complete(call, call_id)?;
+        Ok(self.result_entries(tool, call_id, ok, state))
+    }
+
+    /// Records that a call admitted on a connection the session has since
+    /// left completed (see [`new_connection`](Self::new_connection)): the
+    /// tool ran, so its result counts as [`record_result`](Self::record_result)'s
+    /// does, though its answer is never sent. The oldest connection's
+    /// running call with this id is the one that finished.
+    pub fn record_left_result(
+        &mut self,
+        call_id: &str,
+        ok: bool,
+        state: &dyn StateView,
+    ) -> Result<Vec<FlowEntry>, CallError> {
+        let calls = self
+            .left
+            .iter_mut()
+            .filter_map(|calls| calls.get_mut(call_id));
+        let mut found = None;
+        for call in calls {
+            let running = call.status == CallStatus::Running;
+            found = Some(call);
+            if running {
+                break;
             }
         }
+        let call = found.ok_or_else(|| CallError::UnknownCall {
+            id: call_id.to_string(),
+        })?;
+        let tool = Self::complete(call, call_id)?;
+        Ok(self.result_entries(tool, call_id, ok, state))
+    }
+
+    /// Marks `call` completed; its tool, or why it cannot complete.
+    fn complete(call: &mut Call, call_id: &str) -> Result<String, CallError> {
+        let tool = call.tool.clone();
+        match call.status {
+            CallStatus::Running => {
+                call.status = CallStatus::Completed;
+                Ok(tool)
+            }
+            CallStatus::Refused => Err(CallError::Refused {
+                id: call_id.to_string(),
+                tool,
+            }),
+            CallStatus::Completed => Err(CallError::AlreadyCompleted {
+                id: call_id.to_string(),
+                tool,
+            }),
+        }
+    }
+
+    /// The entries a completed call of `tool` writes, counted.
+    fn result_entries(
+        &mut self,
+        tool: String,
+        call_id: &str,
+        ok: bool,
+        state: &dyn StateView,
+    ) -> Vec<FlowEntry> {
         self.advance(state);
         let mut entries = vec![FlowEntry::ToolResult {
             tool: tool.clone(),
@@ -273,7 +354,7 @@ impl FlowMonitor {
             self.count(&tool, |t| t.failed += 1);
             entries.extend(self.count_failure(&tool));
         }
-        Ok(entries)
+        entries
     }
 
     /// Records a tool failure that has no result of its own (a timeout, a

@@ -217,6 +217,9 @@ impl Lane {
                 // Call ids belong to their connection: a new one starts
                 // with none seen; tools still running finish unanswered.
                 self.dispatcher.new_connection();
+                if let Some(monitor) = self.monitor.as_mut() {
+                    monitor.new_connection();
+                }
                 let state = &self.control.state;
                 state.set("session:connection", connection);
                 state.set("session:resumed", if fresh { "fresh" } else { "resumed" });
@@ -350,10 +353,15 @@ impl Lane {
         if done.at.frame() < self.control.from.load(Ordering::Relaxed) {
             // Its connection has ended: the tool ran (the flow records its
             // result), but its answer would name an id the new connection
-            // never issued.
+            // never issued. The monitor may not have moved on yet (the
+            // session is still reconnecting): then the call is its current
+            // connection's.
             if let Some(monitor) = self.monitor.as_mut()
-                && let Ok(entries) =
-                    monitor.record_result(&done.id, done.outcome.is_ok(), &self.control.state)
+                && let Ok(entries) = monitor
+                    .record_left_result(&done.id, done.outcome.is_ok(), &self.control.state)
+                    .or_else(|_| {
+                        monitor.record_result(&done.id, done.outcome.is_ok(), &self.control.state)
+                    })
             {
                 self.journal(entries);
             }

@@ -516,3 +516,82 @@ fn a_handle_given_on_a_moved_to_connection_is_the_one_resumed_next() {
         );
     }
 }
+
+/// Call ids belong to their connection, for the flow gate too: a server
+/// that resumes from a handle older than a call may issue that call's id
+/// again, and the new connection's call is gated, run and answered as a
+/// call of its own (the gate once refused it as "already decided", and it
+/// went unanswered).
+#[test]
+fn a_governed_call_id_issued_again_on_a_resumed_connection_is_a_new_call() {
+    use livesim::testing::{Action, Call};
+    Simulation::new(Seed::new(3))
+        .run(|| async {
+            let lookup = |n: u64| {
+                Action::Call(Call {
+                    id: "call-1".into(),
+                    name: "lookup".into(),
+                    args: json!({ "n": n }),
+                    wait: true,
+                })
+            };
+            let script = ScriptedServer::new()
+                .named("id again")
+                .resumption_update("h1", true)
+                .action(lookup(1))
+                .close(1011, "Internal error encountered.")
+                .reconnect_resuming("h1")
+                .action(lookup(2))
+                .says("Found it.");
+            let looked = Arc::new(Mutex::new(Vec::new()));
+            let tool = {
+                let looked = looked.clone();
+                T::simple("lookup", "Looks up", move |args| {
+                    looked.lock().unwrap().push(args["n"].clone());
+                    async move { Ok(json!({ "found": args["n"] })) }
+                })
+            };
+            let flow = Flow::new().step("look").allow(["lookup"]).build().unwrap();
+            let journal = Arc::new(livesim::state::MemoryJournalSink::new());
+            let state = livesim::state::State::new();
+            state.add_journal_sink(journal.clone());
+            let builder = Live::builder()
+                .text_only()
+                .tools(tool)
+                .govern(flow)
+                .state(state);
+            let (handle, control) = connect(script, builder).await;
+            let mut events = handle.events();
+            until(&mut events, turn_complete).await;
+            control.drained().await;
+            assert_eq!(control.errors(), vec![]);
+            assert_eq!(*looked.lock().unwrap(), vec![json!(1), json!(2)]);
+            let answers: Vec<Value> = control
+                .sent()
+                .into_iter()
+                .filter_map(|m| m.pointer("/toolResponse/functionResponses/0").cloned())
+                .collect();
+            assert_eq!(answers.len(), 2, "{answers:?}");
+            assert_eq!(answers[1]["response"], json!({ "found": 2 }));
+            let warnings: Vec<String> = handle
+                .session_log()
+                .iter()
+                .filter_map(|e| match e {
+                    LiveEvent::Warning { message } => Some(message.clone()),
+                    _ => None,
+                })
+                .collect();
+            assert!(
+                !warnings.iter().any(|w| w.contains("flow gate")),
+                "{warnings:?}"
+            );
+            let results = journal
+                .entries()
+                .iter()
+                .filter(|e| e.key == "flow:tool_result")
+                .count();
+            assert_eq!(results, 2, "both runs are in the flow journal");
+            handle.disconnect().await;
+        })
+        .unwrap();
+}

@@ -31,16 +31,32 @@ pub enum FaultKind {
     /// 1006) and restarts later with no memory: every resumption handle
     /// it issued is stale (`1008 session not found`).
     Restart,
+    /// A partition that waits for the session to open a new connection
+    /// and begins as the server accepts it: the upgrade or the setup is
+    /// lost in flight, and the attempt fails (or times out).
+    Handshake,
+    /// Delivery held from the moment the session opens a new connection:
+    /// the old connection's last frames and the new one's first arrive
+    /// together, in a burst, in any order the latency draws.
+    Move,
 }
 
 impl FaultKind {
     /// Every kind.
-    pub const ALL: [FaultKind; 4] = [
+    pub const ALL: [FaultKind; 6] = [
         FaultKind::Hold,
         FaultKind::Partition,
         FaultKind::LinkDown,
         FaultKind::Restart,
+        FaultKind::Handshake,
+        FaultKind::Move,
     ];
+
+    /// Whether the fault waits, once due, for the session's next
+    /// connection before it begins.
+    pub fn waits_for_a_connection(self) -> bool {
+        matches!(self, FaultKind::Handshake | FaultKind::Move)
+    }
 
     /// The kind's name, as the trace shows it.
     pub fn name(self) -> &'static str {
@@ -49,6 +65,8 @@ impl FaultKind {
             FaultKind::Partition => "partition",
             FaultKind::LinkDown => "link-down",
             FaultKind::Restart => "restart",
+            FaultKind::Handshake => "handshake",
+            FaultKind::Move => "move",
         }
     }
 }
@@ -85,16 +103,36 @@ impl Faults {
         }
     }
 
-    /// Faults of every kind, 0 to 3 a run, each 20–800 ms long, 0–1.5 s
-    /// apart; link latency drawn per run (a floor of 1–5 ms, a ceiling up
-    /// to 40 ms above it; each message draws its delay in between).
+    /// Faults of the four timed kinds (hold, partition, link-down,
+    /// restart), 0 to 3 a run, each 20–800 ms long, 0–1.5 s apart; link
+    /// latency drawn per run (a floor of 1–5 ms, a ceiling up to 40 ms
+    /// above it; each message draws its delay in between). The kinds that
+    /// wait for a connection came later and are left out, so a seed's
+    /// plan stays what it was; [`Faults::storm`] draws every kind.
     pub fn drawn() -> Self {
         Faults {
-            kinds: FaultKind::ALL.to_vec(),
+            kinds: FaultKind::ALL[..4].to_vec(),
             count: 0..=3,
             gap: Duration::ZERO..=Duration::from_millis(1500),
             length: Duration::from_millis(20)..=Duration::from_millis(800),
             latency: Duration::from_millis(1)..=Duration::from_millis(45),
+        }
+    }
+
+    /// Every kind, [`Faults::drawn`]'s timing, and at least one fault a
+    /// run: what a soaked seed that runs over the network draws.
+    ///
+    /// ```
+    /// use livesim::network::Faults;
+    ///
+    /// let plan = Faults::storm().plan(livesim::Seed::new(3));
+    /// assert!((1..=3).contains(&plan.faults().len()));
+    /// ```
+    pub fn storm() -> Self {
+        Faults {
+            kinds: FaultKind::ALL.to_vec(),
+            count: 1..=3,
+            ..Faults::drawn()
         }
     }
 

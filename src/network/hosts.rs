@@ -10,6 +10,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use tokio::sync::mpsc;
 
+use super::tap::Tap;
 use crate::executor;
 use crate::testing::ScriptedServer;
 use crate::testing::player::{Progress, play_connections};
@@ -37,9 +38,13 @@ pub(super) async fn serve(script: ScriptedServer, progress: Arc<Progress>) -> tu
     let listener = turmoil::net::TcpListener::bind(("0.0.0.0", PORT)).await?;
     let (connections, incoming) = mpsc::unbounded_channel::<BoxedTransport>();
     let name = format!("script:{}", script.name());
-    executor::spawn(name, play_connections(script, incoming, progress, true));
+    executor::spawn(
+        name,
+        play_connections(script, incoming, progress.clone(), true),
+    );
     loop {
         let (stream, _) = listener.accept().await?;
+        progress.update(|s| s.accepted += 1);
         let connections = connections.clone();
         executor::spawn("network:upgrade", async move {
             if let Ok(ws) = tokio_tungstenite::accept_async(stream).await {
@@ -60,20 +65,22 @@ pub(super) async fn serve(script: ScriptedServer, progress: Arc<Progress>) -> tu
 #[derive(Clone, Debug)]
 pub struct NetworkConnector {
     keepalive: (Duration, Duration),
+    tap: Option<Tap>,
 }
 
 impl NetworkConnector {
     /// How long an upgrade may take before the attempt fails.
     pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
-    pub(super) fn new(keepalive: (Duration, Duration)) -> Self {
-        NetworkConnector { keepalive }
+    pub(super) fn new(keepalive: (Duration, Duration), tap: Option<Tap>) -> Self {
+        NetworkConnector { keepalive, tap }
     }
 }
 
 impl Connector for NetworkConnector {
     fn connect(&self) -> BoxFuture<'_, Result<BoxedTransport, TransportError>> {
         let (interval, timeout) = self.keepalive;
+        let tap = self.tap.clone();
         let url = format!("ws://{SERVER}:{PORT}{PATH}");
         let fail = move |problem: String| TransportError::Connect {
             url: format!("ws://{SERVER}:{PORT}{PATH}"),
@@ -94,7 +101,11 @@ impl Connector for NetworkConnector {
                 .map_err(|_| fail("the upgrade did not complete in time".to_string()))??;
             let transport =
                 WebSocketTransport::from_stream(ws, Redactor::new()).keepalive(interval, timeout);
-            Ok(Box::new(transport) as BoxedTransport)
+            let transport = Box::new(transport) as BoxedTransport;
+            Ok(match tap {
+                Some(tap) => tap.wrap(transport),
+                None => transport,
+            })
         }
         .boxed()
     }

@@ -34,6 +34,7 @@
 
 mod faults;
 mod hosts;
+mod tap;
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -43,11 +44,12 @@ use std::time::Duration;
 
 pub use faults::{Fault, FaultKind, FaultPlan, Faults};
 pub use hosts::{CLIENT, NetworkConnector, PORT, SERVER};
+pub use tap::{Heard, Tap};
 
 use crate::clock::VIRTUAL_EPOCH;
 use crate::executor::{Failure, FailureKind, Outcome, Simulation, Stream};
-use crate::testing::ScriptedServer;
 use crate::testing::player::Progress;
+use crate::testing::{ReplayControl, ScriptedServer};
 
 /// A scripted server and a session on a simulated network.
 ///
@@ -135,7 +137,47 @@ impl Network {
         Fut: Future + 'static,
         Fut::Output: 'static,
     {
-        let entered = simulation.enter(turmoil::sim_elapsed);
+        self.drive(simulation, None, |connector, _| client(connector))
+    }
+
+    /// Like [`run`](Self::run), for a client that also follows the
+    /// script's progress (the soak's session and user): the connector's
+    /// connections are tapped (see [`Tap`]), and `client` gets the
+    /// script's control.
+    pub(crate) fn run_scripted<F, Fut>(
+        &self,
+        simulation: &Simulation,
+        tap: Tap,
+        client: F,
+    ) -> Result<Outcome<Fut::Output>, Box<Failure>>
+    where
+        F: FnOnce(NetworkConnector, ReplayControl) -> Fut,
+        Fut: Future + 'static,
+        Fut::Output: 'static,
+    {
+        let name = self.script.name().to_string();
+        self.drive(simulation, Some(tap), move |connector, progress| {
+            client(connector, ReplayControl::following(progress, name))
+        })
+    }
+
+    fn drive<F, Fut>(
+        &self,
+        simulation: &Simulation,
+        tap: Option<Tap>,
+        client: F,
+    ) -> Result<Outcome<Fut::Output>, Box<Failure>>
+    where
+        F: FnOnce(NetworkConnector, Arc<Progress>) -> Fut,
+        Fut: Future + 'static,
+        Fut::Output: 'static,
+    {
+        // Inside a step, a host's own clock; between steps (where faults
+        // begin and end) the network's, which turmoil's host clock may not
+        // be then.
+        let between = Rc::new(std::cell::Cell::new(Some(Duration::ZERO)));
+        let outside = between.clone();
+        let entered = simulation.enter(move || outside.get().or_else(turmoil::sim_elapsed));
         let seed = simulation.seed();
         let plan = self.faults.plan(seed);
         entered.record("network", &format!("plan: {plan}"));
@@ -159,7 +201,7 @@ impl Network {
         });
         let value = Rc::new(RefCell::new(None));
         let slot = value.clone();
-        let session = client(NetworkConnector::new(self.keepalive));
+        let session = client(NetworkConnector::new(self.keepalive, tap), progress.clone());
         net.client(CLIENT, async move {
             *slot.borrow_mut() = Some(session.await);
             Ok(())
@@ -167,6 +209,9 @@ impl Network {
 
         let mut pending = plan.faults().iter().copied().peekable();
         let mut open: Option<(Fault, Duration)> = None;
+        // A due fault that waits for the next connection: the connections
+        // the server had accepted when it fell due.
+        let mut waiting: Option<(Fault, u32)> = None;
         let mut started: Option<Duration> = None;
         let ended = loop {
             // Faults count from the first session's setup: a fault before
@@ -184,14 +229,31 @@ impl Network {
                     open = None;
                 }
                 if open.is_none()
+                    && waiting.is_none()
                     && let Some(fault) = pending.next_if(|f| since >= f.at)
+                {
+                    if fault.kind.waits_for_a_connection() {
+                        waiting = Some((fault, progress.lock().accepted));
+                        entered.record("network", &format!("{fault} waits for a connection"));
+                    } else {
+                        begin(&mut net, fault.kind);
+                        entered.record("network", &format!("{fault} begins"));
+                        open = Some((fault, fault.at + fault.lasts));
+                    }
+                }
+                if let Some((fault, accepted)) = waiting
+                    && progress.lock().accepted > accepted
                 {
                     begin(&mut net, fault.kind);
                     entered.record("network", &format!("{fault} begins"));
-                    open = Some((fault, fault.at + fault.lasts));
+                    open = Some((fault, since + fault.lasts));
+                    waiting = None;
                 }
             }
-            match net.step() {
+            between.set(None);
+            let stepped = net.step();
+            between.set(Some(net.elapsed()));
+            match stepped {
                 Ok(true) => break Ok(()),
                 Ok(false) => {}
                 Err(e) if e.to_string().starts_with("Ran for duration") => {
@@ -214,8 +276,8 @@ impl Network {
 /// Starts a fault.
 fn begin(net: &mut turmoil::Sim<'_>, kind: FaultKind) {
     match kind {
-        FaultKind::Hold => net.hold(CLIENT, SERVER),
-        FaultKind::Partition => net.partition(CLIENT, SERVER),
+        FaultKind::Hold | FaultKind::Move => net.hold(CLIENT, SERVER),
+        FaultKind::Partition | FaultKind::Handshake => net.partition(CLIENT, SERVER),
         FaultKind::LinkDown => net.partition_oneway(SERVER, CLIENT),
         FaultKind::Restart => net.crash(SERVER),
     }
@@ -224,8 +286,8 @@ fn begin(net: &mut turmoil::Sim<'_>, kind: FaultKind) {
 /// Ends a fault.
 fn end(net: &mut turmoil::Sim<'_>, kind: FaultKind) {
     match kind {
-        FaultKind::Hold => net.release(CLIENT, SERVER),
-        FaultKind::Partition => net.repair(CLIENT, SERVER),
+        FaultKind::Hold | FaultKind::Move => net.release(CLIENT, SERVER),
+        FaultKind::Partition | FaultKind::Handshake => net.repair(CLIENT, SERVER),
         FaultKind::LinkDown => net.repair_oneway(SERVER, CLIENT),
         FaultKind::Restart => net.bounce(SERVER),
     }

@@ -61,6 +61,10 @@ pub(crate) struct Link {
     /// The new connection being opened after `goAway`, and where its
     /// events stand.
     pub switching: Option<BoxFuture<'static, Result<Opened, SessionError>>>,
+    /// Attempts the reconnect under way has made already: a `goAway` move
+    /// that failed was one (the session stayed on the old connection), and
+    /// the reconnect goes on from there when that connection ends.
+    pub attempts_made: u32,
     pub switch_at: Option<Position>,
     /// Calls the server made and the session has not answered (a planted
     /// bug's trigger; test builds only).
@@ -87,6 +91,7 @@ impl Link {
             handle_fresh: false,
             move_by: None,
             switching: None,
+            attempts_made: 0,
             switch_at: None,
             #[cfg(feature = "planted-bug")]
             planted_unanswered: std::collections::BTreeSet::new(),
@@ -214,7 +219,7 @@ impl WireLane {
         let at = Position::wire(self.frames, 0);
         self.route(
             LiveEvent::Reconnecting {
-                attempt: 1,
+                attempt: self.link.attempts_made + 1,
                 cause: "goAway".to_string(),
             },
             at,
@@ -230,6 +235,7 @@ impl WireLane {
     /// due on the old one go there, then it is closed with 1000 and the
     /// session goes on on the new one.
     pub(super) async fn switch_to(&mut self, opened: Opened) -> Option<End> {
+        self.link.attempts_made = 0;
         // From here on the control lane answers no call of the old one.
         self.link.from.store(self.frames + 1, Ordering::Relaxed);
         let mut waiting = Vec::new();
@@ -375,7 +381,7 @@ impl WireLane {
         let config = self.link.config.clone();
         let attempts = config.resumption.max_attempts();
         let mut cause = closed.to_string();
-        let mut attempt = 0;
+        let mut attempt = std::mem::take(&mut self.link.attempts_made);
         loop {
             attempt += 1;
             if attempt > attempts {

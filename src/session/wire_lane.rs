@@ -151,6 +151,7 @@ impl WireLane {
                         // session reconnects as for any end.
                         Err(e) => {
                             self.warn(format!("moving to a new connection after goAway failed: {e}"));
+                            self.link.attempts_made += 1;
                             for message in std::mem::take(&mut self.link.queued) {
                                 if is_content(&message) {
                                     self.link.sent_content(&message);
@@ -206,6 +207,7 @@ impl WireLane {
                 self.warn(format!(
                     "moving to a new connection after goAway failed: {e}"
                 ));
+                self.link.attempts_made += 1;
                 Some(end)
             }
         }

@@ -185,6 +185,13 @@ impl Transport for ReplayTransport {
 }
 
 impl ReplayControl {
+    /// A control over a play whose player runs elsewhere (on a simulated
+    /// network's server host) and shares `progress`.
+    #[cfg(feature = "network")]
+    pub(crate) fn following(progress: Arc<Progress>, script: String) -> Self {
+        ReplayControl { progress, script }
+    }
+
     /// Lets the script's frames flow.
     pub fn release(&self) {
         self.progress.update(|s| s.released = true);
@@ -308,6 +315,12 @@ impl ReplayControl {
         self.progress.lock().finished
     }
 
+    /// Whether every action was performed (its frames may still be on
+    /// their way).
+    pub(crate) fn actions_done(&self) -> bool {
+        self.progress.lock().actions_done
+    }
+
     /// Whether every action was performed and every frame delivered.
     pub fn is_drained(&self) -> bool {
         self.progress.lock().drained()
@@ -316,6 +329,19 @@ impl ReplayControl {
     /// The script's name.
     pub fn script(&self) -> &str {
         &self.script
+    }
+
+    /// The expected message the script waits for now, when nothing owed
+    /// by a transparent resumption comes first: how many times the server
+    /// has forgotten or let go of what the client said (rollbacks of a
+    /// resilient player, content it dropped), and the message's number
+    /// among the script's `expect`s (from 0).
+    pub(crate) fn waiting_for(&self) -> Option<(u32, usize)> {
+        let state = self.progress.lock();
+        let waits = !state.finished
+            && state.expects_reached > state.expected_seen
+            && state.replays_owed == 0;
+        waits.then_some((state.rollbacks + state.content_dropped, state.expected_seen))
     }
 
     pub(crate) fn progress(&self) -> &Arc<Progress> {

@@ -180,6 +180,7 @@ fn shows(kind: FaultKind, script: &ScriptedServer, rep: &Repertoire) -> bool {
             })
         }
         FaultKind::ToolFailure | FaultKind::LatencySpike => unreachable!("tool-side kinds"),
+        FaultKind::Network => unreachable!("where the run goes, not what the script says"),
     }
 }
 

@@ -17,6 +17,7 @@ mod generator;
 mod hangs;
 mod invariants;
 mod logs;
+mod network;
 mod orderings;
 mod past_bugs;
 mod resumable;

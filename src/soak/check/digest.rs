@@ -42,14 +42,17 @@ impl Summary {
         ));
         for agent in &self.agents {
             text(&format!(
-                "{} sessions {} explored {} orders {} signatures {} virtual {} reconnects {}",
+                "{} sessions {} explored {} orders {} signatures {} virtual {} reconnects {} \
+                 network {} {}",
                 agent.name,
                 agent.sessions,
                 agent.explored,
                 agent.orders,
                 agent.signatures,
                 agent.virtual_time.as_nanos(),
-                agent.reconnects
+                agent.reconnects,
+                agent.networked.0,
+                agent.networked.1
             ));
             for (name, held, broke) in &agent.checks {
                 text(&format!("check {name} {held} {broke}"));

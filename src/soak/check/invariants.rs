@@ -221,12 +221,21 @@ fn refusals(run: &RunRecord) -> BTreeMap<String, (String, String)> {
 
 fn refused_never_runs(run: &RunRecord) -> Result<(), String> {
     let responses = run.responses();
+    let issues = reconnects::issues(run);
     for (id, (tool, reason)) in refusals(run) {
-        if let Some(ran) = run
+        // A later connection may issue the id again, as a new call: each
+        // issue is refused or run, never both.
+        let refused = run
+            .delivered()
+            .filter(|e| matches!(e, LiveEvent::ToolDenied { id: d, .. } if *d == id))
+            .count()
+            .max(1);
+        let mut runs = run
             .executions
             .iter()
-            .find(|e| e.call_id.as_deref() == Some(id.as_str()))
-        {
+            .filter(|e| e.call_id.as_deref() == Some(id.as_str()));
+        let ran_too = runs.clone().count() + refused > reconnects::allowed(issues, &id).max(1);
+        if ran_too && let Some(ran) = runs.next() {
             return Err(format!(
                 "{tool} ({id}) was refused ({reason}) but ran, from t={}{}",
                 format_time(ran.started),
@@ -235,9 +244,15 @@ fn refused_never_runs(run: &RunRecord) -> Result<(), String> {
                     .unwrap_or_default()
             ));
         }
-        let answer = responses
-            .iter()
-            .find(|r| r.get("id").and_then(Value::as_str) == Some(id.as_str()));
+        let answer = responses.iter().find(|r| {
+            r.get("id").and_then(Value::as_str) == Some(id.as_str())
+                && r.get("response") == Some(&serde_json::json!({ "error": reason }))
+        });
+        let answer = answer.or_else(|| {
+            responses
+                .iter()
+                .find(|r| r.get("id").and_then(Value::as_str) == Some(id.as_str()))
+        });
         let wanted = serde_json::json!({ "error": reason });
         match answer.and_then(|r| r.get("response")) {
             Some(response) if *response != wanted => {
@@ -575,9 +590,13 @@ fn aggregation(run: &RunRecord) -> Result<(), String> {
 fn liveness(run: &RunRecord) -> Result<(), String> {
     let settling = &run.settling;
     let Some(settled) = settling.settled_at else {
+        let script = match &settling.script_at {
+            Some(at) => format!("; the script was still at {at}"),
+            None => String::new(),
+        };
         return Err(format!(
             "the session never settled (stopped at t={}): calls issued and not answered or \
-             cancelled: {:?}",
+             cancelled: {:?}{script}",
             format_time(run.virtual_time),
             unanswered(run)
         ));
@@ -596,7 +615,11 @@ fn liveness(run: &RunRecord) -> Result<(), String> {
         return Err("the script ended the connection, but the session did not end".to_string());
     }
     // A session the strict script hung up on is the `protocol` failure.
-    if !settling.ended_by_script && settling.ended && run.replay_errors.is_empty() {
+    if !settling.ended_by_script
+        && settling.ended
+        && run.replay_errors.is_empty()
+        && !network_ended_it(run)
+    {
         return Err(format!(
             "the session ended though the script never closed the connection: {}",
             run.delivered()
@@ -613,6 +636,40 @@ fn liveness(run: &RunRecord) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Whether the simulated network, not the session, ended a session the
+/// script never closed: a connection died under it, and then it either
+/// held no resumable handle (nothing to resume: it ends, as designed) or
+/// made every attempt its policy allows without getting back.
+fn network_ended_it(run: &RunRecord) -> bool {
+    let Some(network) = &run.network else {
+        return false;
+    };
+    if network.died.is_empty() {
+        return false;
+    }
+    // Whether the session held a resumable handle when it ended: the
+    // latest update says so, and no rejected resumption dropped it since.
+    // (wire-order ties these events to the frames.)
+    let mut resumable_handle = false;
+    for timed in &run.events {
+        match &timed.event {
+            LiveEvent::ResumptionUpdate { resumable, .. } => resumable_handle = *resumable,
+            LiveEvent::ResumptionFailed { .. } => resumable_handle = false,
+            _ => {}
+        }
+    }
+    // The attempts of the last reconnect, counted from the events.
+    let mut attempts = 0;
+    for timed in &run.events {
+        match &timed.event {
+            LiveEvent::Reconnecting { attempt, .. } => attempts = *attempt,
+            LiveEvent::Resumed { .. } => attempts = 0,
+            _ => {}
+        }
+    }
+    !resumable_handle || attempts >= run.resumption.max_attempts()
 }
 
 fn unanswered(run: &RunRecord) -> Vec<String> {

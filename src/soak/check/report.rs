@@ -98,6 +98,9 @@ pub struct AgentSummary {
     pub virtual_time: Duration,
     /// Reconnects the sessions began (`Reconnecting` events), summed.
     pub reconnects: u64,
+    /// Sessions that ran over the simulated network (the `network` fault
+    /// kind), and the connections that died on it, summed.
+    pub networked: (u64, u64),
     /// Each invariant checked: (name, runs it held in, runs it broke in),
     /// in the order first checked.
     pub checks: Vec<(String, u64, u64)>,
@@ -127,6 +130,7 @@ impl AgentSummary {
             sessions: 0,
             virtual_time: Duration::ZERO,
             reconnects: 0,
+            networked: (0, 0),
             checks: Vec::new(),
             goals: goals.map(|g| (g.to_string(), 0)).collect(),
             failures: Vec::new(),
@@ -141,6 +145,7 @@ impl AgentSummary {
         &mut self,
         virtual_time: Duration,
         reconnects: u64,
+        network: Option<u64>,
         verdicts: &[(String, bool)],
         reached: &[String],
         failures: Vec<Failure>,
@@ -148,6 +153,10 @@ impl AgentSummary {
         self.sessions += 1;
         self.virtual_time += virtual_time;
         self.reconnects += reconnects;
+        if let Some(died) = network {
+            self.networked.0 += 1;
+            self.networked.1 += died;
+        }
         for (name, held) in verdicts {
             let at = match self.checks.iter().position(|(n, _, _)| n == name) {
                 Some(at) => at,
@@ -489,6 +498,18 @@ impl fmt::Display for Summary {
                 "reconnects: {} ({:.0} per second of wall time)",
                 thousands(reconnects),
                 reconnects as f64 / wall
+            )?;
+        }
+        let (networked, died) = self
+            .agents
+            .iter()
+            .fold((0, 0), |(n, d), a| (n + a.networked.0, d + a.networked.1));
+        if networked > 0 {
+            writeln!(
+                f,
+                "network: {} sessions over the simulated network, {} connections died on it",
+                thousands(networked),
+                thousands(died)
             )?;
         }
         let checks: u64 = self.agents.iter().map(AgentSummary::checks_made).sum();

@@ -114,7 +114,8 @@ struct Move {
     /// Where it starts and ends (exclusive) in the log.
     start: usize,
     end: usize,
-    /// It began with the `goAway` that asked for it.
+    /// Its last attempt was the make-before-break move a `goAway` asked
+    /// for.
     go_away: bool,
     /// It reached a new connection (`resumed`).
     resumed: bool,
@@ -140,7 +141,15 @@ fn moves(log: &[LiveEvent]) -> Vec<Move> {
         out.push(Move {
             start,
             end: at,
-            go_away: matches!(&log[start], LiveEvent::Reconnecting { cause, .. } if cause == "goAway"),
+            // The attempt that got there was the `goAway` move itself (a
+            // move that failed goes on as an ordinary reconnect).
+            go_away: log[start..at]
+                .iter()
+                .rev()
+                .find(|e| matches!(e, LiveEvent::Reconnecting { .. }))
+                .is_some_and(
+                    |e| matches!(e, LiveEvent::Reconnecting { cause, .. } if cause == "goAway"),
+                ),
             resumed: matches!(log[at - 1], LiveEvent::Resumed { .. }),
         });
     }

@@ -14,8 +14,10 @@
 //!   50 % of the chances it gets); `close` draws which close instead.
 //!
 //! Kinds that need a session that resumes ([`FaultKind::needs_resumption`]:
-//! `reconnect`) are drawn only for such sessions ([`Faults::draw_resuming`]),
-//! so other agents' seeds never see them.
+//! `reconnect`, `network`) are drawn only for such sessions
+//! ([`Faults::draw_resuming`]), so other agents' seeds never see them.
+//! `network` is on for about 12 % of the seeds that are not calm, whatever
+//! the weather.
 //!
 //! Each kind reads only its own stream, so adding a kind never changes
 //! another kind's draws for a recorded seed. The script generator then
@@ -92,11 +94,22 @@ pub enum FaultKind {
     Audio,
     /// Several tool messages in one turn, each with its own faults.
     CallChain,
+    /// The session and the scripted server run on two hosts of a
+    /// simulated network (turmoil's TCP, the real WebSocket transport)
+    /// whose faults overlap the conversation's: delivery held then
+    /// released in a burst, partitions (some during a handshake),
+    /// late frames from the old connection during a move, a link down
+    /// one way (a half-open connection), a server restart. Only for
+    /// sessions that resume, and on about one seed in ten of theirs
+    /// (not by weather: see [`Faults::draw_resuming`]); its rate is not
+    /// used beyond on or off (an agent's tuning may turn it on for every
+    /// seed that is not calm).
+    Network,
 }
 
 impl FaultKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [FaultKind; 22] = [
+    pub const ALL: [FaultKind; 23] = [
         FaultKind::Split,
         FaultKind::Thoughts,
         FaultKind::Transcriptions,
@@ -119,6 +132,7 @@ impl FaultKind {
         FaultKind::Typing,
         FaultKind::Audio,
         FaultKind::CallChain,
+        FaultKind::Network,
     ];
 
     /// The kind's name, as reports, agent files and stream labels write
@@ -147,13 +161,14 @@ impl FaultKind {
             FaultKind::Typing => "typing",
             FaultKind::Audio => "audio",
             FaultKind::CallChain => "call-chain",
+            FaultKind::Network => "network",
         }
     }
 
     /// Whether the kind only makes sense for a session that resumes on a
     /// new connection: seeds of other sessions never draw it.
     pub fn needs_resumption(self) -> bool {
-        self == FaultKind::Reconnect
+        matches!(self, FaultKind::Reconnect | FaultKind::Network)
     }
 
     fn index(self) -> usize {
@@ -258,6 +273,10 @@ impl fmt::Display for CloseKind {
     }
 }
 
+/// The share of a resuming session's seeds that are not calm and run
+/// over the simulated network.
+const NETWORK_ODDS: f64 = 0.12;
+
 /// The rates a kind may be drawn at.
 const RATES: [f64; 3] = [0.05, 0.2, 0.5];
 
@@ -341,6 +360,9 @@ impl Faults {
             let odds = stream.unit();
             let on = match weather {
                 Weather::Calm => false,
+                // Not by weather: a network run costs several times an
+                // in-memory one, so about one resuming seed in ten.
+                _ if kind == FaultKind::Network => odds < NETWORK_ODDS,
                 Weather::Mixed => odds < 0.5,
                 Weather::Storm => true,
             };

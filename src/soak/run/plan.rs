@@ -158,7 +158,7 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
                 &replay,
             );
             let verdicts = [(invariants::HANG.to_string(), false)];
-            summaries[agent].add(Duration::ZERO, 0, &verdicts, &[], run.failures);
+            summaries[agent].add(Duration::ZERO, 0, None, &verdicts, &[], run.failures);
             failed += 1;
         }
     }
@@ -273,6 +273,7 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
             summaries[agent].add(
                 ran.virtual_time,
                 ran.reconnects,
+                ran.network,
                 &verdicts,
                 &run.reached,
                 run.failures,

@@ -98,6 +98,9 @@ pub struct Settling {
     pub ended_by_script: bool,
     /// How long after the fault phase the session may take to settle.
     pub bound: Duration,
+    /// Where the script was when the soak hung up, if it had not played
+    /// to its end: `action #12 (expect clientContent)`.
+    pub script_at: Option<String>,
 }
 
 /// Everything one seeded session did, as the invariants read it.
@@ -158,12 +161,31 @@ pub struct RunRecord {
     pub trace_hash: u64,
     /// Virtual time the run took.
     pub virtual_time: Duration,
+    /// For a run over the simulated network: what the session wrote on
+    /// each connection and which connections died (frames in flight on
+    /// them may be lost). `None` for a run on in-memory connections,
+    /// which lose nothing.
+    pub network: Option<NetworkRun>,
     /// The reference model's reading of `server_frames`, worked out once
     /// for the checks that read it.
     pub(crate) modelled: OnceLock<Arc<Vec<Connection>>>,
     /// Each call id the frames issued, with the connections that issued
     /// it, worked out once for the checks that read it.
     pub(crate) issued: OnceLock<Arc<BTreeMap<String, BTreeSet<usize>>>>,
+}
+
+/// What crossed the simulated network at the session's end, in a run
+/// over one (see [`FaultKind::Network`](crate::soak::FaultKind::Network)).
+#[derive(Clone, Debug, Default)]
+pub struct NetworkRun {
+    /// Every frame the session wrote: the connection (numbered from 1 in
+    /// the order the session opened them) and the frame.
+    pub written: Vec<(u32, Frame)>,
+    /// The connections that ended without a close frame either way.
+    pub died: Vec<u32>,
+    /// The first connection died before the session was set up (it then
+    /// fails to connect, as it should: there is nothing to resume).
+    pub lost_before_setup: bool,
 }
 
 impl RunRecord {

@@ -87,15 +87,31 @@ fn script_pauses(script: &ScriptedServer) -> Duration {
         .sum()
 }
 
+/// A session's way over a simulated network to the script's player on
+/// the server host: its connector (tapped) and the script's control.
+#[cfg(feature = "network")]
+pub(crate) struct OverNetwork {
+    pub connector: crate::network::NetworkConnector,
+    pub control: ReplayControl,
+    pub tap: crate::network::Tap,
+}
+
+/// Without the `network` feature, no run goes over a network.
+#[cfg(not(feature = "network"))]
+pub(crate) enum OverNetwork {}
+
 /// Runs one session of `target` on `script`, inside a simulation of
-/// `seed`. The trace, its hash and the virtual time are filled in by the
-/// caller once the simulation ends.
+/// `seed`: over in-memory connections, or over the simulated network when
+/// `network` is given (its server host plays the same script). The trace,
+/// its hash and the virtual time are filled in by the caller once the
+/// simulation ends.
 pub(crate) async fn play(
     target: &Target,
     seed: Seed,
     faults: Faults,
     swarm: Swarm,
     script: ScriptedServer,
+    network: Option<OverNetwork>,
 ) -> RunRecord {
     let journal = Arc::new(MemoryJournalSink::new());
     let ctx = RunContext {
@@ -136,6 +152,7 @@ pub(crate) async fn play(
         trace: Trace::default(),
         trace_hash: 0,
         virtual_time: Duration::ZERO,
+        network: None,
         modelled: Default::default(),
         issued: Default::default(),
     };
@@ -153,7 +170,22 @@ pub(crate) async fn play(
     // The caller puts its copy of the script in the record.
     let script = script.answers_may_cross_cancellations();
     let spans = script.spans_connections();
-    let (connected, control) = if spans {
+    // Over a network, connections may end anywhere.
+    let over_network = network.is_some();
+    let spans = spans || over_network;
+    #[cfg(feature = "network")]
+    let tap = network.as_ref().map(|n| n.tap.clone());
+    let (connected, control) = if let Some(network) = network {
+        #[cfg(feature = "network")]
+        {
+            (
+                builder.connect_with_connector(network.connector).await,
+                network.control,
+            )
+        }
+        #[cfg(not(feature = "network"))]
+        match network {}
+    } else if spans {
         let (connector, control) = script.into_connector();
         (builder.connect_with_connector(connector).await, control)
     } else {
@@ -163,6 +195,23 @@ pub(crate) async fn play(
     let handle = match connected {
         Ok(handle) => handle,
         Err(e) => {
+            // Over a network, the first connection may die before its
+            // `setupComplete` reaches the session: no handle yet, nothing
+            // to resume, and the session rightly fails to connect.
+            #[cfg(feature = "network")]
+            if let Some(tap) = &tap {
+                let heard = tap.heard();
+                record.network = Some(crate::soak::run::record::NetworkRun {
+                    lost_before_setup: matches!(
+                        e,
+                        crate::session::SessionError::SetupFailed(_)
+                            | crate::session::SessionError::SetupTimeout(_)
+                            | crate::session::SessionError::Transport(_)
+                    ) && !heard.died.is_empty(),
+                    written: heard.written,
+                    died: heard.died,
+                });
+            }
             record.connect_error = Some(e.to_string());
             record.replay_errors = control.errors();
             return record;
@@ -173,6 +222,17 @@ pub(crate) async fn play(
     let connections = (spans && !turns.is_empty()).then(|| handle.events());
     control.release();
     let driver = (!turns.is_empty()).then(|| {
+        if over_network {
+            let events = handle.events();
+            let user = user::follow(
+                control.clone(),
+                handle.clone(),
+                turns,
+                typed.clone(),
+                events,
+            );
+            return executor::spawn("soak:user", user);
+        }
         let user = user::play(
             control.clone(),
             handle.clone(),
@@ -184,7 +244,12 @@ pub(crate) async fn play(
     });
 
     let give_up = tokio::time::Instant::now() + cap;
-    let script_done = |control: &ReplayControl| control.is_drained() || control.is_finished();
+    // Over a network nothing counts deliveries (a frame may be lost on
+    // the way): the script is done once it has acted, and the settle
+    // window lets what is in flight land.
+    let script_done = |control: &ReplayControl| {
+        control.is_drained() || control.is_finished() || (over_network && control.actions_done())
+    };
     // The fault phase: events until the script has played (or ended). Only
     // an event or the script's progress wakes this, so long silences cost
     // nothing here.
@@ -240,6 +305,9 @@ pub(crate) async fn play(
         }
     }
     record.settling.ended = !handle.is_connected();
+    if !script_done(&control) {
+        record.settling.script_at = Some(control.progress().lock().at.to_string());
+    }
     record.settling.ended_by_script = control.ended_by_script();
     if let Some(driver) = driver {
         driver.abort();
@@ -255,6 +323,17 @@ pub(crate) async fn play(
     record.journal = journal.entries();
     record.sent = control.sent();
     record.server_frames = control.delivered_frames();
+    #[cfg(feature = "network")]
+    if let Some(tap) = tap {
+        // On a network, what reached the session is what it was told.
+        let heard = tap.heard();
+        record.server_frames = heard.received;
+        record.network = Some(crate::soak::run::record::NetworkRun {
+            lost_before_setup: false,
+            written: heard.written,
+            died: heard.died,
+        });
+    }
     record.executions = log.runs();
     record.calls = Calls {
         issued: control.issued_calls(),

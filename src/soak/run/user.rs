@@ -131,6 +131,68 @@ pub(crate) fn content_key(message: &Value) -> Option<String> {
 /// What the user sent: each message's [`content_key`] and when.
 pub(crate) type Sent = Arc<Mutex<Vec<(String, Duration)>>>;
 
+/// How long a user over the network waits, once the server has lost
+/// what they said, before saying it again: a message the session queued
+/// while it reconnected arrives well within it.
+const PATIENCE: Duration = Duration::from_secs(3);
+
+/// Plays the user over a network, where what the user says can be lost
+/// (the server went back to an older handle or restarted, the message
+/// reached a connection the server had left, or the session started
+/// fresh and dropped what it queued, as `resumed { fresh: true }` tells
+/// the user): each message when the script waits for it, and again when
+/// it was lost and, after [`PATIENCE`], the script still waits for it.
+pub(crate) async fn follow(
+    control: ReplayControl,
+    handle: LiveHandle,
+    turns: Vec<Turn>,
+    sent: Sent,
+    mut events: EventStream,
+) {
+    let mut last: Option<(u32, usize)> = None;
+    // Fresh sessions the session reported: each may have dropped a message.
+    let mut fresh = 0;
+    let mut events_open = true;
+    loop {
+        let due =
+            |c: &ReplayControl, fresh: u32| c.waiting_for().map(|(lost, k)| (lost + fresh, k));
+        tokio::select! {
+            biased;
+            event = events.next(), if events_open => {
+                match event {
+                    Some(LiveEvent::Resumed { fresh: true, .. }) => fresh += 1,
+                    Some(_) => {}
+                    None => events_open = false,
+                }
+                continue;
+            }
+            // A player that finished may start again (its host restarted):
+            // the user stays until the soak hangs up.
+            _ = control.wait_until(|c| due(c, fresh).is_some_and(|w| Some(w) != last)) => {}
+        }
+        let Some((lost, k)) = due(&control, fresh) else {
+            continue;
+        };
+        let Some(turn) = turns.get(k) else {
+            return;
+        };
+        if last.is_some_and(|(l, said)| l != lost && said >= k) {
+            tokio::time::sleep(PATIENCE).await;
+            if due(&control, fresh) != Some((lost, k)) {
+                continue;
+            }
+        }
+        let key = content_key(&turn.message).unwrap_or_default();
+        if handle.send_message(turn.message.clone()).is_err() {
+            return;
+        }
+        sent.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((key, executor::now()));
+        last = Some((lost, k));
+    }
+}
+
 /// Plays the user: sends each turn when its time comes, and keeps what it
 /// sent in `sent`. With `connections` (the session's events, for a script
 /// that spans connections) a turn the script waits for on a later

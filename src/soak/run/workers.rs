@@ -63,6 +63,9 @@ pub(crate) struct Finished {
     pub virtual_time: Duration,
     /// Reconnects its session began.
     pub reconnects: u64,
+    /// For a run over the simulated network: the connections that died
+    /// on it.
+    pub network: Option<u64>,
     /// The event orders it left (`None`: it left no record).
     pub orders: Option<Orders>,
 }
@@ -78,6 +81,10 @@ impl From<SeedRun> for Finished {
                     .filter(|e| matches!(e.event, LiveEvent::Reconnecting { .. }))
                     .count() as u64
             }),
+            network: record
+                .as_ref()
+                .and_then(|r| r.network.as_ref())
+                .map(|n| n.died.len() as u64),
             orders: record.as_ref().map(|r| orders(&r.events)),
             run,
         }

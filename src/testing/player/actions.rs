@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::{Flow, Player, Wait, answers};
+use super::{Flow, Issue, Player, Wait, answers};
 use crate::testing::script::{Action, Call};
 use crate::transport::{Frame, Transport};
 
@@ -25,12 +25,14 @@ impl<T: Transport> Player<'_, T> {
                 sent(self.send(Frame::Binary(bytes)).await)?;
             }
             Action::Call(call) => {
-                sent(self.call(std::slice::from_ref(call)).await)?;
-                return Ok(answers(std::slice::from_ref(call)));
+                let calls = self.named_for_the_wire(std::slice::from_ref(call));
+                sent(self.call(&calls).await)?;
+                return Ok(answers(&calls));
             }
             Action::CallMany(calls) => {
-                sent(self.call(calls).await)?;
-                return Ok(answers(calls));
+                let calls = self.named_for_the_wire(calls);
+                sent(self.call(&calls).await)?;
+                return Ok(answers(&calls));
             }
             Action::PauseMs(ms) => {
                 return Ok(Wait::Until(Instant::now() + Duration::from_millis(*ms)));
@@ -76,7 +78,81 @@ impl<T: Transport> Player<'_, T> {
         Ok(Wait::Nothing)
     }
 
+    /// `calls` as the wire knows them. A resilient player (whose
+    /// connections end where the script does not say) issues a script id
+    /// that an earlier connection issued under a new id (`call-3~2`: its
+    /// second connection), as the service would: a call id names one call
+    /// in a session, and a session that went back in the script, or whose
+    /// server restarted, makes new calls. The script's later cancellations
+    /// of those calls name the new ids; a duplicate id on one connection
+    /// stays a duplicate.
+    fn named_for_the_wire(&mut self, calls: &[Call]) -> Vec<Call> {
+        if !self.resilient {
+            return calls.to_vec();
+        }
+        let mut named: Vec<Call> = Vec::with_capacity(calls.len());
+        self.progress.update(|s| {
+            // Setups answered so far, by every start of the player: one
+            // number per connection of the session.
+            let on = s.connections;
+            for call in calls {
+                let issue = s.issues.entry(call.id.clone()).or_insert_with(|| Issue {
+                    connection: on,
+                    wire: call.id.clone(),
+                    times: 1,
+                });
+                if issue.connection != on {
+                    issue.times += 1;
+                    issue.connection = on;
+                    issue.wire = format!("{}~{}", call.id, issue.times);
+                }
+                named.push(Call {
+                    id: issue.wire.clone(),
+                    ..call.clone()
+                });
+            }
+        });
+        for (call, wire) in calls.iter().zip(&named) {
+            self.wire_ids.insert(call.id.clone(), wire.id.clone());
+        }
+        named
+    }
+
+    /// `message` with the call ids it cancels named as the wire knows them
+    /// (see [`named_for_the_wire`](Self::named_for_the_wire)).
+    fn cancellation_for_the_wire(&self, message: &Value) -> Option<Value> {
+        let ids = message.pointer("/toolCallCancellation/ids")?.as_array()?;
+        let renamed: Vec<Value> = ids
+            .iter()
+            .map(
+                |id| match id.as_str().and_then(|id| self.wire_ids.get(id)) {
+                    Some(wire) => Value::String(wire.clone()),
+                    None => id.clone(),
+                },
+            )
+            .collect();
+        (renamed != *ids).then(|| {
+            let mut message = message.clone();
+            message["toolCallCancellation"]["ids"] = Value::Array(renamed);
+            message
+        })
+    }
+
     pub(super) async fn send_message(&mut self, message: &Value, binary: bool) -> Result<(), ()> {
+        let renamed = self.cancellation_for_the_wire(message);
+        let message = renamed.as_ref().unwrap_or(message);
+        // A resilient player's `goAway`, however the script sends it: like
+        // the service, it ends the connection when the time is up if the
+        // client has not moved (a move can fail on a network). Other
+        // players end a connection where the script says.
+        if self.resilient
+            && let Some(left) = message
+                .pointer("/goAway/timeLeft")
+                .and_then(Value::as_str)
+                .and_then(|t| crate::wire::parse_duration(t).ok())
+        {
+            self.go_away_deadline = Some(Instant::now() + left);
+        }
         if let Some(ids) = message
             .pointer("/toolCallCancellation/ids")
             .and_then(Value::as_array)

@@ -51,7 +51,10 @@ impl<T: Transport> Player<'_, T> {
             // from is not in the session it resumed (a transparent client
             // sends it again): behind a network that delays it, that is
             // timing; from a client that sent it after moving, an error.
-            "clientContent" | "realtimeInput" if on != self.connection && self.resilient => Ok(()),
+            "clientContent" | "realtimeInput" if on != self.connection && self.resilient => {
+                self.progress.update(|s| s.content_dropped += 1);
+                Ok(())
+            }
             "clientContent" | "realtimeInput" if on != self.connection => {
                 let problem = format!(
                     "the client sent {key} on connection #{on} after moving to connection #{}: the resumed session never gets it",

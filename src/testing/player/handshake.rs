@@ -132,6 +132,12 @@ impl<T: Transport> Player<'_, T> {
             {
                 resumes = Some(want);
             }
+            // The script's own fresh session: it goes on (starting the
+            // script over would play the same reconnect again, forever).
+            Expect::Scripted(None) if self.resilient && handle.is_none() => {
+                self.consumed.clear();
+                self.replay.clear();
+            }
             Expect::Scripted(want) if !self.resilient => {
                 if let Some(problem) = self.wrong_handle(want.as_deref(), handle.as_deref()) {
                     return self

@@ -107,6 +107,21 @@ pub(crate) struct Recorded {
     pub late_answers: Vec<String>,
     /// How many `expect` actions the script has reached.
     pub expects_reached: usize,
+    /// How many of the script's expected messages the client has sent
+    /// (counted again from a resilient player's rollback).
+    pub expected_seen: usize,
+    /// Messages a transparent resumption owes the server before anything
+    /// new.
+    pub replays_owed: usize,
+    /// How many times a resilient player went back in the script (to a
+    /// resumed handle's point, to the start for a fresh session, or to
+    /// the connection a client never finished leaving): what the server
+    /// had received past that point is forgotten.
+    pub rollbacks: u32,
+    /// Content a resilient player let go: it reached a connection the
+    /// session had moved from (late, behind a network), so the resumed
+    /// session never got it.
+    pub content_dropped: u32,
     /// The index of the last `close` or `abort` action performed: the
     /// connection it ended is over.
     pub last_close: Option<usize>,
@@ -117,6 +132,12 @@ pub(crate) struct Recorded {
     pub abandoned: BTreeSet<String>,
     /// The connection (1-based) each call was last issued on.
     pub issued_on: BTreeMap<String, u32>,
+    /// A resilient player's calls, kept across its restarts: how each of
+    /// the script's call ids was last issued.
+    pub issues: BTreeMap<String, Issue>,
+    /// Connections the server's host accepted (on a simulated network,
+    /// before their upgrade and setup).
+    pub accepted: u32,
     /// Connections whose setup the player answered with `setupComplete`.
     pub connections: u32,
     pub errors: Vec<ReplayError>,
@@ -287,6 +308,16 @@ pub(crate) async fn play_connections<T: Transport>(
         progress.update(|s| s.finished = true);
         return;
     };
+    if resilient {
+        // A player starting again (its host restarted) knows nothing the
+        // last one was told or did: to a client, a rollback to the start.
+        progress.update(|s| {
+            s.rollbacks += 1;
+            s.actions_done = false;
+            s.finished = false;
+            s.ended_by_script = false;
+        });
+    }
     Player::new(
         script,
         Conn::Owned(first),
@@ -376,6 +407,19 @@ struct Player<'a, T: Transport> {
     /// The session as it stood on the connection being left, to go back
     /// to if the client never completes its move.
     saved: Option<Saved>,
+    /// The id the wire knows each of the script's call ids by now (see
+    /// `named_for_the_wire`).
+    wire_ids: BTreeMap<String, String>,
+}
+
+/// How a resilient player last issued one of the script's call ids.
+pub(crate) struct Issue {
+    /// The connection (numbered by setups answered) it was issued on.
+    pub connection: u32,
+    /// The id the wire knows it by.
+    pub wire: String,
+    /// How many connections have issued it.
+    pub times: u32,
 }
 
 /// Where the script and its checks stood on a connection being left.
@@ -432,6 +476,7 @@ impl<'a, T: Transport> Player<'a, T> {
             replay: Default::default(),
             replay_rematches: false,
             saved: None,
+            wire_ids: BTreeMap::new(),
         }
     }
 
@@ -509,7 +554,10 @@ impl<'a, T: Transport> Player<'a, T> {
     /// The script goes on from action `from` (0-based), after a rollback.
     fn rolled_back(&mut self, from: usize) {
         self.next = from;
-        self.progress.update(|s| s.actions_done = false);
+        self.progress.update(|s| {
+            s.actions_done = false;
+            s.rollbacks += 1;
+        });
     }
 
     /// The script's `reject_setup` at `index`, if there is one, and
@@ -546,6 +594,27 @@ impl<'a, T: Transport> Player<'a, T> {
         self.at = at;
     }
 
+    /// Publishes where the script's expected messages stand, when that
+    /// changed (a user who follows the script reads it).
+    fn publish_expects(&self) {
+        let (reached, seen, owed) = (self.expects_reached, self.expected_seen, self.replay.len());
+        let changed = {
+            let state = self.progress.lock();
+            (
+                state.expects_reached,
+                state.expected_seen,
+                state.replays_owed,
+            ) != (reached, seen, owed)
+        };
+        if changed {
+            self.progress.update(|s| {
+                s.expects_reached = reached;
+                s.expected_seen = seen;
+                s.replays_owed = owed;
+            });
+        }
+    }
+
     fn satisfied(&self, wait: &Wait) -> bool {
         let state = self.progress.lock();
         match wait {
@@ -572,6 +641,7 @@ impl<'a, T: Transport> Player<'a, T> {
             let released = progress.released.notified();
             tokio::pin!(released);
             released.as_mut().enable();
+            self.publish_expects();
             if self.satisfied(wait) {
                 return Flow::Go;
             }

@@ -1,0 +1,147 @@
+//! What crossed the simulated network at the session's end of it.
+//!
+//! On a network, what the server wrote is not what the session got: a
+//! frame in flight when a connection dies is lost, in either direction.
+//! Checks that judge the session by what it was told must read what
+//! reached it, so the session's connections are tapped below the session
+//! (at the transport, the session's own input): every frame received, in
+//! order, and every frame the session wrote, with its connection's number
+//! and how that connection ended.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+
+use crate::transport::connector::BoxedTransport;
+use crate::transport::{CloseFrame, Frame, Transport, TransportError};
+
+/// The session's end of the network, recorded.
+#[derive(Clone, Debug, Default)]
+pub struct Heard {
+    /// Every frame the session received, connection by connection (each
+    /// connection's in order, the connections in the order they were
+    /// opened): the order the session handles them in, since during a
+    /// `goAway` move the new connection's first frames wait until the old
+    /// one is left.
+    pub received: Vec<Frame>,
+    /// Every frame the session wrote: its connection (numbered from 1 in
+    /// the order they were opened) and the frame.
+    pub written: Vec<(u32, Frame)>,
+    /// The connections that ended without a close frame either way (a
+    /// drop, a keepalive that went unanswered, a reset): frames in flight
+    /// on them may be lost.
+    pub died: Vec<u32>,
+}
+
+/// A shared record of what the session's connections carried.
+#[derive(Clone, Debug, Default)]
+pub struct Tap {
+    heard: Arc<Mutex<Heard>>,
+    /// What each connection received (index: its number less one).
+    received: Arc<Mutex<Vec<Vec<Frame>>>>,
+    opened: Arc<Mutex<u32>>,
+}
+
+impl Tap {
+    /// What has been heard so far.
+    pub fn heard(&self) -> Heard {
+        let mut heard = self.lock().clone();
+        heard.received = self.by_connection().into_iter().flatten().collect();
+        heard
+    }
+
+    fn by_connection(&self) -> Vec<Vec<Frame>> {
+        self.received
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Heard> {
+        self.heard.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `transport`, recorded as the next connection.
+    pub(super) fn wrap(&self, transport: BoxedTransport) -> BoxedTransport {
+        let connection = {
+            let mut opened = self.opened.lock().unwrap_or_else(|p| p.into_inner());
+            *opened += 1;
+            *opened
+        };
+        Box::new(Tapped {
+            inner: transport,
+            tap: self.clone(),
+            connection,
+            ended: false,
+        })
+    }
+}
+
+struct Tapped {
+    inner: BoxedTransport,
+    tap: Tap,
+    connection: u32,
+    ended: bool,
+}
+
+impl Tapped {
+    fn died(&mut self) {
+        if !self.ended {
+            self.ended = true;
+            self.tap.lock().died.push(self.connection);
+        }
+    }
+}
+
+/// A connection the session let go of without a close, or that ended
+/// under it, died.
+impl Drop for Tapped {
+    fn drop(&mut self) {
+        self.died();
+    }
+}
+
+impl Transport for Tapped {
+    fn send(&mut self, frame: Frame) -> BoxFuture<'_, Result<(), TransportError>> {
+        if matches!(frame, Frame::Close(_)) {
+            self.ended = true;
+        }
+        self.tap
+            .lock()
+            .written
+            .push((self.connection, frame.clone()));
+        self.inner.send(frame)
+    }
+
+    fn recv(&mut self) -> BoxFuture<'_, Option<Result<Frame, TransportError>>> {
+        async move {
+            let got = self.inner.recv().await;
+            match &got {
+                Some(Ok(frame)) => {
+                    if matches!(frame, Frame::Close(_)) {
+                        self.ended = true;
+                    }
+                    let mut received = self.tap.received.lock().unwrap_or_else(|p| p.into_inner());
+                    let at = usize::try_from(self.connection - 1).unwrap_or(usize::MAX);
+                    if received.len() <= at {
+                        received.resize_with(at + 1, Vec::new);
+                    }
+                    received[at].push(frame.clone());
+                }
+                Some(Err(_)) | None => self.died(),
+            }
+            got
+        }
+        .boxed()
+    }
+
+    fn close(&mut self, close: Option<CloseFrame>) -> BoxFuture<'_, Result<(), TransportError>> {
+        self.ended = true;
+        self.tap
+            .lock()
+            .written
+            .push((self.connection, Frame::Close(close.clone())));
+        self.inner.close(close)
+    }
+}

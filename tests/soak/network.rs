@@ -1,0 +1,141 @@
+//! Resuming sessions soaked over the simulated network: about one seed in
+//! ten of an agent that resumes runs on two turmoil hosts with network
+//! faults on top of the conversation's, under the same invariants, and
+//! replays bit for bit from its seed.
+
+use livesim::Seed;
+use livesim::session::LiveEvent;
+use livesim::soak::{FaultKind, Faults, RunRecord, Soak, Weather};
+
+use super::{agent, seeds};
+
+/// Only sessions that resume draw `network`, about 12 % of the seeds that
+/// are not calm, and drawing it leaves every other kind's draw as it was.
+#[test]
+fn about_one_resuming_seed_in_ten_runs_over_the_network() {
+    let seeds = 0..2000u64;
+    let mut over = 0;
+    for s in seeds.clone() {
+        let (one, resuming) = (
+            Faults::draw(Seed::new(s)),
+            Faults::draw_resuming(Seed::new(s)),
+        );
+        assert!(!one.is_on(FaultKind::Network), "seed {s}: {one}");
+        for (kind, rate) in one.on() {
+            assert_eq!(resuming.rate(kind), rate, "seed {s}: {kind}");
+        }
+        if resuming.is_on(FaultKind::Network) {
+            assert_ne!(
+                resuming.weather,
+                Weather::Calm,
+                "seed {s}: a calm seed stays calm"
+            );
+            over += 1;
+        }
+    }
+    let share = over as f64 / seeds.end as f64;
+    assert!(
+        (0.07..0.14).contains(&share),
+        "{over} of {} seeds",
+        seeds.end
+    );
+}
+
+/// The first seeds of the resumable agent that run over the network.
+fn network_seeds(n: usize) -> Vec<Seed> {
+    (0..2000)
+        .map(Seed::new)
+        .filter(|&s| Faults::draw_resuming(s).is_on(FaultKind::Network))
+        .take(n)
+        .collect()
+}
+
+fn died(record: &RunRecord) -> usize {
+    record.network.as_ref().map_or(0, |n| n.died.len())
+}
+
+/// A network seed runs over turmoil (its trace starts with the network's
+/// fault plan, its record says what crossed the network), passes every
+/// invariant, and two runs of it leave the same trace.
+#[test]
+fn a_network_seed_runs_over_turmoil_and_replays_bit_for_bit() {
+    let soak = Soak::agent(&agent("resumable")).check_determinism_every(1);
+    for seed in network_seeds(6) {
+        let run = soak.run_seed(seed);
+        assert!(run.failures.is_empty(), "seed {seed}: {:?}", run.failures);
+        let determinism = run.verdicts.iter().find(|(name, _)| name == "determinism");
+        assert_eq!(
+            determinism.map(|(_, v)| v.clone()),
+            Some(Ok(())),
+            "seed {seed}"
+        );
+        let record = run.record.expect("a record");
+        assert!(record.network.is_some(), "seed {seed} ran in memory");
+        assert!(
+            record
+                .trace
+                .entries()
+                .any(|e| e.to_string().contains("network")
+                    && e.to_string().contains("plan: latency")),
+            "seed {seed}: no network plan in the trace"
+        );
+    }
+}
+
+/// Over many network seeds the network does what it is there for: it
+/// kills connections under sessions, which resume (or start fresh) and
+/// still satisfy every invariant. Seeds scale with `LIVESIM_SEEDS`.
+#[test]
+fn sessions_resume_after_the_network_kills_their_connections() {
+    let soak = Soak::agent(&agent("resumable")).check_determinism_every(0);
+    let range = seeds(400);
+    let (mut runs, mut killed, mut resumed_after) = (0, 0, 0);
+    for seed in range.map(Seed::new) {
+        if !Faults::draw_resuming(seed).is_on(FaultKind::Network) {
+            continue;
+        }
+        let run = soak.run_seed(seed);
+        assert!(run.failures.is_empty(), "seed {seed}: {:?}", run.failures);
+        let Some(record) = run.record else { continue };
+        runs += 1;
+        if died(&record) > 0 {
+            killed += 1;
+            if record
+                .delivered()
+                .any(|e| matches!(e, LiveEvent::Resumed { .. }))
+            {
+                resumed_after += 1;
+            }
+        }
+    }
+    assert!(runs >= 20, "only {runs} network runs");
+    assert!(
+        killed * 3 >= runs,
+        "{killed} of {runs} runs lost a connection"
+    );
+    assert!(
+        resumed_after * 2 >= killed,
+        "{resumed_after} of {killed} resumed"
+    );
+}
+
+/// An agent's tuning turns the network on for every seed that is not
+/// calm (or off for all).
+#[test]
+fn tuning_turns_the_network_on_or_off() {
+    let resumable = agent("resumable");
+    let on = Soak::agent(&resumable).faults(&[(FaultKind::Network, 1.0)]);
+    let off = Soak::agent(&resumable).faults(&[(FaultKind::Network, 0.0)]);
+    for seed in (0..40).map(Seed::new) {
+        let calm = Faults::draw_resuming(seed).weather == Weather::Calm;
+        assert_eq!(
+            on.case(seed).faults.is_on(FaultKind::Network),
+            !calm,
+            "seed {seed}"
+        );
+        assert!(
+            !off.case(seed).faults.is_on(FaultKind::Network),
+            "seed {seed}"
+        );
+    }
+}

@@ -134,12 +134,18 @@ fn check_livesim(args: &[String], seen: &mut Vec<String>) {
 /// takes every flag; `--test` names a test target; what follows `--` is a
 /// livesim command line (for `cargo run`) or the test harness's flags
 /// (for `cargo test`).
-fn check_cargo(args: &[String], seen: &mut Vec<String>) {
+fn check_cargo(args: &[String], installed: &[String], seen: &mut Vec<String>) {
     let (cargo_args, rest) = match args.iter().position(|w| w == "--") {
         Some(at) => (&args[..at], Some(&args[at + 1..])),
         None => (args, None),
     };
     let sub = &cargo_args[0];
+    if installed.iter().any(|tool| *tool == format!("cargo-{sub}")) {
+        // A subcommand the job installs first (it need not be here):
+        // its flags are checked where it runs.
+        seen.push(format!("cargo {sub} (installed by the job)"));
+        return;
+    }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let (ok, help) = output(&cargo, &[sub.clone(), "--help".into()]);
     assert!(ok, "`cargo {sub}` does not exist");
@@ -185,12 +191,22 @@ fn check_cargo(args: &[String], seen: &mut Vec<String>) {
 /// Checks every command of every `run` step; returns what was checked.
 fn check_commands(doc: &Yaml) -> Vec<String> {
     let mut seen = Vec::new();
-    for (_, step) in steps(doc) {
+    // Tools an earlier step of the job installs (`taiki-e/install-action`).
+    let mut installed: Vec<String> = Vec::new();
+    let mut job_of_installed = String::new();
+    for (job, step) in steps(doc) {
+        if job != job_of_installed {
+            installed.clear();
+            job_of_installed = job.clone();
+        }
         let Some(script) = step["run"].as_str() else {
-            assert!(
-                step["uses"].as_str().is_some(),
-                "a step neither runs nor uses: {step:?}"
-            );
+            let uses = step["uses"].as_str();
+            assert!(uses.is_some(), "a step neither runs nor uses: {step:?}");
+            if uses.is_some_and(|u| u.starts_with("taiki-e/install-action"))
+                && let Some(tool) = step["with"]["tool"].as_str()
+            {
+                installed.extend(tool.split(',').map(|t| t.trim().to_string()));
+            }
             continue;
         };
         for words in commands(script) {
@@ -200,7 +216,7 @@ fn check_commands(doc: &Yaml) -> Vec<String> {
             {
                 check_livesim(&words[at + 1..], &mut seen);
             } else if words[0] == "cargo" {
-                check_cargo(&words[1..], &mut seen);
+                check_cargo(&words[1..], &installed, &mut seen);
             }
         }
     }
@@ -287,6 +303,36 @@ fn every_command_the_workflows_run_exists() {
         );
     }
     check_commands(&workflow("ci.yml"));
+}
+
+/// The mutation run's shards cover every mutant once (`--shard K/16` for
+/// K in 0..16), install cargo-mutants before they use it, and judge by
+/// the soak the config names.
+#[test]
+fn the_mutation_run_covers_every_mutant_and_tallies_them() {
+    let doc = workflow("nightly-mutants.yml");
+    let seen = check_commands(&doc);
+    assert!(
+        seen.iter()
+            .any(|s| s == "cargo mutants (installed by the job)"),
+        "{seen:?}"
+    );
+    let shards: Vec<i64> = doc["jobs"]["shard"]["strategy"]["matrix"]["shard"]
+        .as_vec()
+        .expect("a shard matrix")
+        .iter()
+        .filter_map(Yaml::as_i64)
+        .collect();
+    assert_eq!(shards, (0..16).collect::<Vec<_>>());
+    let (_, run) = step_running(&doc, "shard", "cargo mutants");
+    assert!(run.contains("--shard ${{ matrix.shard }}/16"), "{run}");
+    let config = std::fs::read_to_string(repo().join(".cargo/mutants.toml")).unwrap();
+    assert!(config.contains("\"--test\", \"mutants\""), "{config}");
+    let (_, tally) = step_running(&doc, "tally", "kill rate");
+    assert!(
+        tally.contains("missed.txt") && tally.contains("caught"),
+        "{tally}"
+    );
 }
 
 /// Runs the plan step's script as GitHub would, with `shards` and run

@@ -111,6 +111,12 @@ impl<T: Transport> Player<'_, T> {
             Ok(())
         } else if self.lenient {
             Ok(())
+        } else if self.resilient && self.progress.lock().rollbacks > 1 {
+            // The server went back in the script (or restarted) after the
+            // client said this: like the service, it takes what comes and
+            // forgets it; the user says again what the script waits for.
+            self.progress.update(|s| s.content_dropped += 1);
+            Ok(())
         } else {
             let problem = format!(
                 "the client sent {key}, which the script does not expect here: {}",

@@ -317,6 +317,7 @@ impl ReplayControl {
 
     /// Whether every action was performed (its frames may still be on
     /// their way).
+    #[cfg(feature = "simulation")]
     pub(crate) fn actions_done(&self) -> bool {
         self.progress.lock().actions_done
     }
@@ -336,6 +337,7 @@ impl ReplayControl {
     /// has forgotten or let go of what the client said (rollbacks of a
     /// resilient player, content it dropped), and the message's number
     /// among the script's `expect`s (from 0).
+    #[cfg(feature = "simulation")]
     pub(crate) fn waiting_for(&self) -> Option<(u32, usize)> {
         let state = self.progress.lock();
         let waits = !state.finished

@@ -137,6 +137,7 @@ pub(crate) struct Recorded {
     pub issues: BTreeMap<String, Issue>,
     /// Connections the server's host accepted (on a simulated network,
     /// before their upgrade and setup).
+    #[cfg(feature = "network")]
     pub accepted: u32,
     /// Connections whose setup the player answered with `setupComplete`.
     pub connections: u32,

@@ -37,37 +37,39 @@ pub struct Heard {
 /// A shared record of what the session's connections carried.
 #[derive(Clone, Debug, Default)]
 pub struct Tap {
-    heard: Arc<Mutex<Heard>>,
+    wire: Arc<Mutex<Wire>>,
+}
+
+/// What the tap has seen, as it arrives.
+#[derive(Debug, Default)]
+struct Wire {
     /// What each connection received (index: its number less one).
-    received: Arc<Mutex<Vec<Vec<Frame>>>>,
-    opened: Arc<Mutex<u32>>,
+    received: Vec<Vec<Frame>>,
+    written: Vec<(u32, Frame)>,
+    died: Vec<u32>,
 }
 
 impl Tap {
     /// What has been heard so far.
     pub fn heard(&self) -> Heard {
-        let mut heard = self.lock().clone();
-        heard.received = self.by_connection().into_iter().flatten().collect();
-        heard
+        let wire = self.lock();
+        Heard {
+            received: wire.received.iter().flatten().cloned().collect(),
+            written: wire.written.clone(),
+            died: wire.died.clone(),
+        }
     }
 
-    fn by_connection(&self) -> Vec<Vec<Frame>> {
-        self.received
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Heard> {
-        self.heard.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> MutexGuard<'_, Wire> {
+        self.wire.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// `transport`, recorded as the next connection.
     pub(super) fn wrap(&self, transport: BoxedTransport) -> BoxedTransport {
         let connection = {
-            let mut opened = self.opened.lock().unwrap_or_else(|p| p.into_inner());
-            *opened += 1;
-            *opened
+            let mut wire = self.lock();
+            wire.received.push(Vec::new());
+            u32::try_from(wire.received.len()).unwrap_or(u32::MAX)
         };
         Box::new(Tapped {
             inner: transport,
@@ -122,12 +124,10 @@ impl Transport for Tapped {
                     if matches!(frame, Frame::Close(_)) {
                         self.ended = true;
                     }
-                    let mut received = self.tap.received.lock().unwrap_or_else(|p| p.into_inner());
                     let at = usize::try_from(self.connection - 1).unwrap_or(usize::MAX);
-                    if received.len() <= at {
-                        received.resize_with(at + 1, Vec::new);
+                    if let Some(received) = self.tap.lock().received.get_mut(at) {
+                        received.push(frame.clone());
                     }
-                    received[at].push(frame.clone());
                 }
                 Some(Err(_)) | None => self.died(),
             }

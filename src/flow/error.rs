@@ -137,6 +137,16 @@ pub enum CallError {
         /// Its tool.
         tool: String,
     },
+    /// A result for a call the server cancelled (or a second cancellation).
+    #[error(
+        "call `{id}` ({tool}) was cancelled, so it has no result: a cancelled call never completes"
+    )]
+    Cancelled {
+        /// The call id.
+        id: String,
+        /// Its tool.
+        tool: String,
+    },
     /// A second result for one call.
     #[error("call `{id}` ({tool}) already has its result: a call completes once")]
     AlreadyCompleted {

@@ -13,6 +13,8 @@ pub const TOOL_WOULD_DENY: &str = "flow:tool_would_deny";
 pub const TOOL_RESULT: &str = "flow:tool_result";
 /// Key of the active step ids at a turn boundary.
 pub const ACTIVE: &str = "flow:active";
+/// Key of an admitted call the server cancelled before it completed.
+pub const TOOL_CANCELLED: &str = "flow:tool_cancelled";
 /// Key of a tool failure that has no result of its own.
 pub const TOOL_FAILED: &str = "flow:tool_failed";
 /// Key of a user interruption.
@@ -35,14 +37,17 @@ pub const ESCALATED: &str = "flow:escalated";
 /// | `flow:tool_denied` | `{"tool", "id", "reason"}` | a call is refused (Enforce); it never runs |
 /// | `flow:tool_would_deny` | `{"tool", "id", "reason"}` | Observe admitted a call Enforce would refuse (written right after its `flow:tool_call`) |
 /// | `flow:tool_result` | `{"tool", "id", "ok"}` | an admitted call completes |
+/// | `flow:tool_cancelled` | `{"tool", "id"}` | the server cancels an admitted call before it completes; it has no result |
 /// | `flow:active` | `["step", ...]` | a turn boundary: the active step ids |
 /// | `flow:tool_failed` | `{"tool"}` | a failure with no result of its own (a timeout) |
 /// | `flow:interrupted` | `{}` | the user interrupted |
 /// | `flow:escalated` | `{"stage", "reason"}` | a step escalates (once per step) |
 ///
-/// `flow:tool_failed` and `flow:interrupted` are livesim's own additions to
-/// the ADK's set of keys: they are written so that a recorded session's escalations replay
-/// (`Scenario::from_journal` maps them to `ToolFailed` and `Interrupt`).
+/// `flow:tool_cancelled`, `flow:tool_failed` and `flow:interrupted` are
+/// livesim's own additions to the ADK's set of keys: they are written so
+/// that a recorded session's decisions and escalations replay
+/// (`Scenario::from_journal` maps them to `ToolCancelled`, `ToolFailed`
+/// and `Interrupt`).
 ///
 /// ```
 /// use livesim::flow::FlowEntry;
@@ -90,6 +95,14 @@ pub enum FlowEntry {
         /// Whether it completed ok.
         ok: bool,
     },
+    /// `flow:tool_cancelled`: the server cancelled an admitted call before
+    /// it completed. It has no result, and no longer holds its tool.
+    ToolCancelled {
+        /// The tool.
+        tool: String,
+        /// The call id.
+        id: String,
+    },
     /// `flow:active`: the active step ids at a turn boundary.
     Active(Vec<String>),
     /// `flow:tool_failed`: a failure with no result (a timeout).
@@ -116,6 +129,7 @@ impl FlowEntry {
             FlowEntry::ToolDenied { .. } => TOOL_DENIED,
             FlowEntry::ToolWouldDeny { .. } => TOOL_WOULD_DENY,
             FlowEntry::ToolResult { .. } => TOOL_RESULT,
+            FlowEntry::ToolCancelled { .. } => TOOL_CANCELLED,
             FlowEntry::Active(_) => ACTIVE,
             FlowEntry::ToolFailed { .. } => TOOL_FAILED,
             FlowEntry::Interrupted => INTERRUPTED,
@@ -126,7 +140,9 @@ impl FlowEntry {
     /// The journal value, keys in the documented order.
     pub fn value(&self) -> Value {
         match self {
-            FlowEntry::ToolCall { tool, id } => json!({"tool": tool, "id": id}),
+            FlowEntry::ToolCall { tool, id } | FlowEntry::ToolCancelled { tool, id } => {
+                json!({"tool": tool, "id": id})
+            }
             FlowEntry::ToolDenied { tool, id, reason }
             | FlowEntry::ToolWouldDeny { tool, id, reason } => {
                 json!({"tool": tool, "id": id, "reason": reason})
@@ -150,7 +166,8 @@ impl FlowEntry {
             FlowEntry::ToolCall { id, .. }
             | FlowEntry::ToolDenied { id, .. }
             | FlowEntry::ToolWouldDeny { id, .. }
-            | FlowEntry::ToolResult { id, .. } => Some(id),
+            | FlowEntry::ToolResult { id, .. }
+            | FlowEntry::ToolCancelled { id, .. } => Some(id),
             FlowEntry::Active(_)
             | FlowEntry::ToolFailed { .. }
             | FlowEntry::Interrupted
@@ -191,6 +208,10 @@ impl FlowEntry {
                     .get("ok")
                     .and_then(Value::as_bool)
                     .ok_or_else(|| format!("{key} needs a boolean `ok`, got {value}"))?,
+            },
+            TOOL_CANCELLED => FlowEntry::ToolCancelled {
+                tool: text("tool")?,
+                id: text("id")?,
             },
             ACTIVE => FlowEntry::Active(
                 value
@@ -241,6 +262,10 @@ mod tests {
                 tool: "t".into(),
                 id: "1".into(),
                 ok: false,
+            },
+            FlowEntry::ToolCancelled {
+                tool: "t".into(),
+                id: "1".into(),
             },
             FlowEntry::Active(vec!["a".into(), "b".into()]),
             FlowEntry::ToolFailed { tool: "t".into() },

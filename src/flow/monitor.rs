@@ -123,6 +123,7 @@ enum CallStatus {
     Running,
     Completed,
     Refused,
+    Cancelled,
 }
 
 /// The flow at a turn boundary.
@@ -315,14 +316,63 @@ impl FlowMonitor {
         Ok(self.result_entries(tool, call_id, ok, state))
     }
 
+    /// Records that the server cancelled an admitted call of the current
+    /// connection before it completed: it will have no result, and it no
+    /// longer holds its tool (a committing tool is free for the next call).
+    /// A cancellation is the server's choice, not a tool failure, so it
+    /// counts toward no escalation.
+    ///
+    /// Returns the `flow:tool_cancelled` entry to write.
+    ///
+    /// ```
+    /// use livesim::flow::{Enforcement, Flow, FlowMonitor, Guard};
+    ///
+    /// let spec = Flow::new()
+    ///     .step("pay").allow(["take_payment"]).done(Guard::called_ok("take_payment"))
+    ///     .build()
+    ///     .unwrap();
+    /// let mut monitor = FlowMonitor::new(spec, Enforcement::Enforce);
+    /// let state = serde_json::json!({});
+    /// assert!(monitor.gate("take_payment", "call-1", &state).unwrap().admitted());
+    /// // While call-1 runs, a second payment is refused...
+    /// assert!(!monitor.gate("take_payment", "call-2", &state).unwrap().admitted());
+    /// monitor.record_cancelled("call-1").unwrap();
+    /// // ...and once the server cancelled it, the next one is admitted.
+    /// assert!(monitor.gate("take_payment", "call-3", &state).unwrap().admitted());
+    /// assert!(monitor.record_result("call-1", true, &state).is_err());
+    /// ```
+    pub fn record_cancelled(&mut self, call_id: &str) -> Result<Vec<FlowEntry>, CallError> {
+        let call = self
+            .calls
+            .get_mut(call_id)
+            .ok_or_else(|| CallError::UnknownCall {
+                id: call_id.to_string(),
+            })?;
+        let tool = Self::finish(call, call_id, CallStatus::Cancelled)?;
+        Ok(vec![FlowEntry::ToolCancelled {
+            tool,
+            id: call_id.to_string(),
+        }])
+    }
+
     /// Marks `call` completed; its tool, or why it cannot complete.
     fn complete(call: &mut Call, call_id: &str) -> Result<String, CallError> {
+        Self::finish(call, call_id, CallStatus::Completed)
+    }
+
+    /// Ends a running call as `end` (completed or cancelled); its tool, or
+    /// why it cannot end.
+    fn finish(call: &mut Call, call_id: &str, end: CallStatus) -> Result<String, CallError> {
         let tool = call.tool.clone();
         match call.status {
             CallStatus::Running => {
-                call.status = CallStatus::Completed;
+                call.status = end;
                 Ok(tool)
             }
+            CallStatus::Cancelled => Err(CallError::Cancelled {
+                id: call_id.to_string(),
+                tool,
+            }),
             CallStatus::Refused => Err(CallError::Refused {
                 id: call_id.to_string(),
                 tool,

@@ -340,7 +340,19 @@ impl Lane {
         #[cfg(feature = "planted-bug")]
         let id = planted.as_deref().unwrap_or(id);
         let note = match self.dispatcher.cancel(id) {
-            Cancelled::Aborted => return,
+            Cancelled::Aborted => {
+                // The call will have no result: the flow must stop counting
+                // it as running, or its tool stays held for the session.
+                if let Some(monitor) = self.monitor.as_mut() {
+                    match monitor.record_cancelled(id) {
+                        Ok(entries) => self.journal(entries),
+                        Err(e) => self.control.bus.notice(LiveEvent::Warning {
+                            message: format!("flow cancellation: {e}"),
+                        }),
+                    }
+                }
+                return;
+            }
             Cancelled::TooLate => "it was already answered",
             Cancelled::Unknown => "no call with that id was seen",
         };

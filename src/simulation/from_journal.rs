@@ -7,6 +7,7 @@
 //! | `flow:tool_call` | `ExpectAllowed(tool)` |
 //! | `flow:tool_denied` | `ExpectDenied(tool)` |
 //! | `flow:tool_result` | `ToolResult { tool, ok }` |
+//! | `flow:tool_cancelled` | `ToolCancelled(tool)` |
 //! | `flow:active` | `Turn`, then `ExpectActive(ids)` |
 //! | `flow:tool_failed` | `ToolFailed(tool)` |
 //! | `flow:interrupted` | `Interrupt` |
@@ -14,9 +15,9 @@
 //! | any other key | `Set { key, value }`: the latest value per key, emitted before the next step above |
 //!
 //! The runtime-owned prefixes ([`RUNTIME_PREFIXES`]) are skipped because
-//! the simulator reaches those keys itself. `flow:tool_failed` and
-//! `flow:interrupted` are livesim's additions to the ADK's set of keys, so
-//! recorded escalations replay.
+//! the simulator reaches those keys itself. `flow:tool_cancelled`,
+//! `flow:tool_failed` and `flow:interrupted` are livesim's additions to the
+//! ADK's set of keys, so recorded decisions and escalations replay.
 //!
 //! Entries are read through the small [`JournalRecord`] trait, implemented
 //! for the state layer's `StateMutation`, for a journal file's lines, and
@@ -172,6 +173,7 @@ fn map_journal<E: JournalRecord>(name: String, entries: &[E]) -> (Scenario, Vec<
             Some(FlowEntry::ToolCall { tool, .. }) => vec![Step::ExpectAllowed(tool)],
             Some(FlowEntry::ToolDenied { tool, .. }) => vec![Step::ExpectDenied(tool)],
             Some(FlowEntry::ToolResult { tool, ok, .. }) => vec![Step::ToolResult { tool, ok }],
+            Some(FlowEntry::ToolCancelled { tool, .. }) => vec![Step::ToolCancelled(tool)],
             Some(FlowEntry::Active(ids)) => vec![Step::Turn, Step::ExpectActive(ids)],
             Some(FlowEntry::ToolFailed { tool }) => vec![Step::ToolFailed(tool)],
             Some(FlowEntry::Interrupted) => vec![Step::Interrupt],

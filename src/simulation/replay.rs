@@ -241,6 +241,7 @@ impl Replayer {
             Step::ExpectAllowed(tool) => self.call(index, step, tool, true),
             Step::ExpectDenied(tool) => self.call(index, step, tool, false),
             Step::ToolResult { tool, ok } => self.result(index, step, tool, *ok),
+            Step::ToolCancelled(tool) => self.cancelled(index, step, tool),
             Step::ToolOk(tool) => {
                 self.call(index, step, tool, true);
                 self.result(index, step, tool, true);
@@ -335,6 +336,19 @@ impl Replayer {
             ok,
         };
         self.apply_as(index, step, &result, format!("{tool}: {outcome}"));
+    }
+
+    /// A recorded cancellation: fed to the flow when the spec admitted the
+    /// call.
+    fn cancelled(&mut self, index: usize, step: &Step, tool: &str) {
+        let spec_admitted = self.running.get_mut(tool).and_then(VecDeque::pop_front);
+        if spec_admitted == Some(false) {
+            let note =
+                format!("{tool}: cancelled (not fed to the flow: the spec refused this call)");
+            self.push(index, step, note, None);
+            return;
+        }
+        self.apply_as(index, step, step, format!("{tool}: cancelled"));
     }
 
     /// A turn boundary: the flow is evaluated and a new turn starts.

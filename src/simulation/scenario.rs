@@ -186,7 +186,8 @@ impl Scenario {
                     format!(
                         "{e}; a step is \"turn\", \"interrupt\", {{\"expect_allowed\": tool}}, \
                          {{\"expect_denied\": tool}}, {{\"expect_active\": [steps]}}, \
-                         {{\"tool_ok\": tool}}, {{\"tool_failed\": tool}}, \
+                         {{\"tool_ok\": tool}}, {{\"tool_cancelled\": tool}}, \
+                         {{\"tool_failed\": tool}}, \
                          {{\"set\": {{\"key\": k, \"value\": v}}}} or \
                          {{\"tool_result\": {{\"tool\": t, \"ok\": bool}}}}"
                     ),

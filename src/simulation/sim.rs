@@ -104,6 +104,7 @@ impl Sim {
             Step::ExpectAllowed(tool) => self.call(tool, true),
             Step::ExpectDenied(tool) => self.call(tool, false),
             Step::ToolResult { tool, ok } => self.complete(tool, *ok),
+            Step::ToolCancelled(tool) => self.cancel(tool),
             Step::Turn => {
                 let turn = self.monitor.evaluate_turn(&self.state);
                 self.write(vec![turn.entry()]);
@@ -165,17 +166,31 @@ impl Sim {
         }
     }
 
-    fn complete(&mut self, tool: &str, ok: bool) -> Result<(), String> {
-        let id = self
-            .running
+    /// The oldest running call of `tool`, no longer running.
+    fn oldest_running(&mut self, tool: &str, what: &str) -> Result<String, String> {
+        self.running
             .get_mut(tool)
             .and_then(VecDeque::pop_front)
             .ok_or_else(|| {
                 format!(
-                    "a result for {tool}, but no call of {tool} is running: \
+                    "{what} for {tool}, but no call of {tool} is running: \
                      an admitted call (expect_allowed) must come first"
                 )
-            })?;
+            })
+    }
+
+    fn cancel(&mut self, tool: &str) -> Result<(), String> {
+        let id = self.oldest_running(tool, "a cancellation")?;
+        let entries = self
+            .monitor
+            .record_cancelled(&id)
+            .map_err(|e| e.to_string())?;
+        self.write(entries);
+        Ok(())
+    }
+
+    fn complete(&mut self, tool: &str, ok: bool) -> Result<(), String> {
+        let id = self.oldest_running(tool, "a result")?;
         let entries = self
             .monitor
             .record_result(&id, ok, &self.state)

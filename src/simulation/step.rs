@@ -4,7 +4,7 @@
 //! Externally tagged, snake_case: `"turn"`, `"interrupt"`,
 //! `{"expect_allowed": "set_party"}`, `{"expect_denied": "book_table"}`,
 //! `{"expect_active": ["book"]}`, `{"tool_ok": "confirm"}`,
-//! `{"tool_failed": "lookup"}`, `{"set": {"key": "party_size", "value": 4}}`,
+//! `{"tool_failed": "lookup"}`, `{"tool_cancelled": "pay"}`, `{"set": {"key": "party_size", "value": 4}}`,
 //! `{"tool_result": {"tool": "set_party", "ok": true}}`.
 
 use std::fmt;
@@ -58,6 +58,10 @@ pub enum Step {
         /// Its new value.
         value: Value,
     },
+    /// The server cancelled the oldest running call of this tool: it has
+    /// no result, counts toward no escalation, and no longer holds its
+    /// tool.
+    ToolCancelled(String),
     /// A tool failed or timed out without a result; counts toward the
     /// active step's `escalate_after_tool_failures`.
     ToolFailed(String),

@@ -342,3 +342,74 @@ fn two_calls_of_a_committing_tool_in_one_message_are_not_both_admitted() {
     assert_eq!(answer("call-4"), json!({ "paid": true }));
     assert_eq!(paid, [json!(1), json!(3)], "the refused call never ran");
 }
+
+/// A committing call the server cancels no longer holds its tool: the
+/// gate learns of the cancellation (`flow:tool_cancelled` in the journal),
+/// so the model's next call of the tool is admitted and runs, and the
+/// journal replays to the same decisions.
+#[test]
+fn a_cancelled_committing_call_frees_its_tool() {
+    use livesim::simulation::Scenario;
+    let outcome = Simulation::new(Seed::new(11))
+        .run(|| async {
+            let paid = Arc::new(Mutex::new(Vec::new()));
+            let tools = {
+                let paid = paid.clone();
+                T::simple("take_payment", "pays", move |args| {
+                    let paid = paid.clone();
+                    async move {
+                        let slow = args["n"] == json!(1);
+                        let wait = if slow { 60 } else { 1 };
+                        tokio::time::sleep(std::time::Duration::from_secs(wait)).await;
+                        paid.lock().unwrap().push(args["n"].clone());
+                        Ok(json!({ "paid": true }))
+                    }
+                })
+            };
+            let flow = Flow::new()
+                .step("pay")
+                .allow(["take_payment"])
+                .done(Guard::called_ok("take_payment"))
+                .build()
+                .unwrap();
+            let journal = Arc::new(MemoryJournalSink::new());
+            let state = State::new().with_journal_sink(journal.clone());
+            let run = ScriptedServer::new()
+                .calls_without_waiting("take_payment", json!({ "n": 1 }))
+                .pause(std::time::Duration::from_secs(1))
+                .cancels(["call-1"])
+                .calls("take_payment", json!({ "n": 2 }))
+                .says("Paid.")
+                .play(
+                    Live::builder()
+                        .state(state)
+                        .tools(tools)
+                        .govern(flow.clone()),
+                )
+                .await
+                .unwrap();
+            let responses = run.tool_responses();
+            run.disconnect().await;
+            let paid = paid.lock().unwrap().clone();
+            (responses, paid, journal.entries(), flow)
+        })
+        .unwrap()
+        .value;
+    let (responses, paid, journal, flow) = outcome;
+    assert_eq!(responses.len(), 1, "{responses:?}");
+    assert_eq!(responses[0]["id"], "call-2");
+    assert_eq!(responses[0]["response"], json!({ "paid": true }));
+    assert_eq!(paid, [json!(2)], "the cancelled call never finished");
+    let cancelled: Vec<&Value> = journal
+        .iter()
+        .filter(|m| m.key == "flow:tool_cancelled")
+        .map(|m| &m.value)
+        .collect();
+    assert_eq!(
+        cancelled,
+        [&json!({"tool": "take_payment", "id": "call-1"})]
+    );
+    let scenario = Scenario::try_from_journal("cancelled", &journal).unwrap();
+    let replay = scenario.replay(&flow);
+    assert!(replay.clean(), "{replay}");
+}

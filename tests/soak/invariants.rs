@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use livesim::Seed;
 use livesim::prelude::*;
-use livesim::session::LiveEvent;
-use livesim::soak::{ExecutionOutcome, RunRecord, Soak, ToolExecution, invariants};
+use livesim::session::{LiveEvent, ToolCall};
+use livesim::soak::{ExecutionOutcome, RunRecord, Soak, TimedEvent, ToolExecution, invariants};
 use livesim::testing::ReplayError;
 use serde_json::json;
 
@@ -86,6 +86,57 @@ fn a_refused_call_that_runs_or_is_answered_otherwise_is_caught() {
     let err = verdict(invariants::REFUSED_NEVER_RUNS, &answered).unwrap_err();
     assert!(
         err.contains("was refused, but was answered {\"paid\":true} instead of {\"error\":"),
+        "{err}"
+    );
+}
+
+/// A refusal because "a call of it is still running" is caught when every
+/// earlier call of the tool was over (here cancelled by the server): the
+/// session kept holding a call that had ended.
+#[test]
+fn a_refusal_for_a_call_already_cancelled_is_caught() {
+    let good = refusing_run();
+    let tool = "take_payment";
+    let reason = format!(
+        "{tool} is not allowed now: {tool} completes step pay and a call of it is still \
+         running; a second call is refused until that one has answered"
+    );
+    let at = good.virtual_time;
+    let timed = |event| TimedEvent { at, event };
+    let mut held = good.clone();
+    held.events.push(timed(LiveEvent::ToolCall {
+        calls: vec![ToolCall {
+            id: "call-90".into(),
+            name: tool.into(),
+            args: json!({}),
+        }],
+    }));
+    held.events.push(timed(LiveEvent::ToolDenied {
+        id: "call-91".into(),
+        name: tool.into(),
+        reason: reason.clone(),
+    }));
+    held.sent
+        .push(json!({"toolResponse": {"functionResponses": [
+            {"id": "call-91", "name": tool, "response": {"error": reason}}
+        ]}}));
+    // call-90 still runs: the refusal is true.
+    assert_eq!(verdict(invariants::REFUSED_NEVER_RUNS, &held), Ok(()));
+
+    let mut stale = held.clone();
+    let refusal = stale.events.pop().unwrap();
+    stale.events.push(timed(LiveEvent::ToolCancelled {
+        ids: vec!["call-90".into()],
+    }));
+    stale.events.push(refusal);
+    let err = verdict(invariants::REFUSED_NEVER_RUNS, &stale).unwrap_err();
+    assert!(
+        err.starts_with(&format!("{tool} (call-91) was refused at t=")),
+        "{err}"
+    );
+    assert!(
+        err.contains("every earlier call of it had ended (")
+            && err.ends_with("call-90 cancelled): the flow still holds a call that is over"),
         "{err}"
     );
 }

@@ -5,7 +5,7 @@
 //! | name | what must hold |
 //! |---|---|
 //! | `protocol` | the session never sent what the strict scripted server (as strict as the service) rejects |
-//! | `refused-never-runs` | a call the flow refused never runs, and is answered `{"error": reason}` |
+//! | `refused-never-runs` | a call the flow refused never runs, and is answered `{"error": reason}`; a refusal because a call of the tool is still running is true |
 //! | `answered-once` | every call the script did not cancel is answered exactly once, with its own id; no call is answered after the session handled its cancellation |
 //! | `journal-replays-clean` | `Scenario::from_journal(journal)` run against the governing spec reproduces every decision |
 //! | `journal-ordered` | journal sequence numbers strictly increase; timestamps never go back |
@@ -39,11 +39,11 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::executor::format_time;
-use crate::flow::FlowEntry;
 use crate::session::{Lane, LiveEvent};
 use crate::simulation::Scenario;
 use crate::soak::check::model::{Expected, FrameModel};
 use crate::soak::check::reconnects;
+use crate::soak::check::refusals;
 use crate::soak::check::wire_order;
 use crate::soak::run::record::ExecutionOutcome;
 use crate::soak::run::record::RunRecord;
@@ -140,7 +140,7 @@ impl Invariant {
 pub fn builtin() -> Vec<Invariant> {
     vec![
         Invariant::new(PROTOCOL, protocol),
-        Invariant::new(REFUSED_NEVER_RUNS, refused_never_runs),
+        Invariant::new(REFUSED_NEVER_RUNS, refusals::refused_never_runs),
         Invariant::new(ANSWERED_ONCE, answered_once),
         Invariant::new(JOURNAL_REPLAYS_CLEAN, journal_replays_clean),
         Invariant::new(JOURNAL_ORDERED, journal_ordered),
@@ -202,80 +202,6 @@ fn protocol(run: &RunRecord) -> Result<(), String> {
 /// Every call the flow refused: id → (tool, reason), from the refusal
 /// events and from the journal (a gate that journals a refusal and runs
 /// the tool anyway shows up in the second only).
-fn refusals(run: &RunRecord) -> BTreeMap<String, (String, String)> {
-    let mut refused = BTreeMap::new();
-    for event in run.delivered() {
-        if let LiveEvent::ToolDenied { id, name, reason } = event {
-            refused.insert(id.clone(), (name.clone(), reason.clone()));
-        }
-    }
-    for entry in &run.journal {
-        if let Ok(Some(FlowEntry::ToolDenied { tool, id, reason })) =
-            FlowEntry::parse(&entry.key, &entry.value)
-        {
-            refused.entry(id).or_insert((tool, reason));
-        }
-    }
-    refused
-}
-
-fn refused_never_runs(run: &RunRecord) -> Result<(), String> {
-    let responses = run.responses();
-    let issues = reconnects::issues(run);
-    for (id, (tool, reason)) in refusals(run) {
-        // A later connection may issue the id again, as a new call: each
-        // issue is refused or run, never both.
-        let refused = run
-            .delivered()
-            .filter(|e| matches!(e, LiveEvent::ToolDenied { id: d, .. } if *d == id))
-            .count()
-            .max(1);
-        let mut runs = run
-            .executions
-            .iter()
-            .filter(|e| e.call_id.as_deref() == Some(id.as_str()));
-        let ran_too = runs.clone().count() + refused > reconnects::allowed(issues, &id).max(1);
-        if ran_too && let Some(ran) = runs.next() {
-            return Err(format!(
-                "{tool} ({id}) was refused ({reason}) but ran, from t={}{}",
-                format_time(ran.started),
-                ran.finished
-                    .map(|t| format!(" to t={}", format_time(t)))
-                    .unwrap_or_default()
-            ));
-        }
-        let answer = responses.iter().find(|r| {
-            r.get("id").and_then(Value::as_str) == Some(id.as_str())
-                && r.get("response") == Some(&serde_json::json!({ "error": reason }))
-        });
-        let answer = answer.or_else(|| {
-            responses
-                .iter()
-                .find(|r| r.get("id").and_then(Value::as_str) == Some(id.as_str()))
-        });
-        let wanted = serde_json::json!({ "error": reason });
-        match answer.and_then(|r| r.get("response")) {
-            Some(response) if *response != wanted => {
-                return Err(format!(
-                    "{tool} ({id}) was refused, but was answered {response} instead of {wanted}"
-                ));
-            }
-            None if !run.settling.ended && !run.calls.abandoned.contains(&id) => {
-                let cancelled = if run.calls.cancelled.contains(&id) {
-                    " (the script cancelled it later, but a refusal is answered at once)"
-                } else {
-                    ""
-                };
-                return Err(format!(
-                    "{tool} ({id}) was refused and never answered{cancelled}"
-                ));
-            }
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
 fn answered_once(run: &RunRecord) -> Result<(), String> {
     let issues = reconnects::issues(run);
     let mut answers: BTreeMap<&str, usize> = BTreeMap::new();

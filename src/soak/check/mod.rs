@@ -1,6 +1,6 @@
 //! Check: what a run's record must hold and what it reached. The
-//! [`invariants`] (with those of connections in [`reconnects`] and the
-//! stored log's order in [`wire_order`]), the "sometimes" goals
+//! [`invariants`] (with those of connections in [`reconnects`], of
+//! refusals in [`refusals`] and the stored log's order in [`wire_order`]), the "sometimes" goals
 //! ([`sometimes`]), the determinism check across runs ([`determinism`]),
 //! the [`report`] a soak ends with, and the [`triage`] of its failures by
 //! [`signature`], against the last soak's (its file in [`triage_file`],
@@ -12,6 +12,7 @@ pub(crate) mod excerpt;
 pub mod invariants;
 pub(crate) mod model;
 pub(crate) mod reconnects;
+pub(crate) mod refusals;
 pub(crate) mod report;
 pub(crate) mod signature;
 pub(crate) mod sometimes;

@@ -16,6 +16,7 @@ use crate::session::LiveBuilder;
 use crate::soak::agent::Agent;
 use crate::soak::agent::repertoire::Repertoire;
 use crate::soak::case::Case;
+use crate::soak::check::budget::Budget;
 use crate::soak::check::invariants::Invariant;
 use crate::soak::check::report::Summary;
 use crate::soak::check::sometimes::Sometimes;
@@ -153,6 +154,7 @@ impl Soak {
                     let check = inv.clone();
                     Invariant::new(inv.name(), move |run| check.check(run))
                 })
+                .chain(agent.budgets.iter().map(Budget::invariant))
                 .collect(),
             sometimes: agent
                 .sometimes
@@ -215,6 +217,30 @@ impl Soak {
         check: impl Fn(&RunRecord) -> Result<(), String> + Send + Sync + 'static,
     ) -> Self {
         self.target.invariants.push(Invariant::new(name, check));
+        self
+    }
+
+    /// Adds a latency budget, checked after every run like an invariant
+    /// (named by [`Budget::name`]): a run over it fails with the measured
+    /// value, the bound and the replay line.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use livesim::soak::{Agent, Budget, Soak};
+    ///
+    /// let agent = Agent::load("sim/weather").unwrap();
+    /// let summary = Soak::agent(&agent)
+    ///     .seeds(10)
+    ///     .budget(Budget::tool_round_trip(Duration::from_millis(1)))
+    ///     .keep(false)
+    ///     .try_run()
+    ///     .expect_err("tools take longer than 1 ms");
+    /// let failure = summary.failures().next().unwrap();
+    /// assert_eq!(failure.invariant, "budget(tool-round-trip <= 0.001s)");
+    /// assert!(failure.message.contains("over the budget of 0.001s"), "{}", failure.message);
+    /// ```
+    pub fn budget(mut self, budget: Budget) -> Self {
+        self.target.invariants.push(budget.invariant());
         self
     }
 

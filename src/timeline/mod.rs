@@ -24,6 +24,7 @@ mod html;
 mod model;
 mod page;
 mod read;
+mod soak_latency;
 mod soak_page;
 mod sources;
 
@@ -33,4 +34,5 @@ pub use model::{
     Entry, FailurePoint, Lane, LaneKind, MarkKind, Span, SpanEnd, TextRun, Timeline, Verdict,
 };
 pub use page::escape;
+pub use soak_latency::{Bin, HISTOGRAM_BINS, LatencyEntry};
 pub use soak_page::{AgentEntry, CheckCount, FAILURES_SHOWN, FailureEntry, GoalCount, SoakPage};

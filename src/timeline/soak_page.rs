@@ -1,6 +1,7 @@
 //! The soak report as a page, and as JSON: the summary, each agent's
 //! "sometimes" goals as a bar chart (goals no run reached flagged),
-//! sessions per second over the run, and each failure with its swarm,
+//! each agent's latencies as histograms with their percentiles and worst
+//! seed, sessions per second over the run, and each failure with its swarm,
 //! faults, invariant, message, script, replay line and a link to its
 //! timeline, written beside the page.
 
@@ -11,6 +12,7 @@ use serde::Serialize;
 
 use super::model::Timeline;
 use super::page::{self, escape};
+use super::soak_latency::{LatencyEntry, latency_charts};
 use crate::executor::format_time;
 use crate::soak::{Case, CorpusEntry, Failure, Kept, Soak, Summary};
 use crate::wire::scrub_known;
@@ -86,6 +88,8 @@ pub struct AgentEntry {
     /// Whether enough sessions ran for a goal no run reached to be
     /// flagged.
     pub goals_judged: bool,
+    /// Its measured latencies, with their histograms.
+    pub latencies: Vec<LatencyEntry>,
     /// Failures found, kept or not.
     pub failures_found: u64,
     /// The failures kept, lowest seeds first.
@@ -201,6 +205,7 @@ impl SoakPage {
                         })
                         .collect(),
                     goals_judged: agent.goals_judged(),
+                    latencies: LatencyEntry::of(&agent.latencies),
                     failures_found: agent.failures_found(),
                     failures: agent.failures.iter().map(failure_entry).collect(),
                 })
@@ -344,6 +349,9 @@ impl SoakPage {
         self.rate_chart(&mut body);
         for agent in &self.agents {
             goals_chart(&mut body, agent);
+        }
+        for agent in &self.agents {
+            latency_charts(&mut body, &agent.name, &agent.latencies);
         }
         self.failures(&mut body);
         page::page(&format!("livesim soak {}", self.seeds), STYLE, &body, None)
@@ -491,7 +499,9 @@ impl SoakPage {
 
 const STYLE: &str = "article.failure { border-left: 4px solid var(--bad); padding: 4px 12px; \
                      margin: 10px 0; } article h3 { font-size: 14px; margin: 4px 0; } \
-                     .goal-bar { fill: #2e7d32; } .goal-never { fill: var(--bad); }";
+                     .goal-bar { fill: #2e7d32; } .goal-never { fill: var(--bad); } \
+                     .latency .charts { display: flex; flex-wrap: wrap; gap: 12px; } \
+                     figure.histogram { margin: 0; } figcaption { font-size: 12px; }";
 
 /// One agent's goals as horizontal bars: the share of its sessions that
 /// reached each, a goal no run reached in red and flagged.

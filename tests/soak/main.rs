@@ -16,6 +16,7 @@ mod explore;
 mod generator;
 mod hangs;
 mod invariants;
+mod latency;
 mod logs;
 mod network;
 mod orderings;

@@ -183,8 +183,9 @@ fn a_soak_failures_page_marks_the_call_that_broke_it() {
     });
 }
 
-/// The soak's page: a bar per goal, never-reached goals flagged, the
-/// rate over the run, and a working link to each failure's timeline.
+/// The soak's page: a bar per goal, never-reached goals flagged, a
+/// histogram per measured latency, the rate over the run, and a working
+/// link to each failure's timeline.
 #[test]
 #[ignore = "needs Chromium: .ci/run runs it (cargo test --test timeline -- --include-ignored)"]
 fn the_soak_page_charts_goals_and_links_failure_timelines() {
@@ -230,6 +231,32 @@ fn the_soak_page_charts_goals_and_links_failure_timelines() {
         assert!(seen[2].as_u64().unwrap() >= 1);
         let links = seen[3].as_array().unwrap();
         assert_eq!(links.len(), shown);
+        // A histogram per measured latency, every bar drawn, titled with
+        // the worst run's seed; its bars add up to the samples.
+        let charts = eval(
+            &mut browser,
+            "Array.from(document.querySelectorAll('figure.histogram')).map(f => [\
+               f.dataset.measure, \
+               f.querySelectorAll('rect.bin').length, \
+               f.querySelector('figcaption').textContent, \
+               Array.from(f.querySelectorAll('rect.bin')).filter(r => r.height.baseVal.value > 0).length])",
+        )
+        .await;
+        let measured: Vec<_> = summary.agents[0]
+            .latencies
+            .iter()
+            .filter(|d| d.count() > 0)
+            .collect();
+        let charts = charts.as_array().unwrap();
+        assert_eq!(charts.len(), measured.len(), "{charts:?}");
+        for (chart, d) in charts.iter().zip(measured) {
+            assert_eq!(chart[0], d.measure().name());
+            assert_eq!(chart[1], livesim::timeline::HISTOGRAM_BINS);
+            let caption = chart[2].as_str().unwrap();
+            let seed = d.worst_seed().unwrap().to_string();
+            assert!(caption.contains(&format!("seed {seed}")), "{caption}");
+            assert!(chart[3].as_u64().unwrap() >= 1, "some bar has height");
+        }
         browser
             .screenshot(&artifacts().join("soak-page.png"))
             .await

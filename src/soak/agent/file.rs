@@ -15,11 +15,12 @@ use crate::soak::agent::tools::SimTool;
 use crate::soak::agent::{
     AGENT_VERSION, Agent, AgentGoal, AgentInvariant, ExtractorSpec, StandingTape,
 };
+use crate::soak::check::budget::Budget;
 use crate::soak::file_reader::{self, Decoded, Node};
 use crate::soak::generate::args;
 use crate::soak::generate::faults::FaultKind;
 
-const TOP_KEYS: [&str; 17] = [
+const TOP_KEYS: [&str; 18] = [
     "v",
     "instruction",
     "spec",
@@ -33,6 +34,7 @@ const TOP_KEYS: [&str; 17] = [
     "extractor",
     "invariants",
     "sometimes",
+    "budgets",
     "faults",
     "resumable",
     "manual_activity",
@@ -197,6 +199,10 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
             }
         }
     }
+    let budgets = match top.get("budgets") {
+        Some(node) => decode_budgets(&node, &known)?,
+        None => Vec::new(),
+    };
     let resumption = match top.get("resumable") {
         Some(node) if node.boolean("true or false")? => Resumption::on().transparent(true),
         _ => Resumption::off(),
@@ -275,12 +281,70 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
             extractor: None,
             invariants,
             sometimes,
+            budgets,
             faults,
             planted_bug,
         },
         spec_file,
         tape_file,
     })
+}
+
+const BUDGET_KEYS: [&str; 4] = [
+    "first_response_ms",
+    "tool_silence",
+    "barge_in_ms",
+    "tool_round_trip_ms",
+];
+
+/// `"budgets"`: `{"first_response_ms": 3000, "barge_in_ms": 200,
+/// "tool_round_trip_ms": 20000 or {"tool": ms, …}, "tool_silence":
+/// {"longer_than_ms": 2000, "within_ms": 1000}}`.
+fn decode_budgets(
+    node: &Node<'_>,
+    known: &dyn Fn(&Node<'_>, &str) -> Decoded<()>,
+) -> Decoded<Vec<Budget>> {
+    const HOUR_MS: u64 = 3_600_000;
+    let ms = |node: &Node<'_>, what: &str| -> Decoded<Duration> {
+        Ok(Duration::from_millis(node.whole(what, 0..=HOUR_MS)?))
+    };
+    let fields = node.object("latency budgets", &BUDGET_KEYS)?;
+    let mut budgets = Vec::new();
+    if let Some(n) = fields.get("first_response_ms") {
+        budgets.push(Budget::first_response(ms(&n, "milliseconds")?));
+    }
+    if let Some(n) = fields.get("tool_silence") {
+        let silence = n.object("a tool-silence budget", &["longer_than_ms", "within_ms"])?;
+        let longer_than =
+            silence.require("longer_than_ms", "how long tools may run silently, in ms")?;
+        let within =
+            silence.require("within_ms", "how soon the model must say something, in ms")?;
+        budgets.push(Budget::tool_silence(
+            ms(&longer_than, "milliseconds")?,
+            ms(&within, "milliseconds")?,
+        ));
+    }
+    if let Some(n) = fields.get("barge_in_ms") {
+        budgets.push(Budget::barge_in(ms(&n, "milliseconds")?));
+    }
+    if let Some(n) = fields.get("tool_round_trip_ms") {
+        if let Some(map) = n.value.as_object() {
+            let tools: Vec<&str> = map.keys().map(String::as_str).collect();
+            for (tool, bound) in n.object("tool names and milliseconds", &tools)?.members() {
+                known(&bound, tool)?;
+                budgets.push(Budget::tool_round_trip_of(
+                    tool,
+                    ms(&bound, "milliseconds")?,
+                ));
+            }
+        } else {
+            budgets.push(Budget::tool_round_trip(ms(
+                &n,
+                "milliseconds, or an object of tool names and milliseconds",
+            )?));
+        }
+    }
+    Ok(budgets)
 }
 
 fn decode_tool(node: &Node<'_>) -> Decoded<SimTool> {

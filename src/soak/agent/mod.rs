@@ -54,6 +54,7 @@ use crate::flow::{Enforcement, Spec};
 use crate::llm::LlmExtractor;
 use crate::session::{Live, LiveBuilder};
 use crate::soak::Faults;
+use crate::soak::check::budget::Budget;
 use crate::soak::file_reader::{self, AgentFileError};
 use crate::soak::generate::faults::FaultKind;
 use crate::soak::run::record::{ExecutionOutcome, RunRecord};
@@ -225,6 +226,8 @@ pub struct Agent {
     pub invariants: Vec<AgentInvariant>,
     /// Its own "sometimes" goals.
     pub sometimes: Vec<AgentGoal>,
+    /// Its latency budgets (`"budgets"`), checked as invariants.
+    pub budgets: Vec<Budget>,
     /// Its fault tuning: kinds on in every seed that is not calm.
     pub faults: Vec<(FaultKind, f64)>,
     /// The planted bug the agent file names (test builds only).

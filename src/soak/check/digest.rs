@@ -60,6 +60,18 @@ impl Summary {
             for (goal, reached) in &agent.goals {
                 text(&format!("goal {goal} {reached}"));
             }
+            for d in agent.latencies.iter().filter(|d| d.count() > 0) {
+                text(&format!(
+                    "latency {} {} {:?} {:?} {:?} {:?} {:?}",
+                    d.measure(),
+                    d.count(),
+                    d.p50(),
+                    d.p90(),
+                    d.p99(),
+                    d.max(),
+                    d.worst_seed()
+                ));
+            }
             for failure in &agent.failures {
                 text(&format!("failure {} {}", failure.seed, failure.invariant));
             }

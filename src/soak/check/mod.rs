@@ -6,10 +6,13 @@
 //! [`signature`], against the last soak's (its file in [`triage_file`],
 //! what it tells in [`triage_report`]).
 
+pub mod budget;
 pub(crate) mod determinism;
 mod digest;
+pub mod distribution;
 pub(crate) mod excerpt;
 pub mod invariants;
+pub mod latency;
 pub(crate) mod model;
 pub(crate) mod reconnects;
 pub(crate) mod refusals;

@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-use crate::executor::{Seed, Swarm};
+use crate::executor::{Seed, Swarm, format_time};
+use crate::soak::check::distribution::Distribution;
+use crate::soak::check::latency::Measure;
 use crate::soak::check::sometimes::GOALS_JUDGED_FROM;
 use crate::soak::generate::faults::Faults;
 use crate::soak::keep::kept::Kept;
@@ -117,6 +119,10 @@ pub struct AgentSummary {
     /// delivered right after the other, with how often (to the power of
     /// two); what exploration follows. Kept cases are not counted.
     pub orders: u64,
+    /// How each latency spread over the runs of fresh seeds and explored
+    /// variants (not kept cases), one per [`Measure`], in
+    /// [`Measure::ALL`]'s order.
+    pub latencies: Vec<Distribution>,
     /// Distinct whole-run signatures: the kinds of the events delivered,
     /// in order, a run of one kind counted once (nearly every run's is
     /// new; [`orders`](Self::orders) is the coverage that saturates).
@@ -138,7 +144,24 @@ impl AgentSummary {
             explored: 0,
             orders: 0,
             signatures: 0,
+            latencies: Measure::ALL.into_iter().map(Distribution::new).collect(),
         }
+    }
+
+    /// Adds a run's latencies, measured in the run of `seed`.
+    pub(crate) fn add_latencies(&mut self, seed: Seed, samples: &[(Measure, Duration)]) {
+        for &(measure, took) in samples {
+            if let Some(d) = self.latencies.iter_mut().find(|d| d.measure() == measure) {
+                d.add(took, seed);
+            }
+        }
+    }
+
+    /// How `measure` spread over the runs; `None` if nothing measured it.
+    pub fn latency(&self, measure: Measure) -> Option<&Distribution> {
+        self.latencies
+            .iter()
+            .find(|d| d.measure() == measure && d.count() > 0)
     }
 
     pub(crate) fn add(
@@ -561,6 +584,33 @@ impl fmt::Display for Summary {
                 )
             };
             writeln!(f, "  {:<width$}  {}{judged}", agent.name, goals.join(", "))?;
+        }
+        if self
+            .agents
+            .iter()
+            .any(|a| a.latencies.iter().any(|d| d.count() > 0))
+        {
+            writeln!(
+                f,
+                "latency (virtual time; p50 / p90 / p99 / max, and the seed of the max):"
+            )?;
+            for agent in &self.agents {
+                let measured = agent.latencies.iter().filter(|d| d.count() > 0);
+                for (i, d) in measured.enumerate() {
+                    let name = if i == 0 { agent.name.as_str() } else { "" };
+                    writeln!(
+                        f,
+                        "  {name:<width$}  {:<15} {:>8} / {:>8} / {:>8} / {:>8} ({}, {} measured)",
+                        d.measure().name(),
+                        format_time(d.p50()),
+                        format_time(d.p90()),
+                        format_time(d.p99()),
+                        format_time(d.max()),
+                        d.worst_seed().map(|s| s.to_string()).unwrap_or_default(),
+                        thousands(d.count())
+                    )?;
+                }
+            }
         }
         for error in &self.corpus_errors {
             writeln!(f, "corpus: {error}")?;

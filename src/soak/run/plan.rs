@@ -270,6 +270,9 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
                 .iter()
                 .map(|(n, v)| (n.clone(), v.is_ok()))
                 .collect();
+            if let Run::Seed(_, seed, _) = done.run {
+                summaries[agent].add_latencies(seed, &ran.latencies);
+            }
             summaries[agent].add(
                 ran.virtual_time,
                 ran.reconnects,

@@ -18,6 +18,7 @@ use std::time::Duration;
 use crate::executor::watch::Watch;
 use crate::executor::{Hang, Seed};
 use crate::session::LiveEvent;
+use crate::soak::check::latency::{self, Measure};
 use crate::soak::run::engine::{Checks, SeedRun, Target, run_case, run_seed};
 use crate::soak::run::explore::{Orders, orders};
 use crate::soak::run::plan::KeptCase;
@@ -68,6 +69,8 @@ pub(crate) struct Finished {
     pub network: Option<u64>,
     /// The event orders it left (`None`: it left no record).
     pub orders: Option<Orders>,
+    /// Its latencies.
+    pub latencies: Vec<(Measure, Duration)>,
 }
 
 impl From<SeedRun> for Finished {
@@ -86,6 +89,12 @@ impl From<SeedRun> for Finished {
                 .and_then(|r| r.network.as_ref())
                 .map(|n| n.died.len() as u64),
             orders: record.as_ref().map(|r| orders(&r.events)),
+            latencies: record.as_ref().map_or_else(Vec::new, |r| {
+                latency::measure(r)
+                    .into_iter()
+                    .map(|s| (s.measure, s.took))
+                    .collect()
+            }),
             run,
         }
     }

@@ -71,10 +71,10 @@ fn sim_help_lists_only_what_exists() {
         .collect();
     assert_eq!(
         commands,
-        ["soak", "run", "check", "shrink", "replay", "help"],
+        ["soak", "run", "check", "shrink", "replay", "passk", "help"],
         "{out}"
     );
-    for command in ["soak", "run", "check", "shrink", "replay"] {
+    for command in ["soak", "run", "check", "shrink", "replay", "passk"] {
         let (code, out, _) = livesim_in(&repo(), &["sim", command, "--help"]);
         assert_eq!(code, Some(0));
         assert!(
@@ -419,6 +419,116 @@ fn replay_exits_2_for_a_missing_agent_or_a_damaged_entry() {
 }
 
 /// A copy of `sim/weather` named `name` in `dir`, with `invariants`.
+/// `sim passk` plays a saved conversation under many seeds: a kept
+/// failure that fails under every seed has pass^1 0 and misses
+/// `--at-least` (exit 1), lists its failing seeds and a line that replays
+/// one, which prints that trial's failure; a script without `--agent` is
+/// refused with what to add.
+#[test]
+fn passk_plays_one_conversation_under_many_seeds() {
+    let agent = copy_agent("weather", "passk", |a| {
+        a["invariants"] = serde_json::json!([{"before": ["get_forecast", "get_weather"]}]);
+    });
+    let corpus = agent.parent().unwrap().join("seeds");
+    let (code, out, err) = livesim_in(
+        &repo(),
+        &[
+            "sim",
+            "soak",
+            agent.to_str().unwrap(),
+            "--seeds",
+            "0..10",
+            "--save",
+            corpus.to_str().unwrap(),
+            "--save-limit",
+            "1",
+        ],
+    );
+    assert_eq!(code, Some(1), "{out}{err}");
+    let entry = livesim::soak::corpus_files(&corpus).unwrap().remove(0);
+    let entry = entry.to_str().unwrap();
+    let dir = agent.to_str().unwrap();
+    let (code, out, err) = livesim_in(
+        &repo(),
+        &[
+            "sim",
+            "passk",
+            entry,
+            "--agent",
+            dir,
+            "--seeds",
+            "0..12",
+            "--at-least",
+            "0.5",
+        ],
+    );
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(
+        out.contains("passed 0 of 12 seeds: pass^1 0.000, pass^8 0.000"),
+        "{out}"
+    );
+    assert!(
+        out.contains("failing seeds: 0x0 (before(get_forecast, get_weather)), 0x1 ("),
+        "{out}"
+    );
+    assert!(out.contains("pass^8 0.000 is below 0.5"), "{out}");
+    let replay = out
+        .lines()
+        .find_map(|l| l.strip_prefix("replay one: livesim "))
+        .unwrap_or_else(|| panic!("no replay line:\n{out}"));
+    let args: Vec<&str> = replay.split(' ').collect();
+    let (code, one, _) = livesim_in(&repo(), &args);
+    assert_eq!(code, Some(1), "{one}");
+    assert!(
+        one.contains("FAILED weather seed 0x0: before(get_forecast, get_weather)"),
+        "{one}"
+    );
+    assert!(one.contains(&format!("replay: livesim {replay}")), "{one}");
+    // A script is someone's conversation: --agent says whose.
+    let script = agent.parent().unwrap().join("conversation.json");
+    let (code, _, err) = livesim_in(
+        &repo(),
+        &[
+            "sim",
+            "run",
+            dir,
+            "--seed",
+            "3",
+            "--save-script",
+            script.to_str().unwrap(),
+        ],
+    );
+    assert!(code.is_some(), "{err}");
+    let (code, _, err) = livesim_in(&repo(), &["sim", "passk", script.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains(
+            "is a script, not a corpus entry: say whose conversation it is with --agent NAME"
+        ),
+        "{err}"
+    );
+    let (code, out, err) = livesim_in(
+        &repo(),
+        &[
+            "sim",
+            "passk",
+            script.to_str().unwrap(),
+            "--agent",
+            "weather",
+            "--seeds",
+            "8",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (json["trials"].as_u64(), json["passed"].as_u64()),
+        (Some(8), Some(8))
+    );
+}
+
 fn weather_as(dir: &Path, name: &str, invariants: serde_json::Value) -> PathBuf {
     let agent = dir.join(name);
     std::fs::create_dir_all(&agent).unwrap();

@@ -82,6 +82,7 @@ pub use keep::shrink::{
     DEFAULT_BUDGET, DEFAULT_RUNS, ShrinkBudget, ShrinkError, ShrinkProgress, Shrunk,
 };
 pub use run::engine::{Checks, SeedRun, all_cores};
+pub use run::passk::{DEFAULT_K, PassK};
 pub use run::plan::Progress;
 pub use run::record::{
     Calls, ExecutionOutcome, Governance, RunRecord, Settling, TimedEvent, ToolExecution,

@@ -20,6 +20,7 @@ mod latency;
 mod logs;
 mod network;
 mod orderings;
+mod passk;
 mod past_bugs;
 mod resumable;
 mod shrink;

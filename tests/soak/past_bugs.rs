@@ -70,6 +70,14 @@ const PAST_BUGS: &[PastBug] = &[
         invariant: "wire-order",
         reaches: tool_finished_while_reconnecting_in_vain,
     },
+    // The flow kept a call the server cancelled as running: every later
+    // call of its committing tool was refused for the rest of the session.
+    PastBug {
+        entry: "resumable/0x31.json",
+        fixed_by: "c0f8aaa",
+        invariant: "refused-never-runs",
+        reaches: committing_call_cancelled_then_called_again,
+    },
 ];
 
 fn repo() -> &'static Path {
@@ -144,6 +152,44 @@ fn second_payment_refused(run: &RunRecord) -> Result<(), String> {
         Err(format!(
             "expected one take_payment run and one refusal because the first still ran; got {ran} run(s), refusals {refused:?}"
         ))
+    }
+}
+
+/// The server cancelled an unanswered call of verify_caller (which
+/// commits its step), and a later call of it was admitted and ran.
+fn committing_call_cancelled_then_called_again(run: &RunRecord) -> Result<(), String> {
+    // A verify_caller call, cancelled before anything answered it.
+    let called = |id: &str, before: usize| {
+        run.events[..before].iter().any(|e| {
+            matches!(&e.event, LiveEvent::ToolCall { calls }
+                if calls.iter().any(|c| c.name == "verify_caller" && c.id == id))
+        }) && !run.events[..before]
+            .iter()
+            .any(|e| matches!(&e.event, LiveEvent::ToolResponse { id: r, .. } if r == id))
+    };
+    let cancelled = run.events.iter().enumerate().position(|(k, e)| {
+        matches!(&e.event, LiveEvent::ToolCancelled { ids } if ids.iter().any(|id| called(id, k)))
+    });
+    let Some(at) = cancelled else {
+        return Err("no unanswered verify_caller call was cancelled".into());
+    };
+    let later = run.events[at..].iter().find_map(|e| match &e.event {
+        LiveEvent::ToolCall { calls } => calls
+            .iter()
+            .find(|c| c.name == "verify_caller")
+            .map(|c| c.id.clone()),
+        _ => None,
+    });
+    match later {
+        Some(id)
+            if run
+                .executions_of("verify_caller")
+                .any(|x| x.call_id.as_deref() == Some(id.as_str())) =>
+        {
+            Ok(())
+        }
+        Some(id) => Err(format!("the later verify_caller call {id} did not run")),
+        None => Err("no verify_caller call came after the cancellation".into()),
     }
 }
 

@@ -39,6 +39,7 @@ macro_rules! say_raw {
 
 mod check;
 mod corpus;
+mod passk;
 mod progress;
 mod triage;
 
@@ -69,6 +70,11 @@ pub enum SimCommand {
     /// status 0 when every one passes now, 1 when one still fails, 2 when
     /// one cannot be read or its agent no longer exists.
     Replay(corpus::ReplayArgs),
+    /// Play one fixed conversation (a corpus entry, or a saved script
+    /// with --agent) under many seeds, each drawing its own interleavings
+    /// and tool outcomes: pass^1, pass^k (the chance k trials all pass)
+    /// and the seeds that failed. Exit status 1 when --at-least is not met.
+    Passk(passk::PassKArgs),
 }
 
 #[derive(Args, Debug)]
@@ -176,6 +182,7 @@ pub fn run(command: SimCommand) -> ExitCode {
         SimCommand::Check(args) => check::run(args),
         SimCommand::Shrink(args) => corpus::shrink(args),
         SimCommand::Replay(args) => corpus::replay(args),
+        SimCommand::Passk(args) => passk::run(args),
     }
 }
 

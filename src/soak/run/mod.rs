@@ -3,11 +3,13 @@
 //! phase) inside the seed's simulation and leaves a [`record`]; the
 //! [`engine`] runs cases on a pool of threads, applies every check and
 //! merges the results in (agent, seed) order; and [`explore`] adds
-//! variants of the runs that found something new.
+//! variants of the runs that found something new; [`passk`] plays one
+//! conversation under many seeds.
 
 pub(crate) mod calibrate;
 pub(crate) mod engine;
 pub(crate) mod explore;
+pub(crate) mod passk;
 pub(crate) mod plan;
 pub(crate) mod record;
 pub(crate) mod session;

@@ -58,7 +58,9 @@ mod soak;
 
 pub use agent::repertoire::{Repertoire, ToolModel};
 pub use agent::tools::{LATENCY_SPIKE, SimTool, TOOL_FAILURE, TOOL_LATENCY, render};
-pub use agent::{AGENT_VERSION, Agent, AgentGoal, AgentInvariant, ExtractorSpec, RunContext};
+pub use agent::{
+    AGENT_VERSION, Agent, AgentGoal, AgentInvariant, ExtractorSpec, FinalState, RunContext,
+};
 pub use case::Case;
 pub use check::budget::Budget;
 pub use check::determinism::{Determinism, Divergence, SeedHash, check_determinism};

@@ -14,6 +14,7 @@ use crate::executor::{Seed, SeedPlan, Swarm, TestId, Trace};
 use crate::flow::FlowSpec;
 use crate::session::LiveBuilder;
 use crate::soak::agent::Agent;
+use crate::soak::agent::final_state::FinalState;
 use crate::soak::agent::repertoire::Repertoire;
 use crate::soak::case::Case;
 use crate::soak::check::budget::Budget;
@@ -155,6 +156,10 @@ impl Soak {
                     Invariant::new(inv.name(), move |run| check.check(run))
                 })
                 .chain(agent.budgets.iter().map(Budget::invariant))
+                .chain(agent.final_state.iter().map(|goal| {
+                    let goal = goal.clone();
+                    Invariant::new(goal.name(), move |run| goal.check(run))
+                }))
                 .collect(),
             sometimes: agent
                 .sometimes
@@ -241,6 +246,16 @@ impl Soak {
     /// ```
     pub fn budget(mut self, budget: Budget) -> Self {
         self.target.invariants.push(budget.invariant());
+        self
+    }
+
+    /// Adds a final-state goal: what the state must be once each run has
+    /// settled, checked like an invariant (named by [`FinalState::name`]).
+    pub fn final_state(mut self, goal: FinalState) -> Self {
+        let name = goal.name();
+        self.target
+            .invariants
+            .push(Invariant::new(name, move |run| goal.check(run)));
         self
     }
 

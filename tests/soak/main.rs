@@ -13,6 +13,7 @@ mod corpus;
 mod digest;
 mod engine;
 mod explore;
+mod final_state;
 mod generator;
 mod hangs;
 mod invariants;

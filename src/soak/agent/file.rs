@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::flow::Enforcement;
 use crate::session::Resumption;
+use crate::soak::agent::final_state;
 use crate::soak::agent::repertoire::Repertoire;
 use crate::soak::agent::tools::SimTool;
 use crate::soak::agent::{
@@ -20,7 +21,7 @@ use crate::soak::file_reader::{self, Decoded, Node};
 use crate::soak::generate::args;
 use crate::soak::generate::faults::FaultKind;
 
-const TOP_KEYS: [&str; 18] = [
+const TOP_KEYS: [&str; 19] = [
     "v",
     "instruction",
     "spec",
@@ -35,6 +36,7 @@ const TOP_KEYS: [&str; 18] = [
     "invariants",
     "sometimes",
     "budgets",
+    "final_state",
     "faults",
     "resumable",
     "manual_activity",
@@ -203,6 +205,16 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
         Some(node) => decode_budgets(&node, &known)?,
         None => Vec::new(),
     };
+    let final_state = match top.get("final_state") {
+        Some(node) => {
+            let extractor = top
+                .get("extractor")
+                .and_then(|e| e.value.get("name"))
+                .and_then(Value::as_str);
+            final_state::decode(&node, &tools, extractor)?
+        }
+        None => Vec::new(),
+    };
     let resumption = match top.get("resumable") {
         Some(node) if node.boolean("true or false")? => Resumption::on().transparent(true),
         _ => Resumption::off(),
@@ -282,6 +294,7 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
             invariants,
             sometimes,
             budgets,
+            final_state,
             faults,
             planted_bug,
         },

@@ -41,6 +41,7 @@
 //! its default and its bounds.
 
 pub(crate) mod file;
+pub(crate) mod final_state;
 pub(crate) mod repertoire;
 pub(crate) mod tools;
 
@@ -61,6 +62,7 @@ use crate::soak::run::record::{ExecutionOutcome, RunRecord};
 use crate::state::State;
 use crate::tape::{FileTape, LLM_CALL, Tape, TapeEntry, TapeError, TapedLlm, canonical_json};
 use file::{Decoded2, decode};
+pub use final_state::FinalState;
 use repertoire::Repertoire;
 use tools::SimTool;
 
@@ -228,6 +230,9 @@ pub struct Agent {
     pub sometimes: Vec<AgentGoal>,
     /// Its latency budgets (`"budgets"`), checked as invariants.
     pub budgets: Vec<Budget>,
+    /// What its state must be when a run ends (`"final_state"`), checked
+    /// as invariants.
+    pub final_state: Vec<FinalState>,
     /// Its fault tuning: kinds on in every seed that is not calm.
     pub faults: Vec<(FaultKind, f64)>,
     /// The planted bug the agent file names (test builds only).

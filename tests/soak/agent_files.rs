@@ -262,3 +262,20 @@ fn every_sim_agent_loads() {
         assert_eq!(agent.resumable(), name == "resumable");
     }
 }
+
+/// A goal on a state key no tool writes would never be reached: it is
+/// refused, naming the nearest key a tool writes.
+#[test]
+fn a_goal_on_a_state_key_no_tool_writes_names_the_nearest() {
+    let text = format!(
+        "{{\"v\": 1, {LINES},\n \"tools\": [{{\"name\": \"verify\", \"writes\": {{\"verified\": true}}}}],\n \"sometimes\": [{{\"name\": \"ok\", \"state\": \"verifed\"}}]}}"
+    );
+    let err = error("goal-key", &text, &[]);
+    assert!(
+        err.contains(
+            "at sometimes[0].state: no tool writes the state key \"verifed\"; did you mean \
+             `verified`? (keys the tools write: verified)"
+        ),
+        "{err}"
+    );
+}

@@ -189,10 +189,19 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
                         tool: tool_name,
                     });
                 }
-                (None, Some(key)) => sometimes.push(AgentGoal::State {
-                    name: goal_name,
-                    key: key.string("a state key")?,
-                }),
+                (None, Some(key)) => {
+                    let extractor = top
+                        .get("extractor")
+                        .and_then(|e| e.value.get("name"))
+                        .and_then(Value::as_str);
+                    let name = key.string("a state key")?;
+                    let keys = final_state::state_keys(&tools, extractor);
+                    final_state::known_key(&key, &name, &keys)?;
+                    sometimes.push(AgentGoal::State {
+                        name: goal_name,
+                        key: name,
+                    });
+                }
                 _ => {
                     return node.fail(
                         "expected a goal with a name and one of `tool_ok` (a tool) or `state` (a key)",

@@ -218,13 +218,7 @@ pub(crate) fn decode(
     tools: &[SimTool],
     extractor: Option<&str>,
 ) -> Decoded<Vec<FinalState>> {
-    let mut keys: Vec<&str> = tools
-        .iter()
-        .flat_map(|t| t.writes.iter().map(|(key, _)| key.as_str()))
-        .chain(extractor)
-        .collect();
-    keys.sort_unstable();
-    keys.dedup();
+    let keys = state_keys(tools, extractor);
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     let tool_of = |node: &Node<'_>| -> Decoded<&SimTool> {
         let name = node.string("a tool name")?;
@@ -244,13 +238,7 @@ pub(crate) fn decode(
         let fields = item.object("a final-state goal", &allowed)?;
         let key_node = fields.require("key", "the state key it is about")?;
         let key = key_node.string("a state key")?;
-        if !keys.contains(&key.as_str()) {
-            return key_node.fail(format!(
-                "no tool writes the state key {key:?}{} (keys the tools write: {})",
-                hint(&key, &keys),
-                keys.join(", ")
-            ));
-        }
+        known_key(&key_node, &key, &keys)?;
         let forms: Vec<(&str, Node<'_>)> = FORMS
             .iter()
             .filter_map(|form| fields.get(form).map(|n| (*form, n)))
@@ -308,6 +296,31 @@ pub(crate) fn decode(
         goals.push(goal);
     }
     Ok(goals)
+}
+
+/// The state keys an agent's tools (and its extractor) write, sorted.
+pub(crate) fn state_keys<'a>(tools: &'a [SimTool], extractor: Option<&'a str>) -> Vec<&'a str> {
+    let mut keys: Vec<&str> = tools
+        .iter()
+        .flat_map(|t| t.writes.iter().map(|(key, _)| key.as_str()))
+        .chain(extractor)
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
+/// `Ok` when `key` is one of `keys` (or one the runtime writes, `flow:…`
+/// and `session:…`); else an error at `node` naming the nearest.
+pub(crate) fn known_key(node: &Node<'_>, key: &str, keys: &[&str]) -> Decoded<()> {
+    if keys.contains(&key) || key.starts_with("flow:") || key.starts_with("session:") {
+        return Ok(());
+    }
+    node.fail(format!(
+        "no tool writes the state key {key:?}{} (keys the tools write: {})",
+        hint(key, keys),
+        keys.join(", ")
+    ))
 }
 
 fn hint(word: &str, valid: &[&str]) -> String {

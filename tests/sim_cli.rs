@@ -71,10 +71,14 @@ fn sim_help_lists_only_what_exists() {
         .collect();
     assert_eq!(
         commands,
-        ["soak", "run", "check", "shrink", "replay", "passk", "help"],
+        [
+            "soak", "run", "check", "shrink", "replay", "passk", "import", "help"
+        ],
         "{out}"
     );
-    for command in ["soak", "run", "check", "shrink", "replay", "passk"] {
+    for command in [
+        "soak", "run", "check", "shrink", "replay", "passk", "import",
+    ] {
         let (code, out, _) = livesim_in(&repo(), &["sim", command, "--help"]);
         assert_eq!(code, Some(0));
         assert!(
@@ -527,6 +531,55 @@ fn passk_plays_one_conversation_under_many_seeds() {
         (json["trials"].as_u64(), json["passed"].as_u64()),
         (Some(8), Some(8))
     );
+}
+
+/// `sim import` makes a recorded wire log an agent's corpus entry: the
+/// damaged line is skipped and named, the entry saved, and `sim replay`
+/// passes on it.
+#[test]
+fn import_keeps_a_recorded_session_as_a_seed() {
+    let dir = temp("import");
+    let log = dir.join("prod.jsonl");
+    std::fs::write(
+        &log,
+        r#"{"v":1,"kind":"wire_log","started_at_ms":0}
+{"dir":"out","t_ms":0,"type":"text","json":{"setup":{"model":"models/m"}}}
+{"dir":"in","t_ms":40,"type":"binary","json":{"setupComplete":{}}}
+{"dir":"in","t_ms":90,"type":"binary","json":{"serverContent":{"modelTurn":{"parts":[{"text":"Checking."}]}}}}
+%%% damaged %%%
+{"dir":"in","t_ms":120,"type":"binary","json":{"toolCall":{"functionCalls":[{"id":"c1","name":"get_weather","args":{"city":"Oslo"}}]}}}
+{"dir":"out","t_ms":180,"type":"text","json":{"toolResponse":{"functionResponses":[{"id":"c1","name":"get_weather","response":{"sky":"snow"}}]}}}
+{"dir":"in","t_ms":400,"type":"binary","json":{"serverContent":{"modelTurn":{"parts":[{"text":"Snow in Oslo."}]},"turnComplete":true}}}
+"#,
+    )
+    .unwrap();
+    let corpus = dir.join("seeds");
+    let (code, out, err) = livesim_in(
+        &repo(),
+        &[
+            "sim",
+            "import",
+            log.to_str().unwrap(),
+            "--agent",
+            "weather",
+            "--save",
+            corpus.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(err.contains("livesim sim import: skipped "), "{err}");
+    assert!(err.contains("prod.jsonl:5: not a wire log line"), "{err}");
+    assert!(
+        out.contains("6 frames, 1 damaged line skipped, 0 resumption handles replaced"),
+        "{out}"
+    );
+    let saved = out
+        .lines()
+        .find_map(|l| l.strip_prefix("saved "))
+        .unwrap_or_else(|| panic!("nothing saved:\n{out}"));
+    let (code, again, err) = livesim_in(&repo(), &["sim", "replay", saved]);
+    assert_eq!(code, Some(0), "{again}{err}");
+    assert!(again.contains("(imported, "), "{again}");
 }
 
 fn weather_as(dir: &Path, name: &str, invariants: serde_json::Value) -> PathBuf {

@@ -16,6 +16,7 @@ mod explore;
 mod final_state;
 mod generator;
 mod hangs;
+mod import;
 mod invariants;
 mod latency;
 mod logs;

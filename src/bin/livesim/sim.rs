@@ -39,6 +39,7 @@ macro_rules! say_raw {
 
 mod check;
 mod corpus;
+mod import;
 mod passk;
 mod progress;
 mod triage;
@@ -75,6 +76,11 @@ pub enum SimCommand {
     /// and tool outcomes: pass^1, pass^k (the chance k trials all pass)
     /// and the seeds that failed. Exit status 1 when --at-least is not met.
     Passk(passk::PassKArgs),
+    /// Make a recorded wire log (the recording transport's file) into a
+    /// script and a seeds-corpus entry of an agent: damaged lines skipped
+    /// and named, resumption handles replaced. Exit status 1 when the
+    /// imported session breaks an invariant (it is then shrunk and kept).
+    Import(import::ImportArgs),
 }
 
 #[derive(Args, Debug)]
@@ -183,6 +189,7 @@ pub fn run(command: SimCommand) -> ExitCode {
         SimCommand::Shrink(args) => corpus::shrink(args),
         SimCommand::Replay(args) => corpus::replay(args),
         SimCommand::Passk(args) => passk::run(args),
+        SimCommand::Import(args) => import::run(args),
     }
 }
 

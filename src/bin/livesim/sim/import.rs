@@ -1,0 +1,127 @@
+//! `livesim sim import`: a recorded wire log (the recording transport's
+//! file, from production or anywhere) made into a script and a seeds-corpus
+//! entry of an agent, which replays, soaks and shrinks like any other.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use livesim::Seed;
+use livesim::executor::{Swarm, fnv1a64};
+use livesim::soak::{Case, CorpusEntry, Faults, Saved, import_wire_log};
+
+use super::corpus::{SaveArgs, keeping};
+use super::{find_agent, soaks, usage};
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// The wire log (JSONL, as the recording transport writes it).
+    #[arg(value_name = "WIRELOG")]
+    pub file: PathBuf,
+    /// The agent whose session it recorded: a name under the nearest
+    /// `sim/`, or a folder holding agent.json.
+    #[arg(long)]
+    pub agent: String,
+    /// The entry's seed (default: one drawn from the log's bytes, so the
+    /// same log gives the same entry).
+    #[arg(long)]
+    pub seed: Option<Seed>,
+    /// Also write the bare script here (`livesim serve` plays it).
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+    #[command(flatten)]
+    pub save: SaveArgs,
+}
+
+pub fn run(args: ImportArgs) -> ExitCode {
+    let agents = match find_agent(&args.agent) {
+        Ok(agents) => agents,
+        Err(message) => return usage("import", &message),
+    };
+    let file = args.file.display().to_string();
+    let bytes = match std::fs::read(&args.file) {
+        Ok(bytes) => bytes,
+        Err(e) => return usage("import", &format!("{file}: {e}")),
+    };
+    let soak = soaks(&agents, livesim::soak::Checks::default()).remove(0);
+    let stem = args
+        .file
+        .file_stem()
+        .map_or("wire-log".to_string(), |s| s.to_string_lossy().into_owned());
+    let imported = match import_wire_log(&file, &bytes, &format!("{}-{stem}", soak.name())) {
+        Ok(imported) => imported,
+        Err(message) => return usage("import", &message),
+    };
+    for damage in &imported.damaged {
+        eprintln!("livesim sim import: skipped {damage}");
+    }
+    if let Some(path) = &args.script
+        && let Err(e) = imported.script.save(path)
+    {
+        return usage("import", &e.to_string());
+    }
+    let seed = args.seed.unwrap_or_else(|| Seed::new(fnv1a64(&bytes) >> 4));
+    // Production ran calm: no perturbation of its own, no injected fault.
+    let case = Case {
+        seed,
+        swarm: Swarm::calm(),
+        faults: Faults::calm(),
+        script: imported.script.clone(),
+        decisions: Some(Vec::new()),
+    };
+    say!(
+        "{file}: {} frames, {} damaged line{} skipped, {} resumption handle{} replaced: {} actions for {}",
+        imported.frames,
+        imported.damaged.len(),
+        if imported.damaged.len() == 1 { "" } else { "s" },
+        imported.handles,
+        if imported.handles == 1 { "" } else { "s" },
+        case.actions(),
+        soak.name()
+    );
+    let keeping = match keeping(&args.save, agents.home.as_deref(), 1) {
+        Ok(keeping) => keeping,
+        Err(message) => return usage("import", &message),
+    };
+    let run = soak.run_case(&case);
+    if let Some(failure) = run.failures.first() {
+        // It fails here: keep it shrunk, like a failure the soak found.
+        say!(
+            "it breaks {}: {}",
+            failure.invariant,
+            failure.message.lines().next().unwrap_or_default()
+        );
+        let kept = keeping.keep_failure(&soak, failure, &|line| {
+            eprintln!("livesim sim import: {line}")
+        });
+        match &kept.saved {
+            Saved::Failed(e) => return usage("import", e),
+            Saved::NotWritten => {}
+            _ => say!("{}", kept.line()),
+        }
+        return ExitCode::from(1);
+    }
+    let entry = CorpusEntry {
+        agent: soak.name().to_string(),
+        invariant: "imported".to_string(),
+        message: format!(
+            "imported from {file} ({} frames, {} damaged lines skipped); every invariant held",
+            imported.frames,
+            imported.damaged.len()
+        ),
+        case,
+        shrunk: None,
+    };
+    say!("it passes every invariant");
+    match &keeping.corpus {
+        Some(dir) => match entry.save(dir) {
+            Ok(path) => {
+                say!("saved {}", path.display());
+                say!("replay: livesim sim replay {}", path.display());
+            }
+            Err(e) => return usage("import", &format!("cannot save the entry: {e}")),
+        },
+        None => say!("not saved (--no-save)"),
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,287 @@
+//! Production sessions as seeds: a recorded wire log (what the recording
+//! transport writes) turned into a script the scripted server plays, so a
+//! session seen in production replays, soaks and shrinks like a generated
+//! one.
+//!
+//! What the server sent becomes the script's actions, in order, with the
+//! recorded pauses between them: model content and everything else as
+//! sent, tool calls as calls (waited for when the recording shows the
+//! session answered before the server spoke again), `goAway` as a goAway,
+//! resumption updates as updates, closes as closes, a transport error as an
+//! abort, a later setup as the next connection. What the session sent
+//! becomes what the script waits for (`clientContent`,
+//! `realtimeInput.audio`, …); its tool answers are what a call waits for.
+//!
+//! Nothing secret survives: resumption handles become `handle-1`,
+//! `handle-2`, … (one per distinct handle, the same for the update that
+//! gave it and the setup that resumed it). A damaged line is skipped and
+//! named (file, line, what is wrong); every good frame is kept.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::testing::{Action, Call, CloseAction, Reconnect, ResumptionUpdate, ScriptedServer};
+use crate::transport::wire_log::{Direction, FrameLine, Header, LineType, WIRE_LOG_KIND};
+
+/// A script made from a wire log, and what could not be read of it.
+#[derive(Clone, Debug)]
+pub struct Imported {
+    /// The script.
+    pub script: ScriptedServer,
+    /// Frames read from the log.
+    pub frames: usize,
+    /// Each damaged line: `file:line: what is wrong`. The frames around it
+    /// were kept.
+    pub damaged: Vec<String>,
+    /// Distinct resumption handles replaced by `handle-N`.
+    pub handles: usize,
+}
+
+/// Reads wire log `bytes` (named `file` in messages) into a script named
+/// `name`. `Err` only when nothing usable is there: no frame at all.
+///
+/// ```
+/// use livesim::soak::import_wire_log;
+///
+/// let log = br#"{"v":1,"kind":"wire_log","started_at_ms":0}
+/// {"dir":"out","t_ms":0,"type":"text","json":{"setup":{"model":"models/m"}}}
+/// {"dir":"in","t_ms":40,"type":"binary","json":{"setupComplete":{}}}
+/// {"dir":"out","t_ms":50,"type":"text","json":{"clientContent":{"turnComplete":true}}}
+/// this line is damaged
+/// {"dir":"in","t_ms":300,"type":"binary","json":{"sessionResumptionUpdate":{"newHandle":"SECRET","resumable":true}}}
+/// "#;
+/// let imported = import_wire_log("prod.jsonl", log, "prod").unwrap();
+/// assert_eq!(imported.damaged, ["prod.jsonl:5: not a wire log line: expected ident at line 1 column 2"]);
+/// let text = imported.script.to_json().to_string();
+/// assert!(text.contains("handle-1") && !text.contains("SECRET"));
+/// ```
+pub fn import_wire_log(file: &str, bytes: &[u8], name: &str) -> Result<Imported, String> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut damaged = Vec::new();
+    let mut frames: Vec<FrameLine> = Vec::new();
+    let mut header_seen = false;
+    let ends_whole = text.ends_with('\n');
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        let number = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let torn = i + 1 == lines.len() && !ends_whole;
+        let value: Value = match serde_json::from_str(line) {
+            Ok(value) => value,
+            Err(e) => {
+                let why = if torn {
+                    format!("a torn last line (the recorder stopped mid-write): {e}")
+                } else {
+                    format!("not a wire log line: {e}")
+                };
+                damaged.push(format!("{file}:{number}: {why}"));
+                continue;
+            }
+        };
+        if value.get("v").is_some() {
+            match serde_json::from_value::<Header>(value) {
+                Ok(header) if header.kind == WIRE_LOG_KIND && !header_seen => header_seen = true,
+                Ok(header) if header.kind != WIRE_LOG_KIND => {
+                    return Err(format!(
+                        "{file}:{number}: this is a {} file, not a wire log",
+                        header.kind
+                    ));
+                }
+                Ok(_) => damaged.push(format!("{file}:{number}: a second header line, skipped")),
+                Err(e) => damaged.push(format!(
+                    "{file}:{number}: a header that cannot be read: {e}"
+                )),
+            }
+            continue;
+        }
+        match serde_json::from_value::<FrameLine>(value) {
+            Ok(frame) => frames.push(frame),
+            Err(e) => damaged.push(format!("{file}:{number}: not a frame line: {e}")),
+        }
+    }
+    if frames.is_empty() {
+        let why = damaged
+            .first()
+            .map(|d| format!(" (first problem: {d})"))
+            .unwrap_or_default();
+        return Err(format!("{file}: no frame could be read{why}"));
+    }
+    if !header_seen {
+        damaged.insert(
+            0,
+            format!("{file}: no header line; the frames were read anyway"),
+        );
+    }
+    let mut handles = Handles::default();
+    let script = script_of(&frames, name, &mut handles);
+    Ok(Imported {
+        script,
+        frames: frames.len(),
+        damaged,
+        handles: handles.0.len(),
+    })
+}
+
+/// Handles seen, each with the placeholder it becomes.
+#[derive(Default)]
+struct Handles(BTreeMap<String, String>);
+
+impl Handles {
+    fn placeholder(&mut self, handle: &str) -> String {
+        let next = self.0.len() + 1;
+        self.0
+            .entry(handle.to_string())
+            .or_insert_with(|| format!("handle-{next}"))
+            .clone()
+    }
+}
+
+fn script_of(frames: &[FrameLine], name: &str, handles: &mut Handles) -> ScriptedServer {
+    let mut script = ScriptedServer::new().named(name);
+    let mut last_in: Option<u64> = None;
+    let mut setups = 0;
+    for (k, frame) in frames.iter().enumerate() {
+        let json = frame.json.as_ref();
+        match frame.dir {
+            Direction::Out => {
+                let Some(message) = json.and_then(Value::as_object) else {
+                    continue;
+                };
+                if let Some(setup) = message.get("setup") {
+                    setups += 1;
+                    if setups > 1 {
+                        let handle = setup
+                            .pointer("/sessionResumption/handle")
+                            .and_then(Value::as_str)
+                            .map(|h| handles.placeholder(h));
+                        script = script.action(Action::Reconnect(Reconnect { handle }));
+                        last_in = None;
+                    }
+                    continue;
+                }
+                // Tool answers are what calls wait for; the rest is what
+                // the script waits for the session to send.
+                if message.contains_key("toolResponse") {
+                    continue;
+                }
+                if let Some((key, body)) = message.iter().next() {
+                    let member = body
+                        .as_object()
+                        .and_then(|b| b.keys().find(|m| key == "realtimeInput" && !m.is_empty()));
+                    let expect = match member {
+                        Some(member) => format!("{key}.{member}"),
+                        None => key.clone(),
+                    };
+                    script = script.action(Action::Expect(expect));
+                }
+            }
+            Direction::In => {
+                if let Some(before) = last_in
+                    && frame.t_ms > before
+                {
+                    script = script.action(Action::PauseMs(frame.t_ms - before));
+                }
+                last_in = Some(frame.t_ms);
+                if let Some(action) = server_action(frames, k, handles) {
+                    script = script.action(action);
+                }
+            }
+        }
+    }
+    script
+}
+
+/// The action that sends what frame `k` (the server's) carried.
+fn server_action(frames: &[FrameLine], k: usize, handles: &mut Handles) -> Option<Action> {
+    let frame = &frames[k];
+    match frame.line_type {
+        LineType::Close => {
+            let close = frame.close.as_ref()?;
+            return Some(Action::Close(CloseAction {
+                code: close.code,
+                reason: close.reason.clone(),
+            }));
+        }
+        LineType::Error => return Some(Action::Abort),
+        LineType::Text | LineType::Binary => {}
+    }
+    let Some(message) = frame.json.as_ref() else {
+        // Not JSON: sent as it came, malformed frame and all.
+        return frame
+            .raw
+            .as_ref()
+            .map(|raw| Action::SendText(Value::String(raw.clone())));
+    };
+    if message.get("setupComplete").is_some() {
+        // The scripted server answers every setup itself.
+        return None;
+    }
+    if let Some(calls) = message
+        .pointer("/toolCall/functionCalls")
+        .and_then(Value::as_array)
+    {
+        let answered_before_next = |id: &str| {
+            frames[k + 1..]
+                .iter()
+                .take_while(|f| f.dir == Direction::Out)
+                .any(|f| {
+                    f.json
+                        .as_ref()
+                        .and_then(|j| j.pointer("/toolResponse/functionResponses"))
+                        .and_then(Value::as_array)
+                        .is_some_and(|rs| rs.iter().any(|r| r["id"] == id))
+                })
+        };
+        let calls: Vec<Call> = calls
+            .iter()
+            .map(|c| {
+                let id = c["id"].as_str().unwrap_or_default().to_string();
+                Call {
+                    wait: answered_before_next(&id),
+                    name: c["name"].as_str().unwrap_or_default().to_string(),
+                    args: c
+                        .get("args")
+                        .cloned()
+                        .unwrap_or(Value::Object(Default::default())),
+                    id,
+                }
+            })
+            .collect();
+        return Some(match <[Call; 1]>::try_from(calls) {
+            Ok([call]) => Action::Call(call),
+            Err(calls) => Action::CallMany(calls),
+        });
+    }
+    if let Some(update) = message.get("sessionResumptionUpdate") {
+        let handle = update
+            .get("newHandle")
+            .and_then(Value::as_str)
+            .map(|h| handles.placeholder(h));
+        return Some(Action::ResumptionUpdate(ResumptionUpdate {
+            handle,
+            resumable: update
+                .get("resumable")
+                .and_then(Value::as_bool)
+                .unwrap_or(true),
+            transparent: update.get("lastConsumedClientMessageIndex").is_some(),
+        }));
+    }
+    if let Some(left) = message.pointer("/goAway/timeLeft") {
+        return Some(Action::GoAwayMs(time_left_ms(left)));
+    }
+    Some(Action::Send(message.clone()))
+}
+
+/// A `timeLeft` (`"50s"`, `"1.5s"`, or `{seconds, nanos}`) in ms.
+fn time_left_ms(left: &Value) -> u64 {
+    if let Some(text) = left.as_str() {
+        let seconds: f64 = text.trim_end_matches('s').parse().unwrap_or(0.0);
+        return (seconds * 1000.0).round().max(0.0) as u64;
+    }
+    let seconds = left.get("seconds").and_then(Value::as_u64).unwrap_or(0);
+    let nanos = left.get("nanos").and_then(Value::as_u64).unwrap_or(0);
+    seconds * 1000 + nanos / 1_000_000
+}

@@ -1,0 +1,181 @@
+//! Production sessions become seeds: a session recorded as a wire log (the
+//! recording transport) is imported as a script of an agent, which then
+//! replays clean, keeps the recorded calls and pauses, survives damage to
+//! the log (every good frame kept, each bad line named) and holds no
+//! resumption handle.
+
+use std::time::Duration;
+
+use livesim::Seed;
+use livesim::executor::{Simulation, Swarm};
+use livesim::prelude::*;
+use livesim::soak::{Agent, Case, Faults, RunContext, Soak, import_wire_log};
+use livesim::testing::{Action, Call, ScriptedServer};
+use livesim::transport::recording::{MemorySink, Recording, WireLogWriter};
+use serde_json::json;
+
+use super::agent;
+
+/// A weather session, as `sim/weather`'s agent runs it, recorded.
+fn recorded() -> Vec<u8> {
+    Simulation::new(Seed::new(3))
+        .run(|| async {
+            let weather = agent("weather");
+            let ctx = RunContext {
+                seed: Seed::new(3),
+                faults: Faults::calm(),
+                state: livesim::state::State::new(),
+            };
+            let sink = MemorySink::new();
+            let writer = WireLogWriter::builder(sink.clone()).start().unwrap();
+            let (transport, control) = ScriptedServer::new()
+                .says("Let me look.")
+                .pause(Duration::from_millis(700))
+                .calls("get_weather", json!({"city": "Lisbon"}))
+                .pause(Duration::from_millis(300))
+                .says("It is sunny in Lisbon.")
+                .into_transport();
+            let handle = weather
+                .builder(&ctx)
+                .connect_with_transport(Recording::new(transport, writer))
+                .await
+                .unwrap();
+            let mut events = handle.events();
+            control.release();
+            let mut turns = 0;
+            while let Some(event) = events.next().await {
+                if matches!(event, LiveEvent::TurnComplete { .. }) {
+                    turns += 1;
+                    if turns == 2 {
+                        break;
+                    }
+                }
+            }
+            handle.disconnect().await;
+            sink.contents()
+        })
+        .unwrap()
+        .value
+}
+
+fn calls(script: &ScriptedServer) -> Vec<Call> {
+    script
+        .actions()
+        .iter()
+        .filter_map(|a| match a {
+            Action::Call(call) => Some(call.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_recorded_session_imports_as_a_script_that_replays_clean() {
+    let log = recorded();
+    let imported = import_wire_log("weather.jsonl", &log, "weather-prod").unwrap();
+    assert!(imported.damaged.is_empty(), "{:?}", imported.damaged);
+    assert_eq!(
+        calls(&imported.script),
+        [Call {
+            id: "call-1".into(),
+            name: "get_weather".into(),
+            args: json!({"city": "Lisbon"}),
+            wait: true,
+        }]
+    );
+    let pauses: Vec<u64> = imported
+        .script
+        .actions()
+        .iter()
+        .filter_map(|a| match a {
+            Action::PauseMs(ms) => Some(*ms),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        pauses.contains(&700),
+        "the recorded pause is kept: {pauses:?}"
+    );
+    let weather: Agent = agent("weather");
+    let case = Case {
+        seed: Seed::new(1),
+        swarm: Swarm::calm(),
+        faults: Faults::calm(),
+        script: imported.script,
+        decisions: Some(Vec::new()),
+    };
+    let run = Soak::agent(&weather).run_case(&case);
+    assert_eq!(run.verdict(), Ok(()));
+    let record = run.record.unwrap();
+    assert_eq!(record.executions_of("get_weather").count(), 1);
+}
+
+/// Damage anywhere in the log loses only the damaged lines: a line of
+/// garbage in the middle and a torn last line are named, by line, and
+/// every frame around them is kept.
+#[test]
+fn a_damaged_log_keeps_every_good_frame_and_names_each_bad_line() {
+    let log = recorded();
+    let whole = import_wire_log("weather.jsonl", &log, "w").unwrap();
+    let text = String::from_utf8(log).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.insert(3, "{\"dir\":\"in\",\"t_ms\":");
+    let mut damaged = lines.join("\n");
+    damaged.push_str("\n{\"dir\":\"in\",\"t_ms\":99,\"ty");
+    let imported = import_wire_log("weather.jsonl", damaged.as_bytes(), "w").unwrap();
+    assert_eq!(imported.frames, whole.frames);
+    assert_eq!(imported.script.actions(), whole.script.actions());
+    assert_eq!(imported.damaged.len(), 2, "{:?}", imported.damaged);
+    assert!(
+        imported.damaged[0].starts_with("weather.jsonl:4: not a wire log line: "),
+        "{:?}",
+        imported.damaged
+    );
+    assert!(
+        imported.damaged[1].starts_with(&format!(
+            "weather.jsonl:{}: a torn last line (the recorder stopped mid-write)",
+            lines.len() + 1
+        )),
+        "{:?}",
+        imported.damaged
+    );
+    let err = import_wire_log("empty.jsonl", b"not json\n", "w").unwrap_err();
+    assert_eq!(
+        err,
+        "empty.jsonl: no frame could be read (first problem: empty.jsonl:1: not a wire log line: expected ident at line 1 column 2)"
+    );
+}
+
+/// Resumption handles (scrubbed by the recorder or not) become
+/// `handle-N`, the same one for the update that gave it and the setup
+/// that resumed it; a later setup starts the script's next connection.
+#[test]
+fn handles_never_reach_the_script() {
+    let log = br#"{"v":1,"kind":"wire_log","started_at_ms":0}
+{"dir":"out","t_ms":0,"type":"text","json":{"setup":{"model":"m"}}}
+{"dir":"in","t_ms":5,"type":"binary","json":{"setupComplete":{}}}
+{"dir":"in","t_ms":9,"type":"binary","json":{"sessionResumptionUpdate":{"newHandle":"Cq1-secret","resumable":true}}}
+{"dir":"in","t_ms":20,"type":"binary","json":{"goAway":{"timeLeft":"12.5s"}}}
+{"dir":"out","t_ms":30,"type":"text","json":{"setup":{"model":"m","sessionResumption":{"handle":"Cq1-secret"}}}}
+{"dir":"in","t_ms":35,"type":"binary","json":{"setupComplete":{}}}
+{"dir":"in","t_ms":40,"type":"close","close":{"code":1000,"reason":"done"}}
+"#;
+    let imported = import_wire_log("resume.jsonl", log, "r").unwrap();
+    let json = imported.script.to_json().to_string();
+    assert!(!json.contains("Cq1-secret"), "{json}");
+    assert_eq!(imported.handles, 1);
+    let actions = imported.script.actions();
+    assert!(actions.contains(&Action::GoAwayMs(12_500)), "{actions:?}");
+    assert!(
+        actions
+            .iter()
+            .any(|a| matches!(a, Action::Reconnect(r) if r.handle.as_deref() == Some("handle-1"))),
+        "{actions:?}"
+    );
+    assert!(
+        actions.iter().any(
+            |a| matches!(a, Action::ResumptionUpdate(u) if u.handle.as_deref() == Some("handle-1"))
+        ),
+        "{actions:?}"
+    );
+}

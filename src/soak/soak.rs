@@ -16,6 +16,7 @@ use crate::session::LiveBuilder;
 use crate::soak::agent::Agent;
 use crate::soak::agent::final_state::FinalState;
 use crate::soak::agent::repertoire::Repertoire;
+use crate::soak::agent::simulated_user::SimulatedUser;
 use crate::soak::case::Case;
 use crate::soak::check::budget::Budget;
 use crate::soak::check::invariants::Invariant;
@@ -133,6 +134,7 @@ impl Soak {
             declared_latency: BTreeSet::new(),
             allowed_panics: BTreeSet::new(),
             explore: true,
+            simulated_user: None,
         })
     }
 
@@ -186,6 +188,7 @@ impl Soak {
             declared_latency: BTreeSet::new(),
             allowed_panics: BTreeSet::new(),
             explore: true,
+            simulated_user: agent.simulated_user.clone().map(Arc::new),
         })
     }
 
@@ -246,6 +249,15 @@ impl Soak {
     /// ```
     pub fn budget(mut self, budget: Budget) -> Self {
         self.target.invariants.push(budget.invariant());
+        self
+    }
+
+    /// Plays the user with a model, from its tape: at each point the
+    /// conversation waits for the user's words, they say what the tape
+    /// recorded for that seed and conversation (a line of the repertoire
+    /// when it holds none). See [`SimulatedUser`].
+    pub fn simulated_user(mut self, user: SimulatedUser) -> Self {
+        self.target.simulated_user = Some(Arc::new(user));
         self
     }
 

@@ -36,7 +36,7 @@ fn a_misspelt_key_names_the_nearest_valid_one() {
         "agent.json:4:17: at instrucion: unknown key `instrucion` in an agent file; did you mean \
          `instruction`? (valid keys: v, instruction, spec, enforcement, turns, pauses_ms, \
          call_chance, user, model, tools, extractor, invariants, sometimes, budgets, final_state, \
-         faults, resumable, manual_activity, planted_bug)"
+         simulated_user, faults, resumable, manual_activity, planted_bug)"
     );
     let text = format!(
         "{{\"v\": 1, {LINES},\n \"tools\": [\n  {{\"name\": \"lookup\",\n   \"latncy_ms\": [1, 2]}}]}}"

@@ -26,6 +26,7 @@ mod passk;
 mod past_bugs;
 mod resumable;
 mod shrink;
+mod simulated_user;
 mod swarm;
 mod user_agent;
 mod your_agent;

@@ -12,6 +12,7 @@ use crate::flow::Enforcement;
 use crate::session::Resumption;
 use crate::soak::agent::final_state;
 use crate::soak::agent::repertoire::Repertoire;
+use crate::soak::agent::simulated_user::SimulatedUser;
 use crate::soak::agent::tools::SimTool;
 use crate::soak::agent::{
     AGENT_VERSION, Agent, AgentGoal, AgentInvariant, ExtractorSpec, StandingTape,
@@ -20,8 +21,9 @@ use crate::soak::check::budget::Budget;
 use crate::soak::file_reader::{self, Decoded, Node};
 use crate::soak::generate::args;
 use crate::soak::generate::faults::FaultKind;
+use crate::tape::FileTape;
 
-const TOP_KEYS: [&str; 19] = [
+const TOP_KEYS: [&str; 20] = [
     "v",
     "instruction",
     "spec",
@@ -37,6 +39,7 @@ const TOP_KEYS: [&str; 19] = [
     "sometimes",
     "budgets",
     "final_state",
+    "simulated_user",
     "faults",
     "resumable",
     "manual_activity",
@@ -224,6 +227,10 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
         }
         None => Vec::new(),
     };
+    let simulated_user = match top.get("simulated_user") {
+        Some(node) => Some(decode_simulated_user(dir, &node)?),
+        None => None,
+    };
     let resumption = match top.get("resumable") {
         Some(node) if node.boolean("true or false")? => Resumption::on().transparent(true),
         _ => Resumption::off(),
@@ -304,6 +311,7 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
             sometimes,
             budgets,
             final_state,
+            simulated_user,
             faults,
             planted_bug,
         },
@@ -367,6 +375,37 @@ fn decode_budgets(
         }
     }
     Ok(budgets)
+}
+
+/// `"simulated_user"`: `{"persona", "goal", "tape", "model"?}`, the tape a
+/// file beside `agent.json` that [`SimulatedUser::record`] wrote.
+fn decode_simulated_user(dir: &Path, node: &Node<'_>) -> Decoded<SimulatedUser> {
+    let fields = node.object("a simulated user", &["persona", "goal", "tape", "model"])?;
+    let persona = fields
+        .require("persona", "who the user is")?
+        .string("a persona")?;
+    let goal = fields
+        .require("goal", "what the user wants")?
+        .string("a goal")?;
+    let tape_node = fields.require("tape", "the tape of its answers, beside agent.json")?;
+    let file = dir.join(tape_node.string("a tape file name")?);
+    let tape = match FileTape::open(&file) {
+        Ok(tape) => tape,
+        Err(e) => return tape_node.fail(format!("cannot read the tape {}: {e}", file.display())),
+    };
+    if let Some(torn) = tape.torn_line() {
+        return tape_node.fail(format!(
+            "{}: line {} is torn ({}): record the tape again",
+            file.display(),
+            torn.line,
+            torn.problem
+        ));
+    }
+    let mut user = SimulatedUser::new(persona, goal);
+    if let Some(model) = fields.get("model") {
+        user = user.model(model.string("a model id")?);
+    }
+    Ok(user.answers_from(tape.entries()))
 }
 
 fn decode_tool(node: &Node<'_>) -> Decoded<SimTool> {

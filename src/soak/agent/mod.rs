@@ -43,6 +43,7 @@
 pub(crate) mod file;
 pub(crate) mod final_state;
 pub(crate) mod repertoire;
+pub(crate) mod simulated_user;
 pub(crate) mod tools;
 
 use std::path::{Path, PathBuf};
@@ -64,6 +65,7 @@ use crate::tape::{FileTape, LLM_CALL, Tape, TapeEntry, TapeError, TapedLlm, cano
 use file::{Decoded2, decode};
 pub use final_state::FinalState;
 use repertoire::Repertoire;
+pub use simulated_user::{Said, SimulatedUser, USER_CALL, USER_MODEL};
 use tools::SimTool;
 
 /// The agent file format version this livesim reads.
@@ -233,6 +235,8 @@ pub struct Agent {
     /// What its state must be when a run ends (`"final_state"`), checked
     /// as invariants.
     pub final_state: Vec<FinalState>,
+    /// A user played by a model, from its tape (`"simulated_user"`).
+    pub simulated_user: Option<SimulatedUser>,
     /// Its fault tuning: kinds on in every seed that is not calm.
     pub faults: Vec<(FaultKind, f64)>,
     /// The planted bug the agent file names (test builds only).

@@ -21,6 +21,7 @@ use crate::executor::{
 use crate::flow::FlowSpec;
 use crate::session::LiveBuilder;
 use crate::soak::agent::RunContext;
+use crate::soak::agent::SimulatedUser;
 use crate::soak::agent::repertoire::Repertoire;
 use crate::soak::case::Case;
 use crate::soak::check::excerpt::excerpt;
@@ -76,6 +77,8 @@ pub(crate) struct Target {
     /// Whether runs that find something new earn variants (see
     /// [`explore`](super::explore)).
     pub explore: bool,
+    /// A user played by a model, answering from its tape.
+    pub simulated_user: Option<Arc<SimulatedUser>>,
 }
 
 impl Target {

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 use crate::executor::{self, Seed, Stream};
 use crate::session::{EventStream, LiveEvent, LiveHandle};
+use crate::soak::agent::simulated_user::{Said, agent_said, waits_for_words};
 use crate::soak::run::engine::Target;
 use crate::testing::{Action, ReplayControl, ScriptedServer};
 
@@ -43,14 +44,30 @@ pub(crate) fn turns(target: &Target, seed: Seed, script: &ScriptedServer) -> Vec
     let mut audio = Stream::new(seed, "soak/user/audio");
     let actions = script.actions();
     let mut out = Vec::new();
+    // What was said so far, for a user a model plays.
+    let mut said = Vec::new();
     for (at, action) in actions.iter().enumerate() {
+        if target.simulated_user.is_some() {
+            said.extend(agent_said(action).into_iter().map(Said::Agent));
+        }
         let Action::Expect(key) = action else {
             continue;
         };
+        let user = target
+            .simulated_user
+            .as_ref()
+            .filter(|_| waits_for_words(action));
+        let answered = user.and_then(|u| u.answer(seed, &said));
         let mut line = || {
-            draw.pick(&target.repertoire.user_lines)
-                .cloned()
-                .unwrap_or_else(|| "Hello.".to_string())
+            let text = answered.clone().unwrap_or_else(|| {
+                draw.pick(&target.repertoire.user_lines)
+                    .cloned()
+                    .unwrap_or_else(|| "Hello.".to_string())
+            });
+            if user.is_some() {
+                said.push(Said::User(text.clone()));
+            }
+            text
         };
         let message = match key.as_str() {
             "realtimeInput" | "realtimeInput.text" => {

@@ -21,6 +21,7 @@ use super::upgrade::{self, Accepted};
 use crate::testing::ScriptedServer;
 use crate::testing::player::{Progress, play_connections, play_on};
 use crate::transport::connector::BoxedTransport;
+use crate::transport::recording::{Recording, WireLogWriter};
 use crate::transport::websocket::WebSocketTransport;
 
 /// How long a client has to finish the TLS handshake and the upgrade: a
@@ -56,6 +57,8 @@ pub(crate) struct Shared {
     /// Woken when a client session opens (the server then lets its
     /// reconnects in, whatever the connection count).
     pub session_opened: Arc<tokio::sync::Notify>,
+    /// Where each connection's wire log goes, if anywhere.
+    pub record: Option<std::path::PathBuf>,
 }
 
 /// A client session playing a script across its connections.
@@ -105,6 +108,22 @@ pub(crate) async fn serve(
     }
 }
 
+/// A wire log writer for connection `number` in `dir`.
+fn recorder(
+    dir: &std::path::Path,
+    number: usize,
+    redactor: &crate::wire::Redactor,
+) -> std::io::Result<(WireLogWriter, std::path::PathBuf)> {
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(format!("connection-{number}.jsonl"));
+    let file = std::fs::File::create(&path)?;
+    let writer = WireLogWriter::builder(file)
+        .redactor(redactor)
+        .server_side()
+        .start()?;
+    Ok((writer, path))
+}
+
 async fn upgrade_and_play<S>(number: usize, stream: S, shared: &Shared) -> Attempt
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -130,8 +149,22 @@ where
             }
         };
     let redactor = inspection.redactor.clone();
+    let ws = WebSocketTransport::from_stream(ws, redactor.clone());
+    let inner: BoxedTransport = match &shared.record {
+        Some(dir) => match recorder(dir, number, &redactor) {
+            Ok((writer, path)) => {
+                say(&format!("recording to {}", path.display()));
+                Box::new(Recording::new(ws, writer))
+            }
+            Err(e) => {
+                say(&format!("cannot record: {e}"));
+                Box::new(ws)
+            }
+        },
+        None => Box::new(ws),
+    };
     let mut io = Logged::new(
-        WebSocketTransport::from_stream(ws, redactor.clone()),
+        inner,
         redactor,
         shared.log.clone(),
         prefix.clone(),

@@ -74,6 +74,10 @@ pub struct ServeOptions {
     pub certificate_out: Option<PathBuf>,
     /// Message size and timeouts for every connection.
     pub limits: Limits,
+    /// Record each connection as a wire log in this folder
+    /// (`connection-<n>.jsonl`, secrets removed, directions as the client
+    /// saw them), for `livesim sim import`.
+    pub record: Option<PathBuf>,
 }
 
 /// Why serving could not start.
@@ -160,6 +164,7 @@ impl Server {
                 session: Default::default(),
                 session_opened: Default::default(),
                 limits: options.limits,
+                record: options.record,
             },
             connections: options.connections,
             certificate,

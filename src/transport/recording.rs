@@ -49,6 +49,8 @@ pub struct WireLogWriter {
     scrubber: FrameScrubber,
     error: Option<String>,
     frames: u64,
+    /// Recording a server's side: directions are turned to the client's.
+    server_side: bool,
 }
 
 /// Options for a [`WireLogWriter`]; [`start`](Self::start) writes the header.
@@ -59,6 +61,7 @@ pub struct WireLogBuilder {
     connect: Option<Value>,
     redactor: Redactor,
     clock: Option<RecordingClock>,
+    server_side: bool,
 }
 
 impl WireLogWriter {
@@ -71,6 +74,7 @@ impl WireLogWriter {
             connect: None,
             redactor: Redactor::new(),
             clock: None,
+            server_side: false,
         }
     }
 
@@ -84,8 +88,19 @@ impl WireLogWriter {
         self.frames
     }
 
+    /// The direction to write: a server's recording says it as its client
+    /// would, so every wire log reads the same way.
+    fn seen_from_the_client(&self, dir: Direction) -> Direction {
+        match (self.server_side, dir) {
+            (false, dir) => dir,
+            (true, Direction::In) => Direction::Out,
+            (true, Direction::Out) => Direction::In,
+        }
+    }
+
     /// Records a frame that went `dir`.
     pub fn record(&mut self, dir: Direction, frame: &Frame) {
+        let dir = self.seen_from_the_client(dir);
         let t_ms = (self.clock)();
         let mut line = FrameLine {
             dir,
@@ -129,6 +144,7 @@ impl WireLogWriter {
 
     /// Records a transport error where a frame was expected.
     pub fn record_error(&mut self, dir: Direction, error: &TransportError) {
+        let dir = self.seen_from_the_client(dir);
         let line = FrameLine {
             dir,
             t_ms: (self.clock)(),
@@ -207,6 +223,15 @@ impl WireLogBuilder {
         self
     }
 
+    /// Records a server's side of the connection (`livesim serve
+    /// --record`): what the server sent is written `in` and what it
+    /// received `out`, as its client would have recorded them, so a
+    /// server's log reads (and imports) like any other.
+    pub fn server_side(mut self) -> Self {
+        self.server_side = true;
+        self
+    }
+
     /// Writes the header and returns the writer.
     pub fn start(self) -> io::Result<WireLogWriter> {
         let mut scrubber = FrameScrubber::new(self.redactor);
@@ -238,6 +263,7 @@ impl WireLogBuilder {
             scrubber,
             error: None,
             frames: 0,
+            server_side: self.server_side,
         })
     }
 }

@@ -275,3 +275,62 @@ async fn a_python_sdk_shaped_client_resumes_across_connections() {
     // Handles are secrets: the log shows neither.
     assert!(!ended.output().contains("HANDLE-"), "{}", ended.output());
 }
+
+/// `--record DIR` keeps each connection as a wire log, as the client saw
+/// it and without the key; `livesim sim import` makes it a script that
+/// calls what the served script called, with its transcription.
+#[tokio::test]
+async fn a_recorded_connection_imports_as_the_script_it_played() {
+    let dir = std::env::temp_dir().join(format!("livesim-serve-record-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let served = serve(&weather().to_json(), &["--record", dir.to_str().unwrap()]).await;
+    let handle = Live::builder()
+        .base_url(served.base_url.clone())
+        .api_key(KEY)
+        .tools(T::simple(
+            "get_weather",
+            "Weather for a city",
+            |args| async move { Ok(json!({ "city": args["city"], "sky": "sunny" })) },
+        ))
+        .connect()
+        .await
+        .unwrap();
+    let mut events = handle.events();
+    while let Some(event) = events.next().await {
+        if matches!(event, LiveEvent::TurnComplete { .. }) {
+            break;
+        }
+    }
+    handle.disconnect().await;
+    let ended = served.finish().await;
+    assert_eq!(ended.code, Some(0), "{}", ended.output());
+    let log = dir.join("connection-1.jsonl");
+    let bytes = std::fs::read(&log).unwrap();
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(!text.contains(KEY), "{text}");
+    let parsed =
+        livesim::transport::wire_log::WireLog::parse("connection-1.jsonl", &bytes).unwrap();
+    use livesim::transport::wire_log::Direction;
+    let first = &parsed.frames[0];
+    assert_eq!(
+        first.dir,
+        Direction::Out,
+        "the client's setup, as the client saw it"
+    );
+    assert!(first.json.as_ref().unwrap().get("setup").is_some());
+    let imported = livesim::soak::import_wire_log("connection-1.jsonl", &bytes, "weather").unwrap();
+    assert!(imported.damaged.is_empty(), "{:?}", imported.damaged);
+    let calls: Vec<_> = imported
+        .script
+        .actions()
+        .iter()
+        .filter_map(|a| match a {
+            livesim::testing::Action::Call(call) => Some((call.name.clone(), call.args.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [("get_weather".to_string(), json!({ "city": "Paris" }))]
+    );
+}

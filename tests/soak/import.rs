@@ -179,3 +179,21 @@ fn handles_never_reach_the_script() {
         "{actions:?}"
     );
 }
+
+/// A session Google's Python SDK (google-genai 3.6.1) played against
+/// `livesim serve examples/serve/weather-first.json --record DIR`
+/// (`examples/serve/client.py`), committed as recorded: imported, it is
+/// the script that was served, snake_case client messages and all.
+#[test]
+fn the_python_sdk_recording_imports_as_the_script_it_played() {
+    let log = std::fs::read("tests/fixtures/import/weather-python-sdk.jsonl").unwrap();
+    let imported = import_wire_log("weather-python-sdk.jsonl", &log, "weather-first").unwrap();
+    assert!(imported.damaged.is_empty(), "{:?}", imported.damaged);
+    let served = ScriptedServer::load("examples/serve/weather-first.json").unwrap();
+    assert_eq!(imported.script.actions(), served.actions());
+    let text = String::from_utf8(log).unwrap();
+    assert!(
+        !text.contains("FAKE-KEY"),
+        "the client's key never reached the log"
+    );
+}

@@ -43,6 +43,11 @@ pub struct ServeArgs {
     /// pauses included); then it is closed with 1011.
     #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = parse_duration)]
     pub idle_timeout: Duration,
+    /// Record each connection as a wire log in DIR
+    /// (`connection-<n>.jsonl`: secrets removed, directions as the client
+    /// saw them), which `livesim sim import` makes a seed of.
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<PathBuf>,
 }
 
 /// `4194304`, `512KiB`, `4MiB`.
@@ -110,6 +115,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
         },
         tls: args.tls,
         certificate_out: args.cert_out,
+        record: args.record,
         limits: Limits {
             max_message_size: args.max_message_size,
             setup_timeout: args.setup_timeout,

@@ -141,7 +141,9 @@ impl Handles {
 
 fn script_of(frames: &[FrameLine], name: &str, handles: &mut Handles) -> ScriptedServer {
     let mut script = ScriptedServer::new().named(name);
-    let mut last_in: Option<u64> = None;
+    // A script's pause starts when its last step did: the server's last
+    // frame, or the client's message an `expect` or a call waited for.
+    let mut last_at: Option<u64> = None;
     let mut setups = 0;
     for (k, frame) in frames.iter().enumerate() {
         let json = frame.json.as_ref();
@@ -150,6 +152,9 @@ fn script_of(frames: &[FrameLine], name: &str, handles: &mut Handles) -> Scripte
                 let Some(message) = json.and_then(Value::as_object) else {
                     continue;
                 };
+                if last_at.is_some() {
+                    last_at = Some(frame.t_ms);
+                }
                 if let Some(setup) = message.get("setup") {
                     setups += 1;
                     if setups > 1 {
@@ -158,33 +163,35 @@ fn script_of(frames: &[FrameLine], name: &str, handles: &mut Handles) -> Scripte
                             .and_then(Value::as_str)
                             .map(|h| handles.placeholder(h));
                         script = script.action(Action::Reconnect(Reconnect { handle }));
-                        last_in = None;
+                        last_at = None;
                     }
                     continue;
                 }
                 // Tool answers are what calls wait for; the rest is what
-                // the script waits for the session to send.
-                if message.contains_key("toolResponse") {
+                // the script waits for the session to send. (Google's
+                // Python SDK writes the top-level keys in snake_case.)
+                if message.contains_key("toolResponse") || message.contains_key("tool_response") {
                     continue;
                 }
                 if let Some((key, body)) = message.iter().next() {
+                    let key = &camel_case(key);
                     let member = body
                         .as_object()
                         .and_then(|b| b.keys().find(|m| key == "realtimeInput" && !m.is_empty()));
                     let expect = match member {
-                        Some(member) => format!("{key}.{member}"),
+                        Some(member) => format!("{key}.{}", camel_case(member)),
                         None => key.clone(),
                     };
                     script = script.action(Action::Expect(expect));
                 }
             }
             Direction::In => {
-                if let Some(before) = last_in
+                if let Some(before) = last_at
                     && frame.t_ms > before
                 {
                     script = script.action(Action::PauseMs(frame.t_ms - before));
                 }
-                last_in = Some(frame.t_ms);
+                last_at = Some(frame.t_ms);
                 if let Some(action) = server_action(frames, k, handles) {
                     script = script.action(action);
                 }
@@ -230,7 +237,11 @@ fn server_action(frames: &[FrameLine], k: usize, handles: &mut Handles) -> Optio
                 .any(|f| {
                     f.json
                         .as_ref()
-                        .and_then(|j| j.pointer("/toolResponse/functionResponses"))
+                        .and_then(|j| j.get("toolResponse").or_else(|| j.get("tool_response")))
+                        .and_then(|r| {
+                            r.get("functionResponses")
+                                .or_else(|| r.get("function_responses"))
+                        })
                         .and_then(Value::as_array)
                         .is_some_and(|rs| rs.iter().any(|r| r["id"] == id))
                 })
@@ -284,4 +295,21 @@ fn time_left_ms(left: &Value) -> u64 {
     let seconds = left.get("seconds").and_then(Value::as_u64).unwrap_or(0);
     let nanos = left.get("nanos").and_then(Value::as_u64).unwrap_or(0);
     seconds * 1000 + nanos / 1_000_000
+}
+
+/// `client_content` → `clientContent`; a camelCase key stays as it is.
+fn camel_case(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut upper = false;
+    for c in key.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

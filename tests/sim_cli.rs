@@ -582,6 +582,58 @@ fn import_keeps_a_recorded_session_as_a_seed() {
     assert!(again.contains("(imported, "), "{again}");
 }
 
+#[test]
+fn import_reads_a_journal_as_well_as_a_wire_log() {
+    let dir = temp("import-journal");
+    let journal = dir.join("user-7.journal.jsonl");
+    std::fs::write(
+        &journal,
+        r#"{"v":1,"kind":"journal"}
+{"seq":1,"key":"flow:tool_call","value":{"tool":"verify_identity","id":"call-1"},"timestamp":1000}
+{"seq":2,"key":"verified","value":true,"timestamp":1200}
+{"seq":3,"key":"customer","value":"Ada Byron","timestamp":1200}
+{"seq":4,"key":"flow:tool_result","value":{"tool":"verify_identity","id":"call-1","ok":true},"timestamp":1200}
+{"seq":5,"key":"flow:active","value":["pay"],"timestamp":1300}
+{"seq":6,"key":"flow:tool_call","value":{"tool":"take_pay
+"#,
+    )
+    .unwrap();
+    let script = dir.join("user-7.script.json");
+    let corpus = dir.join("seeds");
+    let (code, out, err) = livesim_in(
+        &repo(),
+        &[
+            "sim",
+            "import",
+            journal.to_str().unwrap(),
+            "--agent",
+            "payment",
+            "--script",
+            script.to_str().unwrap(),
+            "--save",
+            corpus.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(
+        err.contains("user-7.journal.jsonl:7: not a journal entry"),
+        "{err}"
+    );
+    assert!(
+        out.contains("5 journal entries, 1 damaged line skipped, 0 resumptions recorded"),
+        "{out}"
+    );
+    assert!(out.contains("it passes every invariant"), "{out}");
+    let written = std::fs::read_to_string(&script).unwrap();
+    assert!(written.contains("Ada Byron"), "{written}");
+    let saved = out
+        .lines()
+        .find_map(|l| l.strip_prefix("saved "))
+        .unwrap_or_else(|| panic!("nothing saved:\n{out}"));
+    let (code, again, err) = livesim_in(&repo(), &["sim", "replay", saved]);
+    assert_eq!(code, Some(0), "{again}{err}");
+}
+
 fn weather_as(dir: &Path, name: &str, invariants: serde_json::Value) -> PathBuf {
     let agent = dir.join(name);
     std::fs::create_dir_all(&agent).unwrap();

@@ -78,8 +78,8 @@ pub use journal::FlowEntry;
 /// [`FlowEntry`] (the table of values is on [`FlowEntry`]).
 pub mod keys {
     pub use super::journal::{
-        ACTIVE, ESCALATED, INTERRUPTED, TOOL_CALL, TOOL_DENIED, TOOL_FAILED, TOOL_RESULT,
-        TOOL_WOULD_DENY,
+        ACTIVE, ESCALATED, INTERRUPTED, TOOL_CALL, TOOL_CANCELLED, TOOL_DENIED, TOOL_FAILED,
+        TOOL_RESULT, TOOL_WOULD_DENY,
     };
 }
 pub use monitor::{FlowMonitor, TurnEvaluation};

@@ -80,6 +80,7 @@ pub use generate::steps::{Step, script as steps_script};
 pub use generate::variant;
 pub use keep::corpus::{CORPUS_VERSION, CorpusEntry, ShrinkNote, corpus_files};
 pub use keep::import::{Imported, import_wire_log};
+pub use keep::import_journal::{import_journal, is_journal};
 pub use keep::kept::{KEEP_PER_INVARIANT, Keeping, Kept, Saved};
 pub use keep::replay::CorpusReplay;
 pub use keep::shrink::{

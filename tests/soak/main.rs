@@ -17,6 +17,7 @@ mod final_state;
 mod generator;
 mod hangs;
 mod import;
+mod import_journal;
 mod invariants;
 mod latency;
 mod logs;

@@ -29,13 +29,16 @@ use crate::transport::wire_log::{Direction, FrameLine, Header, LineType, WIRE_LO
 pub struct Imported {
     /// The script.
     pub script: ScriptedServer,
-    /// Frames read from the log.
+    /// Frames read from the log (a journal's entries).
     pub frames: usize,
     /// Each damaged line: `file:line: what is wrong`. The frames around it
     /// were kept.
     pub damaged: Vec<String>,
-    /// Distinct resumption handles replaced by `handle-N`.
+    /// Distinct resumption handles replaced by `handle-N` (for a journal:
+    /// the handles the script gives for the resumptions it recorded).
     pub handles: usize,
+    /// What the script could not reproduce as recorded, one line each.
+    pub notes: Vec<String>,
 }
 
 /// Reads wire log `bytes` (named `file` in messages) into a script named
@@ -122,6 +125,7 @@ pub fn import_wire_log(file: &str, bytes: &[u8], name: &str) -> Result<Imported,
         frames: frames.len(),
         damaged,
         handles: handles.0.len(),
+        notes: Vec::new(),
     })
 }
 

@@ -1,6 +1,7 @@
 //! `livesim sim import`: a recorded wire log (the recording transport's
-//! file, from production or anywhere) made into a script and a seeds-corpus
-//! entry of an agent, which replays, soaks and shrinks like any other.
+//! file, from production or anywhere) or a state journal (a
+//! `FileJournalSink` file) made into a script and a seeds-corpus entry of
+//! an agent, which replays, soaks and shrinks like any other.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,15 +9,19 @@ use std::process::ExitCode;
 use clap::Args;
 use livesim::Seed;
 use livesim::executor::{Swarm, fnv1a64};
-use livesim::soak::{Case, CorpusEntry, Faults, Saved, import_wire_log};
+use livesim::soak::{
+    Case, CorpusEntry, Faults, Saved, import_journal, import_wire_log, is_journal,
+};
 
 use super::corpus::{SaveArgs, keeping};
 use super::{find_agent, soaks, usage};
 
 #[derive(Args, Debug)]
 pub struct ImportArgs {
-    /// The wire log (JSONL, as the recording transport writes it).
-    #[arg(value_name = "WIRELOG")]
+    /// The wire log (JSONL, as the recording transport or `livesim serve
+    /// --record` writes it) or state journal (JSONL, as `FileJournalSink`
+    /// writes it); its header line says which.
+    #[arg(value_name = "RECORDING")]
     pub file: PathBuf,
     /// The agent whose session it recorded: a name under the nearest
     /// `sim/`, or a folder holding agent.json.
@@ -48,12 +53,22 @@ pub fn run(args: ImportArgs) -> ExitCode {
         .file
         .file_stem()
         .map_or("wire-log".to_string(), |s| s.to_string_lossy().into_owned());
-    let imported = match import_wire_log(&file, &bytes, &format!("{}-{stem}", soak.name())) {
+    let name = format!("{}-{stem}", soak.name());
+    let journal = is_journal(&bytes);
+    let imported = if journal {
+        import_journal(&file, &bytes, &name, &agents.agents[0])
+    } else {
+        import_wire_log(&file, &bytes, &name)
+    };
+    let imported = match imported {
         Ok(imported) => imported,
         Err(message) => return usage("import", &message),
     };
     for damage in &imported.damaged {
         eprintln!("livesim sim import: skipped {damage}");
+    }
+    for note in &imported.notes {
+        eprintln!("livesim sim import: note: {note}");
     }
     if let Some(path) = &args.script
         && let Err(e) = imported.script.save(path)
@@ -69,13 +84,31 @@ pub fn run(args: ImportArgs) -> ExitCode {
         script: imported.script.clone(),
         decisions: Some(Vec::new()),
     };
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let (read, handles) = if journal {
+        (
+            "journal entries",
+            format!(
+                "{} resumption{} recorded",
+                imported.handles,
+                plural(imported.handles)
+            ),
+        )
+    } else {
+        (
+            "frames",
+            format!(
+                "{} resumption handle{} replaced",
+                imported.handles,
+                plural(imported.handles)
+            ),
+        )
+    };
     say!(
-        "{file}: {} frames, {} damaged line{} skipped, {} resumption handle{} replaced: {} actions for {}",
+        "{file}: {} {read}, {} damaged line{} skipped, {handles}: {} actions for {}",
         imported.frames,
         imported.damaged.len(),
-        if imported.damaged.len() == 1 { "" } else { "s" },
-        imported.handles,
-        if imported.handles == 1 { "" } else { "s" },
+        plural(imported.damaged.len()),
         case.actions(),
         soak.name()
     );
@@ -105,7 +138,7 @@ pub fn run(args: ImportArgs) -> ExitCode {
         agent: soak.name().to_string(),
         invariant: "imported".to_string(),
         message: format!(
-            "imported from {file} ({} frames, {} damaged lines skipped); every invariant held",
+            "imported from {file} ({} {read}, {} damaged lines skipped); every invariant held",
             imported.frames,
             imported.damaged.len()
         ),

@@ -189,11 +189,17 @@ struct Walk<'a> {
     steps: Vec<bool>,
     /// The time of the last entry the script or the session acted on.
     last_at: Option<u64>,
+    /// The user has spoken and the turn has not ended.
     in_turn: bool,
+    /// The turn was interrupted: it ends without the rest of its line.
     interrupted: bool,
+    /// Turns ended so far (which model line comes next).
     turns: usize,
+    /// Handles given out so far (`handle-1`, …).
     handles: usize,
+    /// What the script cannot reproduce as recorded.
     notes: Vec<String>,
+    /// Arguments drawn from a tool's schema when it has no example.
     draw: Stream,
 }
 

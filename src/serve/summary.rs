@@ -24,7 +24,7 @@ pub(crate) fn client_message(bytes: &[u8]) -> String {
         return format!("a message with {} top-level keys {keys:?}", keys.len());
     }
     let (key, body) = object.iter().next().expect("one key");
-    let what = match camel(key).as_str() {
+    let what = match crate::wire::camel_case(key).as_str() {
         "setup" => setup(body),
         "clientContent" => client_content(body),
         "realtimeInput" => realtime_input(body),
@@ -148,7 +148,7 @@ fn realtime_input(body: &Value) -> String {
     };
     let parts: Vec<String> = object
         .iter()
-        .map(|(key, value)| match camel(key).as_str() {
+        .map(|(key, value)| match crate::wire::camel_case(key).as_str() {
             "text" => format!("text {}", quote(value.as_str().unwrap_or_default())),
             "audio" | "video" => format!("{key} {}", blob(value)),
             "mediaChunks" => format!("mediaChunks ×{}", value.as_array().map_or(0, Vec::len)),
@@ -266,22 +266,6 @@ fn quote(text: &str) -> String {
     } else {
         format!("{head:?}")
     }
-}
-
-fn camel(key: &str) -> String {
-    let mut out = String::with_capacity(key.len());
-    let mut upper = false;
-    for c in key.chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 fn snake(key: &str) -> String {

@@ -82,3 +82,22 @@ pub use tools::{
     ToolResponse,
 };
 pub use usage::{ModalityTokenCount, UsageMetadata};
+
+/// A message key as the Live API spells it: `client_content` becomes
+/// `clientContent` (the API accepts snake_case keys too, and Google's
+/// Python SDK sends them so); a camelCase key stays as it is.
+pub(crate) fn camel_case(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut upper = false;
+    for c in key.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}

@@ -23,6 +23,7 @@ use serde_json::Value;
 
 use crate::testing::{Action, Call, CloseAction, Reconnect, ResumptionUpdate, ScriptedServer};
 use crate::transport::wire_log::{Direction, FrameLine, Header, LineType, WIRE_LOG_KIND};
+use crate::wire::camel_case;
 
 /// A script made from a wire log, and what could not be read of it.
 #[derive(Clone, Debug)]
@@ -299,21 +300,4 @@ fn time_left_ms(left: &Value) -> u64 {
     let seconds = left.get("seconds").and_then(Value::as_u64).unwrap_or(0);
     let nanos = left.get("nanos").and_then(Value::as_u64).unwrap_or(0);
     seconds * 1000 + nanos / 1_000_000
-}
-
-/// `client_content` → `clientContent`; a camelCase key stays as it is.
-fn camel_case(key: &str) -> String {
-    let mut out = String::with_capacity(key.len());
-    let mut upper = false;
-    for c in key.chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }

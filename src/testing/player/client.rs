@@ -35,7 +35,7 @@ impl<T: Transport> Player<'_, T> {
                 .fail(problem, 1007, "Invalid JSON payload received.")
                 .await;
         }
-        let key = canonical_key(&keys[0]);
+        let key = crate::wire::camel_case(&keys[0]);
         let body = &message[&keys[0]];
         match key.as_str() {
             "toolResponse" => self.tool_response(body, on).await,
@@ -212,25 +212,9 @@ fn expected(wanted: &str, key: &str, body: Option<&Value>) -> bool {
             top == key
                 && body
                     .and_then(Value::as_object)
-                    .is_some_and(|b| b.keys().any(|k| canonical_key(k) == member))
+                    .is_some_and(|b| b.keys().any(|k| crate::wire::camel_case(k) == member))
         }
     }
-}
-
-pub(super) fn canonical_key(key: &str) -> String {
-    let mut out = String::new();
-    let mut upper = false;
-    for c in key.chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 pub(super) fn summary(message: Option<&Value>, bytes: &[u8]) -> String {

@@ -453,7 +453,7 @@ impl<'a, T: Transport> Player<'a, T> {
                 .actions
                 .iter()
                 .filter_map(|a| match a {
-                    Action::Expect(key) => Some(client::canonical_key(key)),
+                    Action::Expect(key) => Some(crate::wire::camel_case(key)),
                     _ => None,
                 })
                 .collect(),

@@ -14,11 +14,10 @@ fn weather() -> ScriptedServer {
         .says("It is sunny in Paris.")
 }
 
-#[tokio::test]
-async fn livesims_own_session_plays_the_weather_script_end_to_end() {
-    let served = serve(&weather().to_json(), &[]).await;
-    let handle = Live::builder()
-        .base_url(served.base_url.clone())
+/// livesim's own session, with the weather tool, connected to `base_url`.
+async fn weather_session(base_url: &str) -> LiveHandle {
+    Live::builder()
+        .base_url(base_url)
         .api_key(KEY)
         .tools(T::simple(
             "get_weather",
@@ -27,7 +26,13 @@ async fn livesims_own_session_plays_the_weather_script_end_to_end() {
         ))
         .connect()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test]
+async fn livesims_own_session_plays_the_weather_script_end_to_end() {
+    let served = serve(&weather().to_json(), &[]).await;
+    let handle = weather_session(&served.base_url).await;
 
     let mut events = handle.events();
     let (mut answered, mut text) = (None, String::new());
@@ -284,17 +289,7 @@ async fn a_recorded_connection_imports_as_the_script_it_played() {
     let dir = std::env::temp_dir().join(format!("livesim-serve-record-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let served = serve(&weather().to_json(), &["--record", dir.to_str().unwrap()]).await;
-    let handle = Live::builder()
-        .base_url(served.base_url.clone())
-        .api_key(KEY)
-        .tools(T::simple(
-            "get_weather",
-            "Weather for a city",
-            |args| async move { Ok(json!({ "city": args["city"], "sky": "sunny" })) },
-        ))
-        .connect()
-        .await
-        .unwrap();
+    let handle = weather_session(&served.base_url).await;
     let mut events = handle.events();
     while let Some(event) = events.next().await {
         if matches!(event, LiveEvent::TurnComplete { .. }) {

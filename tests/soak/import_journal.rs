@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 
 use livesim::Seed;
 use livesim::executor::Swarm;
-use livesim::soak::{Case, Faults, Soak, import_journal, is_journal};
+use livesim::soak::{Agent, Case, Faults, RunRecord, Soak, import_journal, is_journal};
 use livesim::state::StateMutation;
-use livesim::testing::Action;
+use livesim::testing::{Action, ScriptedServer};
 use serde_json::{Value, json};
 
 use super::{agent, seeds};
@@ -50,7 +50,7 @@ fn calls(entries: &[StateMutation]) -> BTreeMap<String, String> {
 }
 
 /// The calm case that plays an imported script.
-fn case(seed: u64, script: livesim::testing::ScriptedServer) -> Case {
+fn case(seed: u64, script: ScriptedServer) -> Case {
     Case {
         seed: Seed::new(seed),
         swarm: Swarm::calm(),
@@ -198,15 +198,18 @@ fn arguments_come_back_from_what_the_call_wrote_and_a_failure_fails_again() {
         .count();
     assert_eq!(turn_ends, 2);
 
-    let soak = Soak::agent(&payment);
-    let run = soak.run_case(&case(1, imported.script));
-    assert!(
-        run.failures.is_empty(),
-        "{:?}",
-        run.failures.first().map(|f| &f.message)
-    );
-    let replayed = calls_of(&run.record.unwrap().journal);
+    let replayed = calls_of(&played_clean(&payment, 1, imported.script).journal);
     assert_eq!(replayed, ["call-1 ok", "call-2 failed", "call-3 ok"],);
+}
+
+/// What `agent`'s session did when `script` was played calm under `seed`;
+/// it must pass every invariant.
+fn played_clean(agent: &Agent, seed: u64, script: ScriptedServer) -> RunRecord {
+    let run = Soak::agent(agent).run_case(&case(seed, script));
+    if let Some(failure) = run.failures.first() {
+        panic!("it breaks {}: {}", failure.invariant, failure.message);
+    }
+    run.record.expect("a run's record")
 }
 
 /// `id ok|failed` for each result, in order.
@@ -246,13 +249,7 @@ fn a_damaged_journal_keeps_every_good_entry_and_names_each_bad_line() {
         imported.damaged[1]
     );
     assert!(imported.damaged[2].starts_with("prod.jsonl:7: a torn last line"));
-    let soak = Soak::agent(&weather);
-    let run = soak.run_case(&case(2, imported.script));
-    assert!(
-        run.failures.is_empty(),
-        "{:?}",
-        run.failures.first().map(|f| &f.message)
-    );
+    played_clean(&weather, 2, imported.script);
 
     let err =
         import_journal("x.jsonl", b"{\"v\":1,\"kind\":\"tape\"}\n", "w", &weather).unwrap_err();

@@ -21,8 +21,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::import_lines::{self, Kind, Lines};
 use crate::testing::{Action, Call, CloseAction, Reconnect, ResumptionUpdate, ScriptedServer};
-use crate::transport::wire_log::{Direction, FrameLine, Header, LineType, WIRE_LOG_KIND};
+use crate::transport::wire_log::{Direction, FrameLine, LineType, WIRE_LOG_KIND};
 use crate::wire::camel_case;
 
 /// A script made from a wire log, and what could not be read of it.
@@ -61,58 +62,18 @@ pub struct Imported {
 /// assert!(text.contains("handle-1") && !text.contains("SECRET"));
 /// ```
 pub fn import_wire_log(file: &str, bytes: &[u8], name: &str) -> Result<Imported, String> {
-    let text = String::from_utf8_lossy(bytes);
-    let mut damaged = Vec::new();
-    let mut frames: Vec<FrameLine> = Vec::new();
-    let mut header_seen = false;
-    let ends_whole = text.ends_with('\n');
-    let lines: Vec<&str> = text.lines().collect();
-    for (i, line) in lines.iter().enumerate() {
-        let number = i + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let torn = i + 1 == lines.len() && !ends_whole;
-        let value: Value = match serde_json::from_str(line) {
-            Ok(value) => value,
-            Err(e) => {
-                let why = if torn {
-                    format!("a torn last line (the recorder stopped mid-write): {e}")
-                } else {
-                    format!("not a wire log line: {e}")
-                };
-                damaged.push(format!("{file}:{number}: {why}"));
-                continue;
-            }
-        };
-        if value.get("v").is_some() {
-            match serde_json::from_value::<Header>(value) {
-                Ok(header) if header.kind == WIRE_LOG_KIND && !header_seen => header_seen = true,
-                Ok(header) if header.kind != WIRE_LOG_KIND => {
-                    return Err(format!(
-                        "{file}:{number}: this is a {} file, not a wire log",
-                        header.kind
-                    ));
-                }
-                Ok(_) => damaged.push(format!("{file}:{number}: a second header line, skipped")),
-                Err(e) => damaged.push(format!(
-                    "{file}:{number}: a header that cannot be read: {e}"
-                )),
-            }
-            continue;
-        }
-        match serde_json::from_value::<FrameLine>(value) {
-            Ok(frame) => frames.push(frame),
-            Err(e) => damaged.push(format!("{file}:{number}: not a frame line: {e}")),
-        }
-    }
-    if frames.is_empty() {
-        let why = damaged
-            .first()
-            .map(|d| format!(" (first problem: {d})"))
-            .unwrap_or_default();
-        return Err(format!("{file}: no frame could be read{why}"));
-    }
+    let kind = Kind {
+        header: WIRE_LOG_KIND,
+        file: "wire log",
+        line: "wire log line",
+        item: "frame",
+        writer: "recorder",
+    };
+    let Lines {
+        items: frames,
+        mut damaged,
+        header_seen,
+    } = import_lines::read::<FrameLine>(file, bytes, &kind)?;
     if !header_seen {
         damaged.insert(
             0,

@@ -38,6 +38,7 @@ use serde_json::{Value, json};
 
 use super::import::Imported;
 use super::import_args::{invert, set_path, unfit};
+use super::import_lines::{self, Kind};
 use crate::Seed;
 use crate::executor::Stream;
 use crate::flow::{FlowEntry, keys};
@@ -111,56 +112,19 @@ pub fn is_journal(bytes: &[u8]) -> bool {
     }
 }
 
-/// The good entries, in `seq` order, and each damaged line named.
+/// The good entries, in `seq` order, and each damaged line named. (A
+/// journal written before headers existed has none: that is no damage.)
 fn read(file: &str, bytes: &[u8]) -> Result<(Vec<StateMutation>, Vec<String>), String> {
-    let text = String::from_utf8_lossy(bytes);
-    let ends_whole = text.ends_with('\n');
-    let lines: Vec<&str> = text.lines().collect();
-    let mut entries: Vec<StateMutation> = Vec::new();
-    let mut damaged = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
-        let number = i + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let value: Value = match serde_json::from_str(line) {
-            Ok(value) => value,
-            Err(e) if i + 1 == lines.len() && !ends_whole => {
-                damaged.push(format!(
-                    "{file}:{number}: a torn last line (the writer stopped mid-entry): {e}"
-                ));
-                continue;
-            }
-            Err(e) => {
-                damaged.push(format!("{file}:{number}: not a journal entry: {e}"));
-                continue;
-            }
-        };
-        if let Some(kind) = value.get("kind").filter(|_| value.get("v").is_some()) {
-            if kind != JOURNAL_KIND {
-                return Err(format!(
-                    "{file}:{number}: this is a {} file, not a journal",
-                    kind.as_str().unwrap_or("different")
-                ));
-            }
-            continue;
-        }
-        match serde_json::from_value::<StateMutation>(value) {
-            Ok(entry) => entries.push(entry),
-            Err(e) => damaged.push(format!(
-                "{file}:{number}: not a journal entry ({{\"seq\", \"key\", \"value\", \"timestamp\"}}): {e}"
-            )),
-        }
-    }
-    if entries.is_empty() {
-        let why = damaged
-            .first()
-            .map(|d| format!(" (first problem: {d})"))
-            .unwrap_or_default();
-        return Err(format!("{file}: no journal entry could be read{why}"));
-    }
-    entries.sort_by_key(|e| e.seq);
-    Ok((entries, damaged))
+    let kind = Kind {
+        header: JOURNAL_KIND,
+        file: "journal",
+        line: "journal entry",
+        item: "journal entry",
+        writer: "journal sink",
+    };
+    let mut lines = import_lines::read::<StateMutation>(file, bytes, &kind)?;
+    lines.items.sort_by_key(|e| e.seq);
+    Ok((lines.items, lines.damaged))
 }
 
 /// What became of a call, read ahead in the journal.

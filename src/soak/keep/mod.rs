@@ -10,6 +10,7 @@ pub(crate) mod corpus_decode;
 pub(crate) mod import;
 pub(crate) mod import_args;
 pub(crate) mod import_journal;
+pub(crate) mod import_lines;
 pub(crate) mod kept;
 pub(crate) mod replay;
 pub(crate) mod shrink;

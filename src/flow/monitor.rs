@@ -459,6 +459,23 @@ impl FlowMonitor {
 
     /// The steps that would be done if the flow were evaluated now, in
     /// declaration order. Latches nothing.
+    ///
+    /// ```
+    /// use livesim::flow::{Enforcement, Flow, FlowMonitor, Guard};
+    /// use serde_json::json;
+    ///
+    /// let spec = Flow::new()
+    ///     .step("party").done(Guard::is_true("party_set"))
+    ///     .step("book").after("party").done(Guard::is_true("booked"))
+    ///     .build()
+    ///     .unwrap();
+    /// let monitor = FlowMonitor::new(spec, Enforcement::Enforce);
+    /// assert!(monitor.done_steps(&json!({})).is_empty());
+    /// assert_eq!(monitor.done_steps(&json!({"party_set": true})), ["party"]);
+    /// assert_eq!(monitor.done_steps(&json!({"party_set": true, "booked": true})), ["party", "book"]);
+    /// // It latched nothing: the flow is where it started.
+    /// assert_eq!(monitor.active_steps(&json!({})), ["party"]);
+    /// ```
     pub fn done_steps(&self, state: &dyn StateView) -> Vec<String> {
         let done = self.progress(state);
         self.ids((0..done.len()).filter(|&i| done[i]).collect())

@@ -302,6 +302,18 @@ impl Context {
         self.trace().push_detailed(at, label, head, detail);
     }
 
+    /// Appends `head` and its `detail` as one entry under the current
+    /// label, formatting both in place.
+    pub(crate) fn record_detailed_fmt(
+        &self,
+        head: std::fmt::Arguments<'_>,
+        detail: std::fmt::Arguments<'_>,
+    ) {
+        let label = self.label.borrow().clone();
+        let at = self.now_cached();
+        self.trace().push_detailed_fmt(at, label, head, detail);
+    }
+
     /// Appends a scheduling entry (a lane pick, a delivery) under `label`.
     pub(crate) fn record_scheduling(&self, label: Label, event: std::fmt::Arguments<'_>) {
         let at = self.now_cached();

@@ -188,6 +188,13 @@ pub fn record_with_detail(event: impl FnOnce() -> (String, String)) {
     });
 }
 
+/// Like [`record_with_detail`], formatting the head and the detail
+/// straight into the trace (no text is built outside a simulation, and
+/// none is built twice inside one).
+pub(crate) fn record_detailed_fmt(head: std::fmt::Arguments<'_>, detail: std::fmt::Arguments<'_>) {
+    context::with(|ctx| ctx.record_detailed_fmt(head, detail));
+}
+
 /// Whether a seeded decision of `kind` goes ahead: `perturbed` says
 /// whether the outcome the stream drew differs from the calm one (what
 /// production does). Returns `perturbed` unless the run's

@@ -172,6 +172,30 @@ impl Trace {
         });
     }
 
+    /// Appends one entry whose event is `head` followed by `detail`, both
+    /// formatted straight into the trace.
+    pub(crate) fn push_detailed_fmt(
+        &mut self,
+        at: Duration,
+        label: Label,
+        head: fmt::Arguments<'_>,
+        detail: fmt::Arguments<'_>,
+    ) {
+        let start = self.text.len();
+        // Writing to a String cannot fail.
+        let _ = self.text.write_fmt(head);
+        let detail_at = self.text.len();
+        let _ = self.text.write_fmt(detail);
+        self.slots.push(Slot {
+            at,
+            label,
+            start,
+            end: self.text.len(),
+            detail: detail_at,
+            scheduling: false,
+        });
+    }
+
     fn append(&mut self, at: Duration, label: Label, event: fmt::Arguments<'_>, scheduling: bool) {
         let start = self.text.len();
         // Writing to a String cannot fail.

@@ -11,6 +11,7 @@
 //! carries, and then through [`one_line`]: control characters escaped,
 //! cut at [`MAX_LINE`] bytes.
 
+use crate::wire::JsonPath;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -212,7 +213,7 @@ impl<T: Transport> Logged<T> {
             "/setup/session_resumption/handle",
         ]
         .iter()
-        .find_map(|pointer| message.pointer(pointer))
+        .find_map(|pointer| message.at(pointer))
         .and_then(Value::as_str);
         if let Some(handle) = handle {
             self.redactor.add_secret(&Secret::new(handle));

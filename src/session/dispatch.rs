@@ -35,7 +35,7 @@ use super::events::ToolCall;
 use super::position::Position;
 use crate::compose::tools::{Tool, ToolComposite, answering};
 use crate::executor;
-use crate::state::brief;
+use crate::state::Brief;
 
 /// A finished tool call.
 #[derive(Debug)]
@@ -123,12 +123,18 @@ impl Dispatcher {
         let done = self.done.clone();
         let task_id = id.clone();
         let task = executor::spawn(format!("tool:{name}({id})"), async move {
-            executor::record_with_detail(|| ("start".into(), format!(" {}", brief(&args))));
+            executor::record_detailed_fmt(format_args!("start"), format_args!(" {}", Brief(&args)));
             let outcome = run.await;
-            executor::record_with_detail(|| match &outcome {
-                Ok(value) => ("finish ok".into(), format!(" {}", brief(value))),
-                Err(message) => ("finish error".into(), format!(" {message:?}")),
-            });
+            match &outcome {
+                Ok(value) => executor::record_detailed_fmt(
+                    format_args!("finish ok"),
+                    format_args!(" {}", Brief(value)),
+                ),
+                Err(message) => executor::record_detailed_fmt(
+                    format_args!("finish error"),
+                    format_args!(" {message:?}"),
+                ),
+            }
             // The control lane may be gone (session closed): nothing to do.
             let _ = done.send(Completion {
                 id: task_id,

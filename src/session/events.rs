@@ -11,6 +11,7 @@
 //! are **notices**, delivered and never stored (the state journal records
 //! what they reflect).
 
+use crate::wire::JsonPath;
 use std::fmt;
 use std::time::Duration;
 
@@ -269,7 +270,7 @@ impl LiveEvent {
         match self {
             LiveEvent::Media { mime_type, .. } => !is_live_media(mime_type),
             LiveEvent::Content { parts, .. } => !parts.iter().any(|part| {
-                part.pointer("/inlineData/mimeType")
+                part.at("/inlineData/mimeType")
                     .and_then(Value::as_str)
                     .is_some_and(is_live_media)
             }),

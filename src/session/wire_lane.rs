@@ -6,6 +6,7 @@
 //! queued. When the connection ends, pending text is dropped and the other
 //! lanes are told to finish.
 
+use crate::wire::JsonPath;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -237,7 +238,7 @@ impl WireLane {
             Some(Command::Answer { message, at }) => {
                 #[cfg(feature = "planted-bug")]
                 if let Some(id) = message
-                    .pointer("/toolResponse/functionResponses/0/id")
+                    .at("/toolResponse/functionResponses/0/id")
                     .and_then(Value::as_str)
                 {
                     self.link.planted_unanswered.remove(id);
@@ -397,14 +398,11 @@ pub(super) fn lost(error: &TransportError, what: &str) -> LiveEvent {
 
 /// The text of a user turn or realtime text the session sent.
 pub(super) fn user_text(message: &Value) -> String {
-    if let Some(text) = message
-        .pointer("/realtimeInput/text")
-        .and_then(Value::as_str)
-    {
+    if let Some(text) = message.at("/realtimeInput/text").and_then(Value::as_str) {
         return text.to_string();
     }
     message
-        .pointer("/clientContent/turns")
+        .at("/clientContent/turns")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -421,7 +419,7 @@ pub(super) fn user_text(message: &Value) -> String {
 
 /// The warning for a tool response whose connection has ended.
 pub(super) fn stale_answer(message: &Value) -> String {
-    let response = message.pointer("/toolResponse/functionResponses/0");
+    let response = message.at("/toolResponse/functionResponses/0");
     let field = |key: &str| {
         response
             .and_then(|r| r.get(key))

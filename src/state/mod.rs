@@ -15,5 +15,5 @@ mod store;
 pub use journal::{
     FileJournalSink, JOURNAL_KIND, JOURNAL_VERSION, JournalSink, MemoryJournalSink, StateMutation,
 };
-pub(crate) use store::brief;
+pub(crate) use store::Brief;
 pub use store::{State, StateChanges};

@@ -209,14 +209,17 @@ impl State {
         }
         // Who wrote what, in order: a race between two writers on one key
         // shows in a failure report's trace.
-        crate::executor::record_with_detail(|| {
-            let detail = if removed {
-                format!(" removed (seq {seq})")
-            } else {
-                format!(" = {} (seq {seq})", brief(&value))
-            };
-            (format!("state {key}"), detail)
-        });
+        if removed {
+            crate::executor::record_detailed_fmt(
+                format_args!("state {key}"),
+                format_args!(" removed (seq {seq})"),
+            );
+        } else {
+            crate::executor::record_detailed_fmt(
+                format_args!("state {key}"),
+                format_args!(" = {} (seq {seq})", Brief(&value)),
+            );
+        }
         let mutation = StateMutation {
             seq,
             key,
@@ -262,14 +265,30 @@ impl State {
 
 /// A JSON value as a trace line shows it: compact, cut to a readable
 /// length.
-pub(crate) fn brief(value: &Value) -> String {
-    const MAX: usize = 120;
-    let text = value.to_string();
-    let cut = crate::wire::truncate_at_char(&text, MAX);
-    if cut.len() == text.len() {
-        text
-    } else {
-        format!("{cut}… ({} bytes)", text.len())
+pub(crate) struct Brief<'a>(pub &'a Value);
+
+impl std::fmt::Display for Brief<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const MAX: usize = 120;
+        // The values written most (counters, flags, the session's
+        // telemetry) are short: written as they are, without building the
+        // text first (a number would go through the serializer).
+        match self.0 {
+            Value::Null | Value::Bool(_) => return write!(f, "{}", self.0),
+            // An integer's literal is at most 20 characters; the number
+            // writes it as it came (`-0` stays `-0`).
+            Value::Number(n) if n.as_u64().is_some() || n.as_i64().is_some() => {
+                return write!(f, "{n}");
+            }
+            _ => {}
+        }
+        let text = self.0.to_string();
+        let cut = crate::wire::truncate_at_char(&text, MAX);
+        if cut.len() == text.len() {
+            f.write_str(&text)
+        } else {
+            write!(f, "{cut}… ({} bytes)", text.len())
+        }
     }
 }
 
@@ -297,6 +316,39 @@ mod tests {
     use crate::clock::ManualClock;
     use crate::state::MemoryJournalSink;
     use serde_json::json;
+
+    /// A value's brief is its compact JSON, cut after 120 bytes with the
+    /// length said: for every kind of value, the shortcut for flags and
+    /// integers included.
+    #[test]
+    fn brief_is_the_compact_json_cut_to_length() {
+        let long = "x".repeat(200);
+        let literals = [
+            "null",
+            "true",
+            "false",
+            "0",
+            "-0",
+            "17",
+            "-17",
+            "18446744073709551615",
+            "18446744073709551616",
+            "-9223372036854775808",
+            "1.5",
+            "1e400",
+            "\"short\"",
+            "[1,2,3]",
+            "{\"a\":{\"b\":[true,null]}}",
+        ];
+        for literal in literals {
+            let value: Value = serde_json::from_str(literal).unwrap();
+            assert_eq!(Brief(&value).to_string(), value.to_string(), "{literal}");
+        }
+        let value = Value::String(long.clone());
+        let shown = Brief(&value).to_string();
+        // The quote and 119 x's, then the whole length (202 with quotes).
+        assert_eq!(shown, format!("\"{}… (202 bytes)", &long[..119]));
+    }
     use std::time::Duration;
 
     #[test]

@@ -1,5 +1,6 @@
 //! Playing a script against a session builder, and reading the result.
 
+use crate::wire::JsonPath;
 use serde_json::Value;
 
 use super::player::ReplayError;
@@ -290,7 +291,7 @@ impl ScriptedRun {
     pub fn tool_responses(&self) -> Vec<Value> {
         self.sent()
             .iter()
-            .filter_map(|m| m.pointer("/toolResponse/functionResponses"))
+            .filter_map(|m| m.at("/toolResponse/functionResponses"))
             .filter_map(Value::as_array)
             .flatten()
             .cloned()

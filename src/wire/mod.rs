@@ -26,6 +26,7 @@ mod codec;
 mod content;
 mod duration;
 mod frame;
+mod json_path;
 mod numbers;
 mod open_enum;
 pub(crate) mod redact;
@@ -55,6 +56,7 @@ pub use content::{
 pub use duration::{DurationError, format_duration, parse_duration};
 pub(crate) use frame::truncate_at_char;
 pub use frame::{CloseFrame, Frame, FrameKind, MAX_CLOSE_REASON};
+pub(crate) use json_path::JsonPath;
 pub use open_enum::{
     ActivityHandling, Behavior, EndSensitivity, Language, MediaResolution, Modality, Outcome,
     Scheduling, StartSensitivity, TurnCompleteReason, TurnCoverage, UrlRetrievalStatus,

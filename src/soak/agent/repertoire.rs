@@ -3,6 +3,7 @@
 //! conversation is. An agent file gives one; so does a session builder
 //! (its declared tools, with default lines).
 
+use crate::wire::JsonPath;
 use std::ops::RangeInclusive;
 use std::time::Duration;
 
@@ -87,13 +88,13 @@ impl Repertoire {
     /// (with their parameter schemas), whether it asks for resumption (and
     /// transparent resumption), and the default lines.
     pub fn from_setup(setup: &Value) -> Repertoire {
-        let resumption = match setup.pointer("/setup/sessionResumption") {
+        let resumption = match setup.at("/setup/sessionResumption") {
             Some(field) if field.is_object() => Resumption::on()
                 .transparent(field.get("transparent").and_then(Value::as_bool) == Some(true)),
             _ => Resumption::off(),
         };
         let tools = setup
-            .pointer("/setup/tools")
+            .at("/setup/tools")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
@@ -109,7 +110,7 @@ impl Repertoire {
             })
             .collect();
         let manual_activity = setup
-            .pointer("/setup/realtimeInputConfig/automaticActivityDetection/disabled")
+            .at("/setup/realtimeInputConfig/automaticActivityDetection/disabled")
             .and_then(Value::as_bool)
             == Some(true);
         Repertoire {

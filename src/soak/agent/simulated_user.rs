@@ -10,6 +10,7 @@
 //! exactly: the same seed, the same words. A turn the tape does not hold
 //! falls back to a line of the agent's repertoire.
 
+use crate::wire::JsonPath;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
@@ -189,7 +190,7 @@ pub(crate) fn agent_said(action: &Action) -> Vec<String> {
         return Vec::new();
     };
     let mut lines: Vec<String> = content
-        .pointer("/modelTurn/parts")
+        .at("/modelTurn/parts")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -199,7 +200,7 @@ pub(crate) fn agent_said(action: &Action) -> Vec<String> {
         .collect();
     if lines.is_empty()
         && let Some(text) = content
-            .pointer("/outputTranscription/text")
+            .at("/outputTranscription/text")
             .and_then(Value::as_str)
     {
         lines.push(text.to_string());

@@ -7,6 +7,7 @@
 //! Each holds trivially for a run on one connection, so every agent is
 //! checked against all of them.
 
+use crate::wire::JsonPath;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -44,7 +45,7 @@ fn read_issues(run: &RunRecord) -> BTreeMap<String, BTreeSet<usize>> {
             continue;
         };
         let calls = message
-            .pointer("/toolCall/functionCalls")
+            .at("/toolCall/functionCalls")
             .and_then(Value::as_array);
         for id in calls
             .into_iter()
@@ -174,7 +175,7 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
             got = 0;
             due.clear();
             let handle = setup
-                .pointer("/sessionResumption/handle")
+                .at("/sessionResumption/handle")
                 .and_then(Value::as_str);
             match handle {
                 None => session.clear(),

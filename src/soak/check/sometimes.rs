@@ -38,6 +38,7 @@
 //!
 //! All goals, with the invariants: `docs/invariants.md`.
 
+use crate::wire::JsonPath;
 use std::fmt;
 use std::sync::Arc;
 
@@ -123,7 +124,7 @@ pub(crate) struct Reach {
 fn declared_tools(run: &RunRecord) -> Vec<&str> {
     run.sent
         .iter()
-        .filter_map(|m| m.pointer("/setup/tools"))
+        .filter_map(|m| m.at("/setup/tools"))
         .filter_map(Value::as_array)
         .flatten()
         .filter_map(|t| t.get("functionDeclarations").and_then(Value::as_array))
@@ -208,7 +209,7 @@ pub(crate) fn builtin(reach: &Reach) -> Vec<Sometimes> {
                 r.get("id")
                     .and_then(Value::as_str)
                     .is_some_and(|id| undeclared.contains(&id))
-                    && r.pointer("/response/error").is_some()
+                    && r.at("/response/error").is_some()
             })
         }));
         goals.push(Sometimes::new("parallel-call", |run| {

@@ -17,6 +17,7 @@
 //! gave it and the setup that resumed it). A damaged line is skipped and
 //! named (file, line, what is wrong); every good frame is kept.
 
+use crate::wire::JsonPath;
 use std::collections::BTreeMap;
 
 use serde_json::Value;
@@ -125,7 +126,7 @@ fn script_of(frames: &[FrameLine], name: &str, handles: &mut Handles) -> Scripte
                     setups += 1;
                     if setups > 1 {
                         let handle = setup
-                            .pointer("/sessionResumption/handle")
+                            .at("/sessionResumption/handle")
                             .and_then(Value::as_str)
                             .map(|h| handles.placeholder(h));
                         script = script.action(Action::Reconnect(Reconnect { handle }));
@@ -193,7 +194,7 @@ fn server_action(frames: &[FrameLine], k: usize, handles: &mut Handles) -> Optio
         return None;
     }
     if let Some(calls) = message
-        .pointer("/toolCall/functionCalls")
+        .at("/toolCall/functionCalls")
         .and_then(Value::as_array)
     {
         let answered_before_next = |id: &str| {
@@ -246,7 +247,7 @@ fn server_action(frames: &[FrameLine], k: usize, handles: &mut Handles) -> Optio
             transparent: update.get("lastConsumedClientMessageIndex").is_some(),
         }));
     }
-    if let Some(left) = message.pointer("/goAway/timeLeft") {
+    if let Some(left) = message.at("/goAway/timeLeft") {
         return Some(Action::GoAwayMs(time_left_ms(left)));
     }
     Some(Action::Send(message.clone()))

@@ -1,6 +1,7 @@
 //! What one seeded session left behind: the [`RunRecord`] every invariant
 //! and every "sometimes" counter reads, and that a failure keeps.
 
+use crate::wire::JsonPath;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -202,7 +203,7 @@ impl RunRecord {
     pub fn responses(&self) -> Vec<&Value> {
         self.sent
             .iter()
-            .filter_map(|m| m.pointer("/toolResponse/functionResponses"))
+            .filter_map(|m| m.at("/toolResponse/functionResponses"))
             .filter_map(Value::as_array)
             .flatten()
             .collect()

@@ -12,6 +12,7 @@
 //! message is typed while the session reconnects, once it says so (the
 //! session must queue it and send it once it is back).
 
+use crate::wire::JsonPath;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -126,7 +127,7 @@ pub(crate) fn content_key(message: &Value) -> Option<String> {
         if let Some(text) = realtime.get("text").and_then(Value::as_str) {
             return Some(text.to_string());
         }
-        if let Some(data) = realtime.pointer("/audio/data").and_then(Value::as_str) {
+        if let Some(data) = realtime.at("/audio/data").and_then(Value::as_str) {
             return Some(format!("audio {data}"));
         }
         return realtime
@@ -134,7 +135,7 @@ pub(crate) fn content_key(message: &Value) -> Option<String> {
             .and_then(|o| o.keys().next())
             .map(|k| format!("({k})"));
     }
-    let turns = message.pointer("/clientContent/turns")?.as_array()?;
+    let turns = message.at("/clientContent/turns")?.as_array()?;
     Some(
         turns
             .iter()

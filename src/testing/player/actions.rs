@@ -2,6 +2,7 @@
 //! recorded with the connection that issued them), pauses, expectations,
 //! closes and the connection changes the script plans.
 
+use crate::wire::JsonPath;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -121,7 +122,7 @@ impl<T: Transport> Player<'_, T> {
     /// `message` with the call ids it cancels named as the wire knows them
     /// (see [`named_for_the_wire`](Self::named_for_the_wire)).
     fn cancellation_for_the_wire(&self, message: &Value) -> Option<Value> {
-        let ids = message.pointer("/toolCallCancellation/ids")?.as_array()?;
+        let ids = message.at("/toolCallCancellation/ids")?.as_array()?;
         let renamed: Vec<Value> = ids
             .iter()
             .map(
@@ -147,14 +148,14 @@ impl<T: Transport> Player<'_, T> {
         // players end a connection where the script says.
         if self.resilient
             && let Some(left) = message
-                .pointer("/goAway/timeLeft")
+                .at("/goAway/timeLeft")
                 .and_then(Value::as_str)
                 .and_then(|t| crate::wire::parse_duration(t).ok())
         {
             self.go_away_deadline = Some(Instant::now() + left);
         }
         if let Some(ids) = message
-            .pointer("/toolCallCancellation/ids")
+            .at("/toolCallCancellation/ids")
             .and_then(Value::as_array)
         {
             let ids: Vec<String> = ids
@@ -165,7 +166,7 @@ impl<T: Transport> Player<'_, T> {
             self.progress.update(|s| s.cancelled.extend(ids));
         }
         if let Some(calls) = message
-            .pointer("/toolCall/functionCalls")
+            .at("/toolCall/functionCalls")
             .and_then(Value::as_array)
         {
             let ids: Vec<String> = calls

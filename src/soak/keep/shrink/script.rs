@@ -1,7 +1,6 @@
 //! What a script can be cut into: turns, and runs of text chunks that
 //! one frame could carry instead.
 
-use crate::wire::JsonPath;
 use serde_json::{Map, Value};
 
 use crate::testing::{Action, ScriptedServer};
@@ -150,10 +149,10 @@ pub(crate) fn merged(actions: &[Action], run: std::ops::Range<usize>) -> Option<
         return None;
     };
     let slot = last
-        .at_mut("/serverContent/modelTurn/parts/0/text")
+        .pointer_mut("/serverContent/modelTurn/parts/0/text")
         .is_some();
     let target = if slot {
-        last.at_mut("/serverContent/modelTurn/parts/0/text")
+        last.pointer_mut("/serverContent/modelTurn/parts/0/text")
     } else {
         let content = last.get_mut("serverContent")?.as_object_mut()?;
         let key = content.keys().next()?.clone();

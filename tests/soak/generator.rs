@@ -179,12 +179,26 @@ fn shows(kind: FaultKind, script: &ScriptedServer, rep: &Repertoire) -> bool {
                 calls_this_turn >= 2
             })
         }
+        // A part of inline data that is not audio, video or image.
+        FaultKind::Document => msgs.iter().any(|(_, m)| {
+            m.pointer("/serverContent/modelTurn/parts")
+                .and_then(|p| p.as_array())
+                .is_some_and(|parts| {
+                    parts.iter().any(|p| {
+                        p.pointer("/inlineData/mimeType")
+                            .and_then(|t| t.as_str())
+                            .is_some_and(|t| {
+                                !["audio/", "video/", "image/"].iter().any(|m| t.starts_with(m))
+                            })
+                    })
+                })
+        }),
         FaultKind::ToolFailure | FaultKind::LatencySpike => unreachable!("tool-side kinds"),
         FaultKind::Network => unreachable!("where the run goes, not what the script says"),
     }
 }
 
-const SCRIPT_KINDS: [FaultKind; 19] = [
+const SCRIPT_KINDS: [FaultKind; 20] = [
     FaultKind::Split,
     FaultKind::Thoughts,
     FaultKind::Transcriptions,
@@ -204,6 +218,7 @@ const SCRIPT_KINDS: [FaultKind; 19] = [
     FaultKind::Typing,
     FaultKind::Audio,
     FaultKind::CallChain,
+    FaultKind::Document,
 ];
 
 /// Each kind of fault the script carries shows up in scripts when it is

@@ -105,11 +105,15 @@ pub enum FaultKind {
     /// used beyond on or off (an agent's tuning may turn it on for every
     /// seed that is not calm).
     Network,
+    /// A file the model sends inline: an `inlineData` part that is not
+    /// audio, video or image (a PDF), sometimes in the same frame as text.
+    /// It is no live media, so the stored log keeps it.
+    Document,
 }
 
 impl FaultKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [FaultKind; 23] = [
+    pub const ALL: [FaultKind; 24] = [
         FaultKind::Split,
         FaultKind::Thoughts,
         FaultKind::Transcriptions,
@@ -133,6 +137,7 @@ impl FaultKind {
         FaultKind::Audio,
         FaultKind::CallChain,
         FaultKind::Network,
+        FaultKind::Document,
     ];
 
     /// The kind's name, as reports, agent files and stream labels write
@@ -162,6 +167,7 @@ impl FaultKind {
             FaultKind::Audio => "audio",
             FaultKind::CallChain => "call-chain",
             FaultKind::Network => "network",
+            FaultKind::Document => "document",
         }
     }
 

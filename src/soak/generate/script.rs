@@ -235,6 +235,9 @@ impl<'a> Generator<'a> {
             }
             self.model_text(&line);
         }
+        if self.fires(FaultKind::Document) {
+            self.document();
+        }
         if self.fires(FaultKind::UnknownMessage) {
             self.unknown_message();
         }
@@ -386,6 +389,24 @@ impl<'a> Generator<'a> {
         self.send(json!({ "usageMetadata": {
             "promptTokenCount": prompt, "responseTokenCount": response, "totalTokenCount": prompt + response
         } }));
+    }
+
+    /// A file sent inline (`document`): no live media, so the session
+    /// stores it; half the time a line of text leads it in the same frame
+    /// (the text stays pending beside it).
+    fn document(&mut self) {
+        use base64::Engine as _;
+        let bytes: Vec<u8> = (0..16)
+            .map(|_| (self.gaps.next_u64() & 0xff) as u8)
+            .collect();
+        let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+        let file = json!({ "inlineData": { "mimeType": "application/pdf", "data": data } });
+        let parts = if self.shape.chance(0.5) {
+            json!([{ "text": "Here is the file. " }, file])
+        } else {
+            json!([file])
+        };
+        self.send(json!({ "serverContent": { "modelTurn": { "parts": parts } } }));
     }
 
     fn unknown_message(&mut self) {

@@ -158,18 +158,7 @@ impl Trace {
 
     /// Appends one entry whose event is `head` followed by `detail`.
     pub fn push_detailed(&mut self, at: Duration, label: Label, head: &str, detail: &str) {
-        let start = self.text.len();
-        self.text.push_str(head);
-        let detail_at = self.text.len();
-        self.text.push_str(detail);
-        self.slots.push(Slot {
-            at,
-            label,
-            start,
-            end: self.text.len(),
-            detail: detail_at,
-            scheduling: false,
-        });
+        self.push_detailed_fmt(at, label, format_args!("{head}"), format_args!("{detail}"));
     }
 
     /// Appends one entry whose event is `head` followed by `detail`, both

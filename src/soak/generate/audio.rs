@@ -70,7 +70,7 @@ impl Generator<'_> {
                 self.send(json!({ "serverContent": { "turnComplete": true } }));
                 return true;
             }
-            let data = self.audio_bytes();
+            let data = self.inline_bytes(24);
             self.send(json!({ "serverContent": { "modelTurn": { "parts": [
                 { "inlineData": { "mimeType": MODEL_AUDIO, "data": data } }
             ] } } }));
@@ -86,10 +86,11 @@ impl Generator<'_> {
         false
     }
 
-    /// A short chunk of audio, distinct for every chunk (base64).
-    fn audio_bytes(&mut self) -> String {
+    /// `n` bytes of inline data (a chunk of audio, a small file),
+    /// distinct for every chunk (base64).
+    pub(super) fn inline_bytes(&mut self, n: usize) -> String {
         use base64::Engine as _;
-        let bytes: Vec<u8> = (0..24)
+        let bytes: Vec<u8> = (0..n)
             .map(|_| (self.gaps.next_u64() & 0xff) as u8)
             .collect();
         base64::engine::general_purpose::STANDARD.encode(bytes)

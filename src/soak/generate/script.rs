@@ -395,11 +395,7 @@ impl<'a> Generator<'a> {
     /// stores it; half the time a line of text leads it in the same frame
     /// (the text stays pending beside it).
     fn document(&mut self) {
-        use base64::Engine as _;
-        let bytes: Vec<u8> = (0..16)
-            .map(|_| (self.gaps.next_u64() & 0xff) as u8)
-            .collect();
-        let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+        let data = self.inline_bytes(16);
         let file = json!({ "inlineData": { "mimeType": "application/pdf", "data": data } });
         let parts = if self.shape.chance(0.5) {
             json!([{ "text": "Here is the file. " }, file])

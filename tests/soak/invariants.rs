@@ -202,6 +202,42 @@ fn answers_twice_to_strangers_or_after_a_cancellation_are_caught() {
     );
 }
 
+/// A governed session journals every interruption the server sent: a
+/// journal that lost them (a replay would never escalate on them) fails
+/// `journal-replays-clean`, counted against the frames themselves.
+#[test]
+fn a_journal_missing_an_interruption_is_caught() {
+    let soak = Soak::agent(&agent("payment")).check_determinism_every(0);
+    let good = (0..100)
+        .map(|s| soak.run_seed(Seed::new(s)))
+        .find_map(|run| {
+            let record = run.record?;
+            let interrupted = record
+                .journal
+                .iter()
+                .any(|m| m.key == livesim::flow::keys::INTERRUPTED);
+            (run.failures.is_empty() && interrupted).then_some(record)
+        })
+        .expect("a payment seed under 100 is interrupted and passes");
+    assert_eq!(verdict(invariants::JOURNAL_REPLAYS_CLEAN, &good), Ok(()));
+    let told = good
+        .journal
+        .iter()
+        .filter(|m| m.key == livesim::flow::keys::INTERRUPTED)
+        .count();
+    let mut lost = good.clone();
+    lost.journal
+        .retain(|m| m.key != livesim::flow::keys::INTERRUPTED);
+    let err = verdict(invariants::JOURNAL_REPLAYS_CLEAN, &lost).unwrap_err();
+    assert_eq!(
+        err,
+        format!(
+            "the server interrupted the model {told} time(s), but the journal records 0 \
+             `flow:interrupted` entries"
+        )
+    );
+}
+
 #[test]
 fn a_journal_that_does_not_replay_or_goes_backwards_is_caught() {
     let good = refusing_run();

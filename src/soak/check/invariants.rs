@@ -7,7 +7,7 @@
 //! | `protocol` | the session never sent what the strict scripted server (as strict as the service) rejects |
 //! | `refused-never-runs` | a call the flow refused never runs, and is answered `{"error": reason}`; a refusal because a call of the tool is still running is true |
 //! | `answered-once` | every call the script did not cancel is answered exactly once, with its own id; no call is answered after the session handled its cancellation |
-//! | `journal-replays-clean` | `Scenario::from_journal(journal)` run against the governing spec reproduces every decision |
+//! | `journal-replays-clean` | the journal holds one `flow:interrupted` per frame the reference model reads as interrupted, and `Scenario::from_journal(journal)` run against the governing spec reproduces every decision |
 //! | `journal-ordered` | journal sequence numbers strictly increase; timestamps never go back |
 //! | `aggregation` | partial chunks concatenate to the full text that follows; nothing partial is stored; `interrupted` rides on the flush; the fast lane delivers what aggregation makes of the frames |
 //! | `wire-order` | the stored log is what the frames the script sent imply, in wire order |
@@ -353,6 +353,27 @@ fn journal_replays_clean(run: &RunRecord) -> Result<(), String> {
     let Some(governance) = &run.governance else {
         return Ok(());
     };
+    // The journal holds every interruption the session was told of: one
+    // `flow:interrupted` per frame the reference model reads as
+    // interrupted (a replay of a journal without them would never
+    // escalate on interruptions).
+    let told: usize = wire_order::connections(run)
+        .iter()
+        .flat_map(|c| &c.frames)
+        .filter(|f| f.interrupted)
+        .count();
+    let journaled = run
+        .journal
+        .iter()
+        .filter(|e| e.key == crate::flow::keys::INTERRUPTED)
+        .count();
+    if journaled != told {
+        return Err(format!(
+            "the server interrupted the model {told} time(s), but the journal records {journaled} \
+             `{}` entries",
+            crate::flow::keys::INTERRUPTED
+        ));
+    }
     let name = format!("{}-{}", run.agent, run.seed);
     let scenario = Scenario::try_from_journal(&name, &run.journal).map_err(|e| e.to_string())?;
     scenario

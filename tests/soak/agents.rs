@@ -52,6 +52,7 @@ fn weather_soaks_clean() {
             "tool-failure",
             "interrupted-flush",
             "connection-closed",
+            "server-gave-up",
         ],
     );
     assert_eq!(summary.agents[0].reconnects, 0, "weather does not resume");

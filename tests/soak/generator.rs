@@ -193,12 +193,14 @@ fn shows(kind: FaultKind, script: &ScriptedServer, rep: &Repertoire) -> bool {
                     })
                 })
         }),
+        // An `error` member, beside content or alone.
+        FaultKind::ServerError => msgs.iter().any(|(_, m)| m.get("error").is_some()),
         FaultKind::ToolFailure | FaultKind::LatencySpike => unreachable!("tool-side kinds"),
         FaultKind::Network => unreachable!("where the run goes, not what the script says"),
     }
 }
 
-const SCRIPT_KINDS: [FaultKind; 20] = [
+const SCRIPT_KINDS: [FaultKind; 21] = [
     FaultKind::Split,
     FaultKind::Thoughts,
     FaultKind::Transcriptions,
@@ -219,6 +221,7 @@ const SCRIPT_KINDS: [FaultKind; 20] = [
     FaultKind::Audio,
     FaultKind::CallChain,
     FaultKind::Document,
+    FaultKind::ServerError,
 ];
 
 /// Each kind of fault the script carries shows up in scripts when it is
@@ -267,6 +270,8 @@ fn the_drawn_swarms_cover_every_fault_kind() {
             let last = script.actions().last().cloned();
             let frame = close.frame();
             match (last, frame) {
+                // The server's error ended the conversation first.
+                (Some(Action::Send(m)), _) if gives_up(&m) => continue,
                 (Some(Action::Close(c)), Some((code, reason))) => {
                     assert_eq!((c.code, c.reason.as_str()), (code, reason));
                 }
@@ -279,6 +284,42 @@ fn the_drawn_swarms_cover_every_fault_kind() {
     let missing: Vec<_> = SCRIPT_KINDS.iter().filter(|k| !seen.contains(*k)).collect();
     assert!(missing.is_empty(), "never generated: {missing:?}");
     assert_eq!(closes.len(), CloseKind::ALL.len(), "{closes:?}");
+}
+
+/// The server's error comes in two shapes: beside content anywhere (it
+/// ends nothing), and alone as the conversation's last frame (the server
+/// giving up); both show up when the kind is on.
+#[test]
+fn the_servers_error_comes_beside_content_or_alone_at_the_end() {
+    let rep = weather();
+    let on = Faults::calm().with(FaultKind::ServerError, 0.5);
+    let (mut beside, mut alone) = (0, 0);
+    for s in 0..60 {
+        let script = generate("w", &rep, Seed::new(s), &on);
+        let actions = script.actions();
+        for (i, action) in actions.iter().enumerate() {
+            let Action::Send(m) = action else { continue };
+            if gives_up(m) {
+                assert_eq!(
+                    i + 1,
+                    actions.len(),
+                    "seed {s}: the error alone is not last"
+                );
+                alone += 1;
+            } else if m.get("error").is_some() {
+                assert!(m.get("usageMetadata").is_some(), "seed {s}: {m}");
+                beside += 1;
+            }
+        }
+    }
+    assert!(beside >= 10 && alone >= 5, "beside {beside}, alone {alone}");
+}
+
+/// A frame that holds an in-band error and nothing else.
+fn gives_up(message: &Value) -> bool {
+    message
+        .as_object()
+        .is_some_and(|m| m.len() == 1 && m.contains_key("error"))
 }
 
 /// The tool-side kinds change what simulated tools do: `tool-failure` at

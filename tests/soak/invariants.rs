@@ -238,6 +238,76 @@ fn a_journal_missing_an_interruption_is_caught() {
     );
 }
 
+/// A frame that holds an in-band error and nothing else ends the session:
+/// a session that read on after it, ended without saying the end was
+/// fatal, or went on, fails `wire-order` or `liveness`.
+#[test]
+fn a_session_that_outlives_the_servers_error_is_caught() {
+    let soak = Soak::agent(&agent("weather")).check_determinism_every(0);
+    let is_error = |frame: &livesim::wire::Frame| {
+        let message: serde_json::Value =
+            serde_json::from_slice(frame.payload().unwrap_or_default()).unwrap_or_default();
+        message
+            .as_object()
+            .is_some_and(|m| m.len() == 1 && m.contains_key("error"))
+    };
+    let good = (0..100)
+        .map(|s| soak.run_seed(Seed::new(s)))
+        .find_map(|run| {
+            let record = run.record?;
+            let gave_up = record.server_frames.last().is_some_and(is_error);
+            (run.failures.is_empty() && gave_up).then_some(record)
+        })
+        .expect("a weather seed under 100 ends with the server's error and passes");
+    assert_eq!(verdict(invariants::WIRE_ORDER, &good), Ok(()));
+    assert_eq!(verdict(invariants::LIVENESS, &good), Ok(()));
+    assert!(good.settling.ended && !good.settling.ended_by_script);
+
+    let mut read_on = good.clone();
+    let usage = json!({ "usageMetadata": { "totalTokenCount": 3 } }).to_string();
+    read_on
+        .server_frames
+        .push(livesim::wire::Frame::Text(usage));
+    let err = verdict(invariants::WIRE_ORDER, &read_on).unwrap_err();
+    let at = good.server_frames.len();
+    assert_eq!(
+        err,
+        format!(
+            "server frame #{at} (counting from the first setupComplete) holds an in-band error \
+             and nothing else, which ends the session, yet the session read 1 more frame(s) \
+             after it"
+        )
+    );
+
+    let mut calm_end = good.clone();
+    let end = calm_end
+        .session_log
+        .iter_mut()
+        .rev()
+        .find(|e| e.kind() == "disconnected")
+        .expect("the log ends with disconnected");
+    *end = LiveEvent::Disconnected {
+        code: Some(1000),
+        reason: "client hung up".into(),
+        class: None,
+    };
+    let err = verdict(invariants::WIRE_ORDER, &calm_end).unwrap_err();
+    assert!(
+        err.ends_with(
+            "the frames put a fatal `disconnected` (no close code: the server's error) there"
+        ),
+        "{err}"
+    );
+
+    let mut went_on = good.clone();
+    went_on.settling.ended = false;
+    assert_eq!(
+        verdict(invariants::LIVENESS, &went_on).unwrap_err(),
+        "the server sent an in-band error and nothing else, which ends the session, but the \
+         session went on"
+    );
+}
+
 #[test]
 fn a_journal_that_does_not_replay_or_goes_backwards_is_caught() {
     let good = refusing_run();

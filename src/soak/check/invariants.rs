@@ -10,8 +10,8 @@
 //! | `journal-replays-clean` | the journal holds one `flow:interrupted` per frame the reference model reads as interrupted, and `Scenario::from_journal(journal)` run against the governing spec reproduces every decision |
 //! | `journal-ordered` | journal sequence numbers strictly increase; timestamps never go back |
 //! | `aggregation` | partial chunks concatenate to the full text that follows; nothing partial is stored; `interrupted` rides on the flush; the fast lane delivers what aggregation makes of the frames |
-//! | `wire-order` | the stored log is what the frames the script sent imply, in wire order |
-//! | `liveness` | the session settles within its bound after the fault phase: every call answered, or the connection over when the script ended it |
+//! | `wire-order` | the stored log is what the frames the script sent imply, in wire order; after the server's in-band error alone, nothing more is read and the end is fatal |
+//! | `liveness` | the session settles within its bound after the fault phase: every call answered, or the connection over when the script ended it or the server's in-band error did |
 //! | `tool-ran-once` | no tool runs twice for one call, across reconnects too (a call runs at most once per connection that issued its id) |
 //! | `client-messages-once` | every message the user typed reaches the server once, none invented or sent twice; on a connection that resumes transparently, what the server had not consumed is replayed first, in order, once |
 //! | `reconnect-ends` | every reconnect ends, resumed, fresh or failed, within its bound: the policy's attempts, counted from 1, each backoff at its longest plus a setup timeout |
@@ -561,8 +561,17 @@ fn liveness(run: &RunRecord) -> Result<(), String> {
     if settling.ended_by_script && !settling.ended {
         return Err("the script ended the connection, but the session did not end".to_string());
     }
+    let gave_up = wire_order::server_gave_up(run);
+    if gave_up && !settling.ended {
+        return Err(
+            "the server sent an in-band error and nothing else, which ends the session, but \
+             the session went on"
+                .to_string(),
+        );
+    }
     // A session the strict script hung up on is the `protocol` failure.
     if !settling.ended_by_script
+        && !gave_up
         && settling.ended
         && run.replay_errors.is_empty()
         && !network_ended_it(run)

@@ -192,6 +192,9 @@ pub(crate) struct FrameModel {
     pub events: Vec<Expected>,
     pub interrupted: bool,
     pub turn_complete: bool,
+    /// The frame is an in-band error and nothing else: the server gives
+    /// up, and the session must end on it, reading nothing more.
+    pub ends_session: bool,
 }
 
 /// The model's state over one connection: the pending buffers.
@@ -294,7 +297,10 @@ impl Model {
                 .keys()
                 .any(|k| known(k, &KNOWN) || k == "voiceActivity");
         if fatal {
-            return FrameModel::default();
+            return FrameModel {
+                ends_session: true,
+                ..FrameModel::default()
+            };
         }
         let content = member(&message, "serverContent").and_then(Value::as_object);
         let interrupted = flag(content, "interrupted");
@@ -391,6 +397,7 @@ impl Model {
             events: out,
             interrupted,
             turn_complete,
+            ends_session: false,
         }
     }
 

@@ -20,6 +20,7 @@
 //! | `interrupted-flush` | an interruption cut the model's text | every agent |
 //! | `user-typed` | the user typed a turn (`clientContent`) | every agent |
 //! | `connection-closed` | the server ended the connection | every agent |
+//! | `server-gave-up` | the server sent an in-band error and nothing else, ending the session | every agent |
 //! | `tape-answer` | an extractor wrote an answer from its tape | agents with an extractor |
 //! | `tape-miss` | an extractor's question was not on its tape | agents with an extractor |
 //! | `resumed` | a connection ended (a close or a drop) and the session resumed on the next | agents that resume |
@@ -38,7 +39,6 @@
 //!
 //! All goals, with the invariants: `docs/invariants.md`.
 
-use crate::wire::JsonPath;
 use std::fmt;
 use std::sync::Arc;
 
@@ -49,6 +49,7 @@ use crate::soak::agent::TAPE_MISS;
 use crate::soak::check::model::Expected;
 use crate::soak::check::wire_order;
 use crate::soak::run::record::{ExecutionOutcome, RunRecord};
+use crate::wire::JsonPath;
 
 /// How many sessions of an agent a soak must run before a goal no run
 /// reached is flagged: a replay of one seed reaches few goals, and says
@@ -265,6 +266,7 @@ pub(crate) fn builtin(reach: &Reach) -> Vec<Sometimes> {
     goals.push(Sometimes::new("connection-closed", |run| {
         run.settling.ended_by_script
     }));
+    goals.push(Sometimes::new("server-gave-up", wire_order::server_gave_up));
     if reach.resumes {
         goals.extend(resumption_goals(reach));
     }

@@ -24,7 +24,9 @@
 //!   anywhere after the `go_away` (the old connection goes on until the
 //!   new one is set up); reconnect attempts that never reached a new
 //!   connection stand at the end;
-//! * `disconnected` last.
+//! * `disconnected` last; after a frame that holds an in-band `error` and
+//!   nothing else, a fatal one (no close code, class `fatal`), and no frame
+//!   read after that one.
 //!
 //! Each connection's frames are aggregated afresh (the session drops
 //! pending text when a connection ends), except across a `goAway` move,
@@ -57,8 +59,9 @@ enum Slot {
     Denial(String),
     /// The answer to this call; `owed`: it must be there.
     Answer { id: String, owed: bool },
-    /// `disconnected`.
-    Disconnected,
+    /// `disconnected`; `fatal`: the one the server's in-band error ends
+    /// the session with.
+    Disconnected { fatal: bool },
     /// Any number of `extracted` events (the turn's extractions).
     Extractions,
     /// The session's move to its next connection: the log's `n`-th move
@@ -74,7 +77,15 @@ impl Slot {
     fn is(&self, event: &LiveEvent) -> bool {
         match (self, event) {
             (Slot::Connected, LiveEvent::Connected { .. }) => true,
-            (Slot::Disconnected, LiveEvent::Disconnected { .. }) => true,
+            (Slot::Disconnected { fatal: false }, LiveEvent::Disconnected { .. }) => true,
+            (
+                Slot::Disconnected { fatal: true },
+                LiveEvent::Disconnected {
+                    code: None,
+                    class: Some(class),
+                    ..
+                },
+            ) => class == "fatal",
             (Slot::Server(expected), event) => expected.is(event),
             (Slot::Denial(id), LiveEvent::ToolDenied { id: denied, .. }) => id == denied,
             _ => false,
@@ -86,7 +97,13 @@ impl fmt::Display for Slot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Slot::Connected => write!(f, "`connected`"),
-            Slot::Disconnected => write!(f, "`disconnected`"),
+            Slot::Disconnected { fatal: false } => write!(f, "`disconnected`"),
+            Slot::Disconnected { fatal: true } => {
+                write!(
+                    f,
+                    "a fatal `disconnected` (no close code: the server's error)"
+                )
+            }
             Slot::Server(expected) => write!(f, "{expected}"),
             Slot::Denial(id) => write!(f, "the refusal of {id}"),
             Slot::Answer { id, .. } => write!(f, "the answer to {id}"),
@@ -287,8 +304,43 @@ fn expected(run: &RunRecord) -> Vec<Slot> {
         }
     }
     slots.push(Slot::Attempts);
-    slots.push(Slot::Disconnected);
+    slots.push(Slot::Disconnected {
+        fatal: server_gave_up(run),
+    });
     slots
+}
+
+/// Whether a frame that reached the session was an in-band error and
+/// nothing else: the server giving up, which ends the session.
+pub(crate) fn server_gave_up(run: &RunRecord) -> bool {
+    connections(run)
+        .iter()
+        .flat_map(|c| &c.frames)
+        .any(|f| f.ends_session)
+}
+
+/// The frames the session read after an in-band error that ended it (the
+/// error's number among the frames that reached the session, counting
+/// from 1 at the first `setupComplete`, and how many came after), if it
+/// read any.
+fn read_after_error(run: &RunRecord) -> Option<(usize, usize)> {
+    let connections = connections(run);
+    // Each connection after the first began with a `setupComplete`, which
+    // its frames leave out.
+    let mut index = 0;
+    for (n, connection) in connections.iter().enumerate() {
+        index += 1;
+        if let Some(at) = connection.frames.iter().position(|f| f.ends_session) {
+            let later: usize = connections[n + 1..]
+                .iter()
+                .map(|c| c.frames.len() + 1)
+                .sum();
+            let after = connection.frames.len() - at - 1 + later;
+            return (after > 0).then_some((index + at + 1, after));
+        }
+        index += connection.frames.len();
+    }
+    None
 }
 
 /// When the last connection ended, read from the session's events: the
@@ -343,6 +395,13 @@ fn owed(run: &RunRecord, id: &str, refused: bool, ended_at: Option<std::time::Du
 
 /// Checks the run's stored log against the frames it got.
 pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
+    if let Some((at, after)) = read_after_error(run) {
+        return Err(format!(
+            "server frame #{at} (counting from the first setupComplete) holds an in-band \
+             error and nothing else, which ends the session, yet the session read {after} \
+             more frame(s) after it"
+        ));
+    }
     compare(&expected(run), &run.session_log)
 }
 

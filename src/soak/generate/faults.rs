@@ -109,11 +109,18 @@ pub enum FaultKind {
     /// audio, video or image (a PDF), sometimes in the same frame as text.
     /// It is no live media, so the stored log keeps it.
     Document,
+    /// The server's in-band error: an `error` member beside a frame's
+    /// content (which ends nothing: the content counts), and, on about a
+    /// third of the seeds it is on for, a frame that holds an `error` and
+    /// nothing else where the conversation would have ended: the server
+    /// giving up, so the session must end at once, read nothing more and
+    /// say the end is fatal.
+    ServerError,
 }
 
 impl FaultKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [FaultKind; 24] = [
+    pub const ALL: [FaultKind; 25] = [
         FaultKind::Split,
         FaultKind::Thoughts,
         FaultKind::Transcriptions,
@@ -138,6 +145,7 @@ impl FaultKind {
         FaultKind::CallChain,
         FaultKind::Network,
         FaultKind::Document,
+        FaultKind::ServerError,
     ];
 
     /// The kind's name, as reports, agent files and stream labels write
@@ -168,6 +176,7 @@ impl FaultKind {
             FaultKind::CallChain => "call-chain",
             FaultKind::Network => "network",
             FaultKind::Document => "document",
+            FaultKind::ServerError => "server-error",
         }
     }
 

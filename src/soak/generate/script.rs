@@ -80,7 +80,18 @@ pub fn generate(
     for _ in 0..turns {
         generator.turn();
     }
+    let gives_up = faults.is_on(FaultKind::ServerError)
+        && generator.fault_stream(FaultKind::ServerError).chance(0.3);
     match faults.close() {
+        _ if gives_up => {
+            // Half the time the error cuts the last turn short.
+            if generator.shape.chance(0.5) {
+                let line = generator.model_line();
+                generator.model_text(&line);
+            }
+            let error = generator.server_error();
+            generator.send(json!({ "error": error }));
+        }
         Some(close) => {
             // Half the time the close cuts the last turn short.
             if generator.shape.chance(0.5) {
@@ -160,8 +171,14 @@ impl<'a> Generator<'a> {
     /// Whether `kind` fires at this chance.
     pub(super) fn fires(&mut self, kind: FaultKind) -> bool {
         let rate = self.faults.rate(kind);
+        self.fault_stream(kind).chance(rate)
+    }
+
+    /// The stream `kind` fires from, for what a kind draws when it fires
+    /// (drawing there leaves every other kind's draws as they were).
+    pub(super) fn fault_stream(&mut self, kind: FaultKind) -> &mut Stream {
         let index = FaultKind::ALL.iter().position(|k| *k == kind).unwrap_or(0);
-        self.fires[index].chance(rate)
+        &mut self.fires[index]
     }
 
     /// Sometimes a short pause between two frames of a turn.
@@ -240,6 +257,12 @@ impl<'a> Generator<'a> {
         }
         if self.fires(FaultKind::UnknownMessage) {
             self.unknown_message();
+        }
+        if self.fires(FaultKind::ServerError) {
+            // Beside content, an error ends nothing: the usage counts.
+            let tokens = self.fault_stream(FaultKind::ServerError).range(1..=900);
+            let error = self.server_error();
+            self.send(json!({ "usageMetadata": { "totalTokenCount": tokens }, "error": error }));
         }
         if self.fires(FaultKind::GoAway) {
             self.go_away(false);
@@ -403,6 +426,21 @@ impl<'a> Generator<'a> {
             json!([file])
         };
         self.send(json!({ "serverContent": { "modelTurn": { "parts": parts } } }));
+    }
+
+    /// An in-band error's `error` member, in the shapes a server might
+    /// send it: code, message and status, some of them, or a bare string.
+    fn server_error(&mut self) -> Value {
+        let errors = [
+            json!({ "code": 500, "message": "Internal error encountered.", "status": "INTERNAL" }),
+            json!({ "code": 429, "message": "Resource has been exhausted (e.g. check quota).", "status": "RESOURCE_EXHAUSTED" }),
+            json!({ "code": 503, "message": "The service is currently unavailable." }),
+            json!({ "message": "Deadline expired before operation could complete." }),
+            json!({ "status": "ABORTED" }),
+            json!("quota exceeded"),
+        ];
+        let stream = self.fault_stream(FaultKind::ServerError);
+        stream.pick(&errors).cloned().unwrap_or_default()
     }
 
     fn unknown_message(&mut self) {

@@ -169,10 +169,28 @@ pub struct RunRecord {
     pub network: Option<NetworkRun>,
     /// The reference model's reading of `server_frames`, worked out once
     /// for the checks that read it.
-    pub(crate) modelled: OnceLock<Arc<Vec<Connection>>>,
+    pub(crate) modelled: WorkedOut<Arc<Vec<Connection>>>,
     /// Each call id the frames issued, with the connections that issued
     /// it, worked out once for the checks that read it.
-    pub(crate) issued: OnceLock<Arc<BTreeMap<String, BTreeSet<usize>>>>,
+    pub(crate) issued: WorkedOut<Arc<BTreeMap<String, BTreeSet<usize>>>>,
+}
+
+/// Something the checks work out from a record's fields once. A copy of
+/// the record starts without it: whoever changes the copy's fields (a test
+/// forging a frame, say) must not be judged by the original's reading.
+#[derive(Debug, Default)]
+pub(crate) struct WorkedOut<T>(OnceLock<T>);
+
+impl<T> WorkedOut<T> {
+    pub(crate) fn get_or_init(&self, work: impl FnOnce() -> T) -> &T {
+        self.0.get_or_init(work)
+    }
+}
+
+impl<T> Clone for WorkedOut<T> {
+    fn clone(&self) -> Self {
+        WorkedOut(OnceLock::new())
+    }
 }
 
 /// What crossed the simulated network at the session's end, in a run

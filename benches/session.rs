@@ -19,10 +19,13 @@ use futures::future::BoxFuture;
 use livesim::Seed;
 use livesim::executor::{Simulation, Swarm};
 use livesim::prelude::*;
-use livesim::testing::ScriptedServer;
 use livesim::transport::{Transport, TransportError};
 use livesim::wire::{CloseFrame, Frame};
 use serde_json::json;
+
+#[path = "programs/weather.rs"]
+mod weather;
+use weather::weather;
 
 /// Hands over prepared server frames on demand and swallows what the
 /// session sends.
@@ -89,26 +92,6 @@ fn frames(c: &mut Criterion) {
         });
     }
     group.finish();
-}
-
-async fn weather() {
-    let run = ScriptedServer::new()
-        .hears("What's the weather in Paris?")
-        .calls("get_weather", json!({ "city": "Paris" }))
-        .says("It is sunny in Paris.")
-        .play(
-            Live::builder()
-                .instruction("You are a weather assistant.")
-                .tools(T::simple(
-                    "get_weather",
-                    "Weather for a city",
-                    |args| async move { Ok(json!({ "city": args["city"], "sky": "sunny" })) },
-                )),
-        )
-        .await
-        .unwrap();
-    assert!(run.model_text().contains("It is sunny"));
-    run.disconnect().await;
 }
 
 fn weather_test(c: &mut Criterion) {

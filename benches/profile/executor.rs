@@ -9,7 +9,8 @@
 //!
 //! Variants: `tokio` (hand-written tokio), `same` (the livesim program on a
 //! plain paused runtime), `calm` (simulated, no perturbation), `seeded`
-//! (simulated, seeds 0..300 with their drawn swarms).
+//! (simulated, seeds 0..300 with their drawn swarms), and `weather` (the
+//! seed documents' weather test, seeds 0..300).
 
 use livesim::Seed;
 use livesim::executor::{Simulation, Swarm};
@@ -17,6 +18,9 @@ use livesim::executor::{Simulation, Swarm};
 #[path = "../programs/three_lanes.rs"]
 mod three_lanes;
 use three_lanes::{livesim_program, paused_runtime, tokio_program};
+
+#[path = "../programs/weather.rs"]
+mod weather;
 
 fn main() {
     let variant = std::env::args().nth(1).unwrap_or_default();
@@ -35,8 +39,13 @@ fn main() {
                     .run(livesim_program)
                     .expect("the program finishes");
             }
+            "weather" => {
+                Simulation::new(Seed::new(seed))
+                    .run(weather::weather)
+                    .expect("the weather test passes");
+            }
             _ => {
-                eprintln!("usage: profile_executor tokio|same|calm|seeded");
+                eprintln!("usage: profile_executor tokio|same|calm|seeded|weather");
                 std::process::exit(2);
             }
         }

@@ -4,6 +4,7 @@
 //! deterministic.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use livesim::Seed;
 use livesim::prelude::*;
@@ -235,6 +236,102 @@ fn a_journal_missing_an_interruption_is_caught() {
             "the server interrupted the model {told} time(s), but the journal records 0 \
              `flow:interrupted` entries"
         )
+    );
+}
+
+/// The clock signals agree with the events: a `silence_ms` larger than the
+/// time since content last moved (plus the margins), an `elapsed_ms` that
+/// does not grow, or more silence than elapsed time, fails `telemetry`.
+#[test]
+fn telemetry_signals_that_disagree_with_the_events_are_caught() {
+    let soak = Soak::agent(&agent("weather")).check_determinism_every(0);
+    let good = (0..20)
+        .map(|s| soak.run_seed(Seed::new(s)))
+        .find_map(|run| {
+            let record = run.record?;
+            let ticks = record
+                .journal
+                .iter()
+                .filter(|m| m.key == "session:silence_ms")
+                .count();
+            (run.failures.is_empty() && ticks >= 8).then_some(record)
+        })
+        .expect("a weather seed under 20 ticks eight times and passes");
+    assert_eq!(verdict(invariants::TELEMETRY, &good), Ok(()));
+    let writes = |record: &RunRecord, key: &str| -> Vec<usize> {
+        (0..record.journal.len())
+            .filter(|&i| record.journal[i].key == key)
+            .collect()
+    };
+    let connected = good
+        .events
+        .iter()
+        .find(|e| e.event.kind() == "connected")
+        .unwrap()
+        .at;
+    let silences = writes(&good, "session:silence_ms");
+    let elapsed = writes(&good, "session:elapsed_ms");
+    // The first tick the events owe a bound: content received at least
+    // 250 ms before it. Its silence, stretched back to setup, breaks it.
+    let (n, bound) = elapsed
+        .iter()
+        .enumerate()
+        .find_map(|(n, &i)| {
+            let at = connected + Duration::from_millis(good.journal[i].value.as_u64()?);
+            let seen = good
+                .events
+                .iter()
+                .filter(|e| {
+                    matches!(
+                        e.event,
+                        LiveEvent::TextDelta { .. }
+                            | LiveEvent::Media { .. }
+                            | LiveEvent::InputTranscriptDelta { .. }
+                            | LiveEvent::OutputTranscriptDelta { .. }
+                    )
+                })
+                .map(|e| e.at)
+                .rfind(|&seen| seen + Duration::from_millis(250) <= at)?;
+            let bound = at - seen + Duration::from_millis(250);
+            (bound < at - connected).then_some((n, bound))
+        })
+        .expect("content moved well before some tick");
+    let mut stretched = good.clone();
+    let silence = good.journal[elapsed[n]].value.clone();
+    stretched.journal[silences[n]].value = silence.clone();
+    let err = verdict(invariants::TELEMETRY, &stretched).unwrap_err();
+    assert!(
+        err.starts_with(&format!(
+            "tick {} (elapsed_ms {silence}, silence_ms {silence})",
+            n + 1
+        )),
+        "{err}"
+    );
+    assert!(
+        err.ends_with(&format!(
+            "so silence_ms can be at most {} there",
+            bound.as_millis()
+        )),
+        "{err}"
+    );
+
+    let mut stuck = good.clone();
+    let first = stuck.journal[elapsed[0]].value.clone();
+    stuck.journal[elapsed[1]].value = first.clone();
+    let err = verdict(invariants::TELEMETRY, &stuck).unwrap_err();
+    assert!(
+        err.ends_with(&format!(
+            "elapsed_ms did not grow from the tick before ({first})"
+        )),
+        "{err}"
+    );
+
+    let mut endless = good.clone();
+    endless.journal[silences[0]].value = json!(first.as_u64().unwrap() + 1);
+    let err = verdict(invariants::TELEMETRY, &endless).unwrap_err();
+    assert!(
+        err.starts_with("tick 1 ") && err.ends_with("more silence than time since setup"),
+        "{err}"
     );
 }
 

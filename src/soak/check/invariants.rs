@@ -17,6 +17,7 @@
 //! | `reconnect-ends` | every reconnect ends, resumed, fresh or failed, within its bound: the policy's attempts, counted from 1, each backoff at its longest plus a setup timeout |
 //! | `stored-once` | the stored log holds `connected` and `disconnected` once, each new connection once and in order, and each call's answer or refusal once per connection that issued it |
 //! | `handle-secret` | no resumption handle the script gave is in an event, the stored log, the journal, the trace, the run's log lines, an error or the report |
+//! | `telemetry` | the clock signals the session writes on its timer agree with the run's events: `session:elapsed_ms` grows, and `session:silence_ms` never exceeds the time since a content event the run received |
 //! | `determinism` | the same seed gives the same trace (checked on a sample of seeds, and by `livesim sim check`) |
 //!
 //! Calls issued on a connection that has since ended cannot be answered
@@ -44,6 +45,7 @@ use crate::simulation::Scenario;
 use crate::soak::check::model::{Expected, FrameModel};
 use crate::soak::check::reconnects;
 use crate::soak::check::refusals;
+use crate::soak::check::telemetry;
 use crate::soak::check::wire_order;
 use crate::soak::run::record::ExecutionOutcome;
 use crate::soak::run::record::RunRecord;
@@ -74,6 +76,8 @@ pub const RECONNECT_ENDS: &str = "reconnect-ends";
 pub const STORED_ONCE: &str = "stored-once";
 /// `handle-secret`.
 pub const HANDLE_SECRET: &str = "handle-secret";
+/// `telemetry`.
+pub const TELEMETRY: &str = "telemetry";
 /// `determinism`.
 pub const DETERMINISM: &str = "determinism";
 /// A run that panicked.
@@ -152,6 +156,7 @@ pub fn builtin() -> Vec<Invariant> {
         Invariant::new(RECONNECT_ENDS, reconnects::reconnect_ends),
         Invariant::new(STORED_ONCE, reconnects::stored_once),
         Invariant::new(HANDLE_SECRET, reconnects::handle_secret),
+        Invariant::new(TELEMETRY, telemetry::check),
     ]
 }
 

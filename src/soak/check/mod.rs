@@ -1,6 +1,7 @@
 //! Check: what a run's record must hold and what it reached. The
 //! [`invariants`] (with those of connections in [`reconnects`], of
-//! refusals in [`refusals`] and the stored log's order in [`wire_order`]), the "sometimes" goals
+//! refusals in [`refusals`], the stored log's order in [`wire_order`] and
+//! the session's clock signals in [`telemetry`]), the "sometimes" goals
 //! ([`sometimes`]), the determinism check across runs ([`determinism`]),
 //! the [`report`] a soak ends with, and the [`triage`] of its failures by
 //! [`signature`], against the last soak's (its file in [`triage_file`],
@@ -19,6 +20,7 @@ pub(crate) mod refusals;
 pub(crate) mod report;
 pub(crate) mod signature;
 pub(crate) mod sometimes;
+pub(crate) mod telemetry;
 pub(crate) mod triage;
 pub(crate) mod triage_file;
 pub(crate) mod triage_report;

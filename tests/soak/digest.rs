@@ -41,7 +41,7 @@ fn digest(seeds: Range<u64>) -> String {
 /// Seeds 0..200 give the summary they gave when this digest was taken.
 #[test]
 fn the_soak_of_seeds_0_to_200_says_what_it_said() {
-    assert_eq!(digest(0..200), "f40e17640b585d2e");
+    assert_eq!(digest(0..200), "cb6247cfa33018a0");
 }
 
 /// Seeds 0..2000 give the summary they gave when this digest was taken
@@ -49,5 +49,5 @@ fn the_soak_of_seeds_0_to_200_says_what_it_said() {
 #[test]
 #[ignore = "12,500 sessions: the nightly job runs it (cargo test --release --test soak -- --ignored digest)"]
 fn the_soak_of_seeds_0_to_2000_says_what_it_said() {
-    assert_eq!(digest(0..2000), "6927f792fb5a66cf");
+    assert_eq!(digest(0..2000), "68afec2829fae45c");
 }

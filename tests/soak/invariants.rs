@@ -335,6 +335,77 @@ fn telemetry_signals_that_disagree_with_the_events_are_caught() {
     );
 }
 
+/// What an agent's extractor is given is the conversation the run had: a
+/// question with a blank line, a line nobody said, a line of no speaker,
+/// or no line after the model spoke fails `extractor-input`.
+#[test]
+fn an_extractor_given_the_wrong_transcript_is_caught() {
+    let soak = Soak::agent(&agent("support")).check_determinism_every(0);
+    let asked = "soak:extractor_asked";
+    let good = (0..20)
+        .map(|s| soak.run_seed(Seed::new(s)))
+        .find_map(|run| {
+            let record = run.record?;
+            let questions = record.journal.iter().filter(|m| m.key == asked).count();
+            (run.failures.is_empty() && questions >= 2).then_some(record)
+        })
+        .expect("a support seed under 20 asks its extractor twice and passes");
+    assert_eq!(verdict(invariants::EXTRACTOR_INPUT, &good), Ok(()));
+    let first = good.journal.iter().position(|m| m.key == asked).unwrap();
+    let forged = |question: &str| {
+        let mut run = good.clone();
+        run.journal[first].value = json!(question);
+        verdict(invariants::EXTRACTOR_INPUT, &run)
+    };
+    assert_eq!(
+        forged("Transcript:\nuser: \n"),
+        Err("the extractor's question at turn 1 has a blank user line".to_string())
+    );
+    assert_eq!(
+        forged("Transcript:\nmodel: I never said this.\n"),
+        Err(
+            "the extractor's question at turn 1 says model: \"I never said this.\", which the \
+             run never made whole"
+                .to_string()
+        )
+    );
+    assert_eq!(
+        forged("Transcript:\nsomeone: hello\n"),
+        Err(
+            "the extractor's question at turn 1 starts with a line that is neither `user: …` \
+             nor `model: …`: \"someone: hello\""
+                .to_string()
+        )
+    );
+    // Whether the model had spoken by turn 1 decides whether no line is
+    // wrong there: find a turn where it had, from the good run's own
+    // question (it named a model line).
+    let turn = good
+        .journal
+        .iter()
+        .filter(|m| m.key == asked)
+        .position(|m| m.value.as_str().unwrap_or_default().contains("model: "))
+        .expect("a question names a model line");
+    let mut silent = good.clone();
+    let at = silent
+        .journal
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.key == asked)
+        .nth(turn)
+        .unwrap()
+        .0;
+    silent.journal[at].value = json!("Transcript:\n");
+    let err = verdict(invariants::EXTRACTOR_INPUT, &silent).unwrap_err();
+    assert!(
+        err.ends_with(&format!(
+            "by the end of turn {}, but the extractor was given no line",
+            turn + 1
+        )),
+        "{err}"
+    );
+}
+
 /// A frame that holds an in-band error and nothing else ends the session:
 /// a session that read on after it, ended without saying the end was
 /// fatal, or went on, fails `wire-order` or `liveness`.

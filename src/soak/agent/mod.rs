@@ -434,8 +434,13 @@ impl StandingTape {
 /// its tape (the `tape-miss` goal reads it).
 pub(crate) const TAPE_MISS: &str = "soak:tape_miss";
 
-/// One run's view of its agent's tape: a question the tape does not hold
-/// is noted in the session's state (and so its journal).
+/// The state key a run's extractor writes every question it asks to (the
+/// `extractor-input` invariant reads them from the journal).
+pub(crate) const EXTRACTOR_ASKED: &str = "soak:extractor_asked";
+
+/// One run's view of its agent's tape: every question is noted in the
+/// session's state (and so its journal), and so is a question the tape
+/// does not hold.
 struct NotingTape {
     tape: Arc<StandingTape>,
     state: State,
@@ -447,6 +452,7 @@ impl Tape for NotingTape {
     }
 
     fn next(&self, kind: &str, canonical_input: &str) -> Option<TapeEntry> {
+        self.state.set(EXTRACTOR_ASKED, canonical_input.to_string());
         let found = self.tape.next(kind, canonical_input);
         if found.is_none() {
             self.state.set(TAPE_MISS, canonical_input.to_string());

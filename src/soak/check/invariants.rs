@@ -18,6 +18,7 @@
 //! | `stored-once` | the stored log holds `connected` and `disconnected` once, each new connection once and in order, and each call's answer or refusal once per connection that issued it |
 //! | `handle-secret` | no resumption handle the script gave is in an event, the stored log, the journal, the trace, the run's log lines, an error or the report |
 //! | `telemetry` | the clock signals the session writes on its timer agree with the run's events: `session:elapsed_ms` grows, and `session:silence_ms` never exceeds the time since a content event the run received |
+//! | `extractor-input` | every question an agent file's extractor asked holds lines the run said: `user: …` or `model: …`, none blank, each a text the reference model made whole (or the user typed), and at least one once the model has spoken |
 //! | `determinism` | the same seed gives the same trace (checked on a sample of seeds, and by `livesim sim check`) |
 //!
 //! Calls issued on a connection that has since ended cannot be answered
@@ -42,6 +43,7 @@ use serde_json::Value;
 use crate::executor::format_time;
 use crate::session::{Lane, LiveEvent};
 use crate::simulation::Scenario;
+use crate::soak::check::extractions;
 use crate::soak::check::model::{Expected, FrameModel};
 use crate::soak::check::reconnects;
 use crate::soak::check::refusals;
@@ -78,6 +80,8 @@ pub const STORED_ONCE: &str = "stored-once";
 pub const HANDLE_SECRET: &str = "handle-secret";
 /// `telemetry`.
 pub const TELEMETRY: &str = "telemetry";
+/// `extractor-input`.
+pub const EXTRACTOR_INPUT: &str = "extractor-input";
 /// `determinism`.
 pub const DETERMINISM: &str = "determinism";
 /// A run that panicked.
@@ -157,6 +161,7 @@ pub fn builtin() -> Vec<Invariant> {
         Invariant::new(STORED_ONCE, reconnects::stored_once),
         Invariant::new(HANDLE_SECRET, reconnects::handle_secret),
         Invariant::new(TELEMETRY, telemetry::check),
+        Invariant::new(EXTRACTOR_INPUT, extractions::check),
     ]
 }
 

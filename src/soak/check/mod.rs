@@ -1,7 +1,8 @@
 //! Check: what a run's record must hold and what it reached. The
 //! [`invariants`] (with those of connections in [`reconnects`], of
 //! refusals in [`refusals`], the stored log's order in [`wire_order`] and
-//! the session's clock signals in [`telemetry`]), the "sometimes" goals
+//! the session's clock signals in [`telemetry`], what extractors were given
+//! in [`extractions`]), the "sometimes" goals
 //! ([`sometimes`]), the determinism check across runs ([`determinism`]),
 //! the [`report`] a soak ends with, and the [`triage`] of its failures by
 //! [`signature`], against the last soak's (its file in [`triage_file`],
@@ -12,6 +13,7 @@ pub(crate) mod determinism;
 mod digest;
 pub mod distribution;
 pub(crate) mod excerpt;
+pub(crate) mod extractions;
 pub mod invariants;
 pub mod latency;
 pub(crate) mod model;

@@ -1,0 +1,157 @@
+//! The `extractor-input` invariant: what an agent's extractor was given
+//! is the conversation the run had.
+//!
+//! An agent file's extractor asks its model (a tape, in a soak) about the
+//! transcript at every turn's end; the run notes each question in state
+//! (`soak:extractor_asked`, so the journal holds them in order). This
+//! check reads those questions against the reference model of the frames
+//! ([`super::model`]), not against the session's transcript:
+//!
+//! * the question is `Transcript:` and then lines `user: …` or `model: …`;
+//! * no line is blank, and each says a text the run made whole: the
+//!   model's text (not its thoughts) or its output transcription for
+//!   `model`, an input transcription or a message the user typed for
+//!   `user`;
+//! * the question at the `n`-th turn's end has at least one line when the
+//!   model had said something by the end of that turn.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::soak::agent::EXTRACTOR_ASKED;
+use crate::soak::check::model::{Expected, Stream};
+use crate::soak::check::wire_order;
+use crate::soak::run::record::RunRecord;
+
+/// Checks each question the agent's extractor asked.
+pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
+    let asked: Vec<String> = run
+        .journal
+        .iter()
+        .filter(|m| m.key == EXTRACTOR_ASKED)
+        .map(|m| transcript_of(&m.value))
+        .collect();
+    if asked.is_empty() {
+        return Ok(());
+    }
+    let said = Said::of(run);
+    for (n, question) in asked.iter().enumerate() {
+        let turn = n + 1;
+        let Some(body) = question.strip_prefix("Transcript:\n") else {
+            return Err(format!(
+                "the extractor's question at turn {turn} does not start with `Transcript:`: \
+                 {question:?}"
+            ));
+        };
+        let lines = lines_of(body).map_err(|line| {
+            format!(
+                "the extractor's question at turn {turn} starts with a line that is neither \
+                 `user: …` nor `model: …`: {line:?}"
+            )
+        })?;
+        for (speaker, text) in &lines {
+            let (speaker, text) = (*speaker, text.as_str());
+            if text.trim().is_empty() {
+                return Err(format!(
+                    "the extractor's question at turn {turn} has a blank {speaker} line"
+                ));
+            }
+            let known = match speaker {
+                "user" => said.user.contains(text),
+                _ => said.model.contains(text),
+            };
+            if !known {
+                return Err(format!(
+                    "the extractor's question at turn {turn} says {speaker}: {text:?}, which the \
+                     run never made whole"
+                ));
+            }
+        }
+        if lines.is_empty() && said.model_by_turn.get(n).is_some_and(|&count| count > 0) {
+            return Err(format!(
+                "the model had said {} line(s) by the end of turn {turn}, but the extractor was \
+                 given no line",
+                said.model_by_turn[n]
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A transcript's lines as (speaker, text); a line that names no speaker
+/// continues the text before it (a text may hold line breaks). Fails
+/// with the first line when it names no speaker.
+fn lines_of(body: &str) -> Result<Vec<(&'static str, String)>, String> {
+    let mut lines: Vec<(&'static str, String)> = Vec::new();
+    for line in body.lines() {
+        let speaker = match line.split_once(": ") {
+            Some(("user", text)) => Some(("user", text)),
+            Some(("model", text)) => Some(("model", text)),
+            _ => None,
+        };
+        match (speaker, lines.last_mut()) {
+            (Some((speaker, text)), _) => lines.push((speaker, text.to_string())),
+            (None, Some((_, text))) => {
+                text.push('\n');
+                text.push_str(line);
+            }
+            (None, None) => return Err(line.to_string()),
+        }
+    }
+    Ok(lines)
+}
+
+/// The transcript text of a question: the text of its first part (the
+/// question is a model request as JSON), or the question itself.
+fn transcript_of(value: &Value) -> String {
+    let raw = value.as_str().unwrap_or_default();
+    serde_json::from_str::<Value>(raw)
+        .ok()
+        .and_then(|request| {
+            request
+                .pointer("/contents/0/parts/0/text")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| raw.to_string())
+}
+
+/// What the run said, by the reference model and the user's typing.
+struct Said {
+    model: BTreeSet<String>,
+    user: BTreeSet<String>,
+    /// How many model lines were whole by the end of each turn.
+    model_by_turn: Vec<usize>,
+}
+
+impl Said {
+    fn of(run: &RunRecord) -> Said {
+        let mut said = Said {
+            model: BTreeSet::new(),
+            user: run.typed.iter().cloned().collect(),
+            model_by_turn: Vec::new(),
+        };
+        let mut model_lines = 0;
+        for connection in wire_order::connections(run) {
+            for event in connection.frames.iter().flat_map(|f| &f.events) {
+                match event {
+                    Expected::Whole { stream, text, .. } if !text.trim().is_empty() => match stream
+                    {
+                        Stream::Text { thought: true } => {}
+                        Stream::Text { thought: false } | Stream::Output => {
+                            said.model.insert(text.clone());
+                            model_lines += 1;
+                        }
+                        Stream::Input => {
+                            said.user.insert(text.clone());
+                        }
+                    },
+                    Expected::TurnEnd { .. } => said.model_by_turn.push(model_lines),
+                    _ => {}
+                }
+            }
+        }
+        said
+    }
+}

@@ -14,7 +14,7 @@
 #![cfg_attr(not(feature = "simulation"), allow(dead_code))]
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::task::Waker;
@@ -71,8 +71,9 @@ pub(crate) struct Context {
     /// Live tasks by id: label and the virtual time of their last poll.
     tasks: RefCell<BTreeMap<u64, (Label, Duration)>>,
     next_task: Cell<u64>,
-    /// The threads named like this one when the run started (Linux).
-    threads_at_start: Option<BTreeSet<u32>>,
+    /// When the run started, by the real clock: only a stall report
+    /// reads it, to tell the OS threads the run started from older ones.
+    started: std::time::Instant,
 }
 
 /// A clock outside the runtime (e.g. turmoil's simulated time): read on
@@ -128,7 +129,10 @@ impl Context {
             warnings: RefCell::new(Vec::new()),
             tasks: RefCell::new(BTreeMap::new()),
             next_task: Cell::new(0),
-            threads_at_start: super::stalls::sibling_threads(),
+            // Diagnostics only: the reading never reaches the trace, the
+            // schedule or anything the run decides.
+            #[allow(clippy::disallowed_methods)]
+            started: std::time::Instant::now(),
         }
     }
 
@@ -431,9 +435,9 @@ impl Context {
             .collect()
     }
 
-    /// The threads named like the run's own when it started (Linux).
-    pub(crate) fn threads_at_start(&self) -> Option<BTreeSet<u32>> {
-        self.threads_at_start.clone()
+    /// When the run started, by the real clock (for stall reports).
+    pub(crate) fn started(&self) -> std::time::Instant {
+        self.started
     }
 
     pub(crate) fn take_last_panic(&self) -> Option<String> {

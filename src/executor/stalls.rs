@@ -16,8 +16,12 @@
 //!    waits for, nothing in the simulation did it.
 //! 2. **An OS thread of this test still running** (Linux, from
 //!    `/proc/self/task`): a thread takes its creator's name, so a thread
-//!    named like the test's own thread that did not exist when the run
-//!    started was started by the test (or by the code it tests).
+//!    named like the test's own thread that started after the run did was
+//!    started by the test (or by the code it tests). Start times come
+//!    from `/proc` (in ticks of 10 ms since boot), read only when a report
+//!    is made: a run pays nothing for the check when it does not fail (a
+//!    snapshot of the threads at every run's start cost 15 µs with one
+//!    thread and 80 µs with nine, more than a whole scripted test).
 //!
 //! Both together make the diagnosis "a task blocked on an OS thread"
 //! likely; a stalled tool task alone (`tool:<name>`) makes it the first
@@ -25,8 +29,7 @@
 //! looks stalled, so a stalled task that is not a tool is named only when
 //! an OS thread was seen.
 
-use std::collections::BTreeSet;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::context;
 use super::trace::format_time;
@@ -53,14 +56,11 @@ pub(crate) const STALL: Duration = Duration::from_secs(1);
 /// assert!(report.contains("tool:lookup"), "{report}");
 /// ```
 pub fn stall_report() -> Option<String> {
-    let (now, stalled, before) = context::with(|ctx| {
+    let (now, stalled, started) = context::with(|ctx| {
         let now = ctx.now();
-        (now, ctx.stalled_tasks(now, STALL), ctx.threads_at_start())
+        (now, ctx.stalled_tasks(now, STALL), ctx.started())
     })?;
-    let threads = match (before, sibling_threads()) {
-        (Some(before), Some(now)) => now.difference(&before).count(),
-        _ => 0,
-    };
+    let threads = siblings_started_since(started).unwrap_or(0);
     let tools: Vec<&(String, Duration)> = stalled
         .iter()
         .filter(|(label, _)| label.starts_with("tool:"))
@@ -98,14 +98,24 @@ pub fn stall_report() -> Option<String> {
     })
 }
 
-/// The other threads of this process that bear the calling thread's name
-/// (Linux; `None` elsewhere, or if `/proc` cannot be read).
-pub(crate) fn sibling_threads() -> Option<BTreeSet<u32>> {
+/// How many other threads of this process bear the calling thread's name
+/// and started after `started` (Linux; `None` elsewhere, or if `/proc`
+/// cannot be read). A thread started within a tick (10 ms) before it may
+/// count too: the report says "likely", not "certainly".
+pub(crate) fn siblings_started_since(started: Instant) -> Option<usize> {
+    // Seconds since boot now, and so when the run started, in ticks.
+    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    let since = (uptime - started.elapsed().as_secs_f64()).max(0.0);
+    let first_tick = (since * TICKS_PER_SECOND).floor() as u64;
     let me = std::fs::read_link("/proc/thread-self").ok()?;
     let my_tid: u32 = me.file_name()?.to_str()?.parse().ok()?;
-    let name = |tid: u32| std::fs::read_to_string(format!("/proc/self/task/{tid}/comm")).ok();
-    let my_name = name(my_tid)?;
-    let mut siblings = BTreeSet::new();
+    let (my_name, _) = thread_stat(my_tid)?;
+    let mut count = 0;
     for entry in std::fs::read_dir("/proc/self/task").ok()? {
         let Some(tid) = entry
             .ok()
@@ -113,9 +123,66 @@ pub(crate) fn sibling_threads() -> Option<BTreeSet<u32>> {
         else {
             continue;
         };
-        if tid != my_tid && name(tid).as_deref() == Some(my_name.as_str()) {
-            siblings.insert(tid);
+        if tid == my_tid {
+            continue;
+        }
+        if let Some((name, start)) = thread_stat(tid)
+            && name == my_name
+            && start >= first_tick
+        {
+            count += 1;
         }
     }
-    Some(siblings)
+    Some(count)
+}
+
+/// The kernel's clock ticks per second in `/proc` (`USER_HZ`, 100 on
+/// Linux whatever the kernel's own rate).
+const TICKS_PER_SECOND: f64 = 100.0;
+
+/// A thread's name and start time (ticks since boot), from
+/// `/proc/self/task/<tid>/stat`: `tid (name) state ppid …`, the start
+/// time being the 22nd field. The name may hold spaces and parentheses,
+/// so fields are counted after its last `)`.
+fn thread_stat(tid: u32) -> Option<(String, u64)> {
+    parse_stat(&std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?)
+}
+
+fn parse_stat(stat: &str) -> Option<(String, u64)> {
+    let open = stat.find('(')?;
+    let close = stat.rfind(')')?;
+    let name = stat.get(open + 1..close)?.to_string();
+    let start = stat.get(close + 2..)?.split(' ').nth(19)?.parse().ok()?;
+    Some((name, start))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_threads_name_and_start_are_read_past_odd_names() {
+        let fields: Vec<String> = (3..=30).map(|n| n.to_string()).collect();
+        let stat = format!("4242 (a (b) c) {}\n", fields.join(" "));
+        assert_eq!(parse_stat(&stat), Some(("a (b) c".to_string(), 22)));
+        assert_eq!(parse_stat("4242 (cut short) S 1 2"), None);
+        assert_eq!(parse_stat("no name here"), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn this_threads_own_stat_reads() {
+        let me: u32 = std::fs::read_link("/proc/thread-self")
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let (name, start) = thread_stat(me).expect("this thread's stat");
+        let comm = std::fs::read_to_string(format!("/proc/self/task/{me}/comm")).unwrap();
+        assert_eq!(name, comm.trim_end());
+        assert!(start > 0);
+    }
 }

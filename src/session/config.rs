@@ -120,10 +120,11 @@ impl SessionConfig {
         if !self.tools.is_empty() {
             let declarations: Vec<Value> =
                 self.tools.tools().iter().map(|t| t.declaration()).collect();
-            setup.insert(
-                "tools".into(),
-                serde_json::json!([{ "functionDeclarations": declarations }]),
-            );
+            // Moved in whole: `json!` would copy every declaration
+            // through the serializer.
+            let mut tools = serde_json::Map::new();
+            tools.insert("functionDeclarations".into(), Value::Array(declarations));
+            setup.insert("tools".into(), Value::Array(vec![Value::Object(tools)]));
         }
         setup.insert("inputAudioTranscription".into(), serde_json::json!({}));
         if self.modality == Modality::Audio {
@@ -138,7 +139,9 @@ impl SessionConfig {
         for (key, value) in &self.extra_setup {
             setup.insert(key.clone(), value.clone());
         }
-        serde_json::json!({ "setup": setup })
+        let mut message = serde_json::Map::new();
+        message.insert("setup".into(), Value::Object(setup));
+        Value::Object(message)
     }
 }
 

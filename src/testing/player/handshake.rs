@@ -81,18 +81,19 @@ impl<T: Transport> Player<'_, T> {
             }
             Some(Ok(frame)) => frame,
         };
-        let bytes = frame.payload().unwrap_or_default().to_vec();
-        self.keep_inbound(&bytes);
-        let message: Option<Value> = serde_json::from_slice(&bytes).ok();
-        let setup = message
-            .as_ref()
-            .and_then(Value::as_object)
-            .filter(|o| o.len() == 1)
-            .and_then(|o| o.get("setup"));
-        let Some(setup) = setup.cloned() else {
+        let bytes = frame.payload().unwrap_or_default();
+        self.keep_inbound(bytes);
+        let mut message: Option<Value> = serde_json::from_slice(bytes).ok();
+        // Taken out of the message, not copied: the message is only shown
+        // again when it holds no setup.
+        let setup = match message.as_mut().and_then(Value::as_object_mut) {
+            Some(object) if object.len() == 1 => object.remove("setup"),
+            _ => None,
+        };
+        let Some(setup) = setup else {
             let problem = format!(
                 "the first client message must be setup, got {}",
-                summary(message.as_ref(), &bytes)
+                summary(message.as_ref(), bytes)
             );
             return self
                 .fail(

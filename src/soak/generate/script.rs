@@ -80,25 +80,23 @@ pub fn generate(
     for _ in 0..turns {
         generator.turn();
     }
+    // The conversation ends with the server's error alone, a close, or a
+    // calm last turn.
     let gives_up = faults.is_on(FaultKind::ServerError)
         && generator.fault_stream(FaultKind::ServerError).chance(0.3);
-    match faults.close() {
-        _ if gives_up => {
-            // Half the time the error cuts the last turn short.
+    let last = if gives_up {
+        Some(Action::Send(json!({ "error": generator.server_error() })))
+    } else {
+        faults.close().map(ending)
+    };
+    match last {
+        Some(action) => {
+            // Half the time the end cuts the last turn short.
             if generator.shape.chance(0.5) {
                 let line = generator.model_line();
                 generator.model_text(&line);
             }
-            let error = generator.server_error();
-            generator.send(json!({ "error": error }));
-        }
-        Some(close) => {
-            // Half the time the close cuts the last turn short.
-            if generator.shape.chance(0.5) {
-                let line = generator.model_line();
-                generator.model_text(&line);
-            }
-            generator.push(ending(close));
+            generator.push(action);
         }
         None => generator.calm_turn(),
     }

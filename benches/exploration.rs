@@ -26,7 +26,14 @@ fn main() {
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     let mut totals = [0u64; 8];
-    for name in ["booking", "payment", "resumable", "support", "weather"] {
+    for name in [
+        "booking",
+        "checkout",
+        "payment",
+        "resumable",
+        "support",
+        "weather",
+    ] {
         let agent = match Agent::load(sim.join(name)) {
             Ok(agent) => agent,
             Err(e) => {

@@ -109,11 +109,11 @@ fn soak_runs_every_sim_agent_and_prints_the_summary() {
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(
         out.starts_with(
-            "soak: 5 agents (booking, payment, resumable, support, weather), seeds 0..3, 2 jobs"
+            "soak: 6 agents (booking, checkout, payment, resumable, support, weather), seeds 0..3, 2 jobs"
         ),
         "{out}"
     );
-    assert!(out.contains("sessions: 15 in "), "{out}");
+    assert!(out.contains("sessions: 18 in "), "{out}");
     assert!(out.contains("invariant checks: "), "{out}");
     assert!(
         out.contains("sometimes (runs that reached each goal):"),
@@ -122,19 +122,19 @@ fn soak_runs_every_sim_agent_and_prints_the_summary() {
     assert!(out.trim_end().ends_with("failures: none"), "{out}");
     assert!(
         err.contains(
-            "livesim sim soak: booking, payment, resumable, support, weather (5 agents), seeds 0..3, 2 jobs"
+            "livesim sim soak: booking, checkout, payment, resumable, support, weather (6 agents), seeds 0..3, 2 jobs"
         ),
         "{err}"
     );
     // Not a terminal: progress as plain lines, the last one complete.
     assert!(
-        err.contains("livesim sim soak: 15/15 sessions, 0 failures"),
+        err.contains("livesim sim soak: 18/18 sessions, 0 failures"),
         "{err}"
     );
     let report =
         quick_junit::Report::deserialize_from_str(&std::fs::read_to_string(&junit).unwrap())
             .unwrap();
-    assert_eq!(report.test_suites.len(), 5);
+    assert_eq!(report.test_suites.len(), 6);
 }
 
 #[test]
@@ -226,7 +226,7 @@ fn run_shows_one_seed_the_same_way_every_time() {
     assert_eq!(code, Some(2));
     assert!(err.contains("no agent \"paymnt\""), "{err}");
     assert!(
-        err.contains("(agents: booking, payment, resumable, support, weather)"),
+        err.contains("(agents: booking, checkout, payment, resumable, support, weather)"),
         "{err}"
     );
 }

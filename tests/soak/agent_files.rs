@@ -255,7 +255,14 @@ fn resumption_is_a_switch_and_its_fault_needs_it() {
 
 #[test]
 fn every_sim_agent_loads() {
-    for name in ["weather", "payment", "booking", "support", "resumable"] {
+    for name in [
+        "weather",
+        "payment",
+        "booking",
+        "support",
+        "resumable",
+        "checkout",
+    ] {
         let agent = super::agent(name);
         assert_eq!(agent.name, name);
         assert!(!agent.planted_bug());

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use livesim::Seed;
 use livesim::clock::SharedClock;
 use livesim::flow::Enforcement;
 use livesim::llm::{BaseLlm, LlmExtractor};
@@ -61,6 +62,34 @@ fn weather_soaks_clean() {
 #[test]
 fn payment_soaks_clean_and_refuses_early_payments() {
     soaks_clean("payment", &["refusal", "verified", "paid", "cancel-race"]);
+}
+
+/// The checkout flow's steps overlap: the generator fills and empties the
+/// basket before the address is known on some seeds, the shape where a
+/// step must not count a guard that held before the step opened.
+#[test]
+fn checkout_soaks_clean_and_empties_baskets_before_the_address() {
+    soaks_clean("checkout", &["refusal", "addressed", "ordered"]);
+    let soak = Soak::agent(&agent("checkout")).check_determinism_every(0);
+    let emptied_early = (0..40)
+        .filter(|&s| {
+            let record = soak.run_seed(Seed::new(s)).record.expect("a record");
+            let mut filled = false;
+            for entry in &record.journal {
+                match entry.key.as_str() {
+                    "basket" if !entry.value.is_null() => filled = true,
+                    "basket" if filled => return true,
+                    "address" => return false,
+                    _ => {}
+                }
+            }
+            false
+        })
+        .count();
+    assert!(
+        emptied_early > 2,
+        "{emptied_early} of 40 seeds emptied a basket before the address"
+    );
 }
 
 #[test]

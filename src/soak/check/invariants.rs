@@ -8,6 +8,7 @@
 //! | `refused-never-runs` | a call the flow refused never runs, and is answered `{"error": reason}`; a refusal because a call of the tool is still running is true |
 //! | `answered-once` | every call the script did not cancel is answered exactly once, with its own id; no call is answered after the session handled its cancellation |
 //! | `journal-replays-clean` | the journal holds one `flow:interrupted` per frame the reference model reads as interrupted, and `Scenario::from_journal(journal)` run against the governing spec reproduces every decision |
+//! | `decisions-follow-spec` | every admission, refusal, turn's active steps and escalation in the journal is what a model of the flow's rules (written apart from the monitor) gives for the state writes and tool outcomes before it |
 //! | `journal-ordered` | journal sequence numbers strictly increase; timestamps never go back |
 //! | `aggregation` | partial chunks concatenate to the full text that follows; nothing partial is stored; `interrupted` rides on the flush; the fast lane delivers what aggregation makes of the frames |
 //! | `wire-order` | the stored log is what the frames the script sent imply, in wire order; after the server's in-band error alone, nothing more is read and the end is fatal |
@@ -44,6 +45,7 @@ use crate::executor::format_time;
 use crate::session::{Lane, LiveEvent};
 use crate::simulation::Scenario;
 use crate::soak::check::extractions;
+use crate::soak::check::flow_model;
 use crate::soak::check::model::{Expected, FrameModel};
 use crate::soak::check::reconnects;
 use crate::soak::check::refusals;
@@ -60,6 +62,8 @@ pub const REFUSED_NEVER_RUNS: &str = "refused-never-runs";
 pub const ANSWERED_ONCE: &str = "answered-once";
 /// `journal-replays-clean`.
 pub const JOURNAL_REPLAYS_CLEAN: &str = "journal-replays-clean";
+/// `decisions-follow-spec`.
+pub const DECISIONS_FOLLOW_SPEC: &str = "decisions-follow-spec";
 /// `journal-ordered`.
 pub const JOURNAL_ORDERED: &str = "journal-ordered";
 /// `aggregation`.
@@ -151,6 +155,7 @@ pub fn builtin() -> Vec<Invariant> {
         Invariant::new(REFUSED_NEVER_RUNS, refusals::refused_never_runs),
         Invariant::new(ANSWERED_ONCE, answered_once),
         Invariant::new(JOURNAL_REPLAYS_CLEAN, journal_replays_clean),
+        Invariant::new(DECISIONS_FOLLOW_SPEC, flow_model::check),
         Invariant::new(JOURNAL_ORDERED, journal_ordered),
         Invariant::new(AGGREGATION, aggregation),
         Invariant::new(WIRE_ORDER, wire_order::check),

@@ -2,7 +2,8 @@
 //! [`invariants`] (with those of connections in [`reconnects`], of
 //! refusals in [`refusals`], the stored log's order in [`wire_order`] and
 //! the session's clock signals in [`telemetry`], what extractors were given
-//! in [`extractions`]), the "sometimes" goals
+//! in [`extractions`], the flow's decisions against a model of its rules in
+//! [`flow_model`]), the "sometimes" goals
 //! ([`sometimes`]), the determinism check across runs ([`determinism`]),
 //! the [`report`] a soak ends with, and the [`triage`] of its failures by
 //! [`signature`], against the last soak's (its file in [`triage_file`],
@@ -14,6 +15,7 @@ mod digest;
 pub mod distribution;
 pub(crate) mod excerpt;
 pub(crate) mod extractions;
+pub(crate) mod flow_model;
 pub mod invariants;
 pub mod latency;
 pub(crate) mod model;

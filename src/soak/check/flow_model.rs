@@ -46,7 +46,7 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
 }
 
 /// Whether a journal's decisions are what the rules give for `spec`.
-fn follows(
+pub(crate) fn follows(
     spec: &FlowSpec,
     enforcement: Enforcement,
     journal: &[StateMutation],

@@ -170,6 +170,42 @@ pub fn builtin() -> Vec<Invariant> {
     ]
 }
 
+/// The `decisions-follow-spec` check on its own: whether every decision in
+/// a governed session's state `journal` (each call admitted or refused,
+/// each turn's active steps, each escalation) is what the flow's rules
+/// give for the state writes and tool outcomes before it. The rules are
+/// worked out by a model written apart from [`FlowMonitor`](crate::flow::FlowMonitor),
+/// so a journal from a session in production can be checked against its
+/// spec this way too. `Err` says which entry the rules disagree with.
+///
+/// ```
+/// use livesim::clock::Timestamp;
+/// use livesim::flow::{Enforcement, Flow, Guard};
+/// use livesim::soak::invariants::decisions_follow_spec;
+/// use livesim::state::StateMutation;
+/// use serde_json::json;
+///
+/// let spec = Flow::new()
+///     .step("verify").allow(["verify_identity"]).done(Guard::called_ok("verify_identity"))
+///     .step("pay").after("verify").allow(["take_payment"])
+///     .build()?;
+/// let entry = |seq, key: &str, value| StateMutation {
+///     seq, key: key.into(), value, timestamp: Timestamp::EPOCH, removed: false,
+/// };
+/// // A payment admitted before the caller was verified.
+/// let journal = [entry(1, "flow:tool_call", json!({"tool": "take_payment", "id": "call-1"}))];
+/// let err = decisions_follow_spec(&spec, Enforcement::Enforce, &journal).unwrap_err();
+/// assert!(err.contains("the spec's rules refuse it"), "{err}");
+/// # Ok::<(), livesim::flow::FlowError>(())
+/// ```
+pub fn decisions_follow_spec(
+    spec: &crate::flow::FlowSpec,
+    enforcement: crate::flow::Enforcement,
+    journal: &[crate::state::StateMutation],
+) -> Result<(), String> {
+    flow_model::follows(spec, enforcement, journal)
+}
+
 /// `panic`, for a run that finished: no tool panicked, but those allowed
 /// to. A tool's panic is answered as an error (the session must survive
 /// it), and reported here, naming the tool, its call and where it

@@ -118,6 +118,7 @@ fn resumable_soaks_clean_through_drops_stale_handles_and_moves() {
         &[
             "resumed",
             "fresh-session",
+            "resume-retried",
             "go-away-move",
             "transparent-replay",
             "stale-answer",

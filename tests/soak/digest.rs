@@ -48,7 +48,7 @@ fn digest(seeds: Range<u64>) -> String {
 /// Seeds 0..200 give the summary they gave when this digest was taken.
 #[test]
 fn the_soak_of_seeds_0_to_200_says_what_it_said() {
-    assert_eq!(digest(0..200), "65da4949b27124e3");
+    assert_eq!(digest(0..200), "d0347743465d325c");
 }
 
 /// Seeds 0..2000 give the summary they gave when this digest was taken
@@ -56,5 +56,5 @@ fn the_soak_of_seeds_0_to_200_says_what_it_said() {
 #[test]
 #[ignore = "15,000 sessions: the nightly job runs it (cargo test --release --test soak -- --ignored digest)"]
 fn the_soak_of_seeds_0_to_2000_says_what_it_said() {
-    assert_eq!(digest(0..2000), "ad84b328eac987d4");
+    assert_eq!(digest(0..2000), "d7dac94954b27271");
 }

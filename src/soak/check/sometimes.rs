@@ -25,6 +25,7 @@
 //! | `tape-miss` | an extractor's question was not on its tape | agents with an extractor |
 //! | `resumed` | a connection ended (a close or a drop) and the session resumed on the next | agents that resume |
 //! | `fresh-session` | a resume found no session (1008 "session not found") and a fresh one started | agents that resume |
+//! | `resume-retried` | a resume took more than one attempt (a setup refused in passing) and still resumed the same session | agents that resume |
 //! | `go-away-move` | the session moved to a new connection after a `goAway` | agents that resume |
 //! | `reconnect-gave-up` | every reconnect attempt failed and the session ended | agents that resume |
 //! | `transparent-replay` | a resumed connection got again what the server had not consumed | agents that resume transparently |
@@ -304,6 +305,17 @@ fn resumption_goals(reach: &Reach) -> Vec<Sometimes> {
     let mut goals = vec![
         Sometimes::new("resumed", |run| moved(run, false, false)),
         Sometimes::new("fresh-session", |run| moved(run, false, true)),
+        Sometimes::new("resume-retried", |run| {
+            let mut retried = false;
+            run.delivered().any(|e| match e {
+                LiveEvent::Reconnecting { attempt, .. } => {
+                    retried = *attempt >= 2;
+                    false
+                }
+                LiveEvent::Resumed { fresh, .. } => retried && !fresh,
+                _ => false,
+            })
+        }),
         Sometimes::new("go-away-move", |run| moved(run, true, false)),
         Sometimes::new("reconnect-gave-up", |run| {
             run.delivered().any(

@@ -15,7 +15,9 @@
 //!   1000) or an abrupt drop, then the next connection must resume the
 //!   latest handle; one time in five the handle has gone stale: that setup
 //!   is refused with 1008 "session not found", and the connection after it
-//!   must open a fresh session. A short pause follows, so a transparent
+//!   must open a fresh session. Otherwise, about one time in seven, the
+//!   setup is refused in passing (1011) and the session must resume the
+//!   same handle on its next attempt. A short pause follows, so a transparent
 //!   session's replay is in before anything else happens.
 //!
 //! Calls issued on a connection belong to it: the script never waits for
@@ -38,6 +40,10 @@ const HANDLE_AFTER_TURN: f64 = 0.7;
 /// How often a resume finds its handle stale.
 const STALE_HANDLE: f64 = 0.2;
 
+/// How often a resume's setup is refused for a passing fault (1011), the
+/// handle still good: the session must try the same handle again.
+const SETUP_REFUSED: f64 = 0.15;
+
 /// How often a call the connection ends under is preceded by news that
 /// the session cannot resume while it runs.
 const NOT_RESUMABLE: f64 = 0.5;
@@ -52,6 +58,9 @@ pub(super) struct Connections {
     seed: Seed,
     transparent: bool,
     draw: Stream,
+    /// Whether a resume's setup is refused in passing: a stream of its own,
+    /// so the other draws stay what they were before it joined.
+    refusals: Stream,
     /// Handles issued so far.
     handles: u32,
     /// The latest resumable handle the session holds.
@@ -69,6 +78,7 @@ impl Connections {
             seed,
             transparent,
             draw: Stream::new(seed, "soak/script/connections"),
+            refusals: Stream::new(seed, "soak/script/connections/refused"),
             handles: 0,
             latest: None,
             moving: false,
@@ -187,6 +197,7 @@ impl Generator<'_> {
             _ => CloseKind::Normal,
         };
         let stale = connections.draw.chance(STALE_HANDLE);
+        let refused = connections.refusals.chance(SETUP_REFUSED) && !stale;
         // Without a handle a session does not reconnect: the server gives
         // one first.
         let handle = match connections.latest.clone() {
@@ -195,8 +206,18 @@ impl Generator<'_> {
         };
         self.push(ending(end));
         self.push(Action::Reconnect(Reconnect {
-            handle: Some(handle),
+            handle: Some(handle.clone()),
         }));
+        if refused {
+            // A passing fault: the handle is still good, and the session
+            // retries it after its backoff.
+            if let Action::Close(close) = ending(CloseKind::Internal) {
+                self.push(Action::RejectSetup(close));
+            }
+            self.push(Action::Reconnect(Reconnect {
+                handle: Some(handle),
+            }));
+        }
         // The user may type while the session is between connections: the
         // session queues it and sends it once it is back (not into a
         // fresh session, which would drop it: not with a stale handle).

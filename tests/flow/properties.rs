@@ -6,14 +6,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use livesim::clock::Timestamp;
 use livesim::flow::{
     CompiledConversation, Conversation, Enforcement, Flow, FlowEntry, FlowMonitor, FlowSpec, Guard,
     Spec,
 };
 use livesim::simulation::Scenario;
-use livesim::soak::invariants::decisions_follow_spec;
-use livesim::state::StateMutation;
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 use serde_json::{Value, json};
@@ -496,29 +493,6 @@ proptest! {
         prop_assert_eq!(decisions(sim.journal()), decisions(&rec.journal));
     }
 
-    // Invariant: the soak's `decisions-follow-spec` model of the rules agrees with every
-    // journal the monitor writes, on any flow (so it raises no false alarm on a user's spec).
-    #[test]
-    fn the_soak_model_agrees_with_every_journal(
-        spec in flow_spec(),
-        observe in any::<bool>(),
-        events in prop::collection::vec(event(), 0..60),
-    ) {
-        let enforcement = if observe { Enforcement::Observe } else { Enforcement::Enforce };
-        let rec = drive(&spec, enforcement, &events)?;
-        let journal: Vec<StateMutation> = (1u64..)
-            .zip(&rec.journal)
-            .map(|(seq, (key, value))| StateMutation {
-                seq,
-                key: key.clone(),
-                value: value.clone(),
-                timestamp: Timestamp::EPOCH,
-                removed: false,
-            })
-            .collect();
-        prop_assert_eq!(decisions_follow_spec(&spec, enforcement, &journal), Ok(()));
-    }
-
     // Invariant: any flow spec written to JSON reads back equal, and writes the same text.
     #[test]
     fn flow_specs_round_trip_through_json(spec in flow_spec()) {
@@ -542,5 +516,42 @@ proptest! {
         prop_assert_eq!(&read, &convo);
         prop_assert_eq!(read.flow(), convo.flow());
         prop_assert_eq!(read.to_json(), text);
+    }
+}
+
+/// The soak's model of the rules, against the monitor (the soak is behind
+/// the `simulation` feature).
+#[cfg(feature = "simulation")]
+mod soak_model {
+    use super::*;
+    use livesim::clock::Timestamp;
+    use livesim::soak::invariants::decisions_follow_spec;
+    use livesim::state::StateMutation;
+
+    proptest! {
+        #![proptest_config(config())]
+
+    // Invariant: the soak's `decisions-follow-spec` model of the rules agrees with every
+    // journal the monitor writes, on any flow (so it raises no false alarm on a user's spec).
+    #[test]
+    fn the_soak_model_agrees_with_every_journal(
+        spec in flow_spec(),
+        observe in any::<bool>(),
+        events in prop::collection::vec(event(), 0..60),
+    ) {
+        let enforcement = if observe { Enforcement::Observe } else { Enforcement::Enforce };
+        let rec = drive(&spec, enforcement, &events)?;
+        let journal: Vec<StateMutation> = (1u64..)
+            .zip(&rec.journal)
+            .map(|(seq, (key, value))| StateMutation {
+                seq,
+                key: key.clone(),
+                value: value.clone(),
+                timestamp: Timestamp::EPOCH,
+                removed: false,
+            })
+            .collect();
+        prop_assert_eq!(decisions_follow_spec(&spec, enforcement, &journal), Ok(()));
+    }
     }
 }

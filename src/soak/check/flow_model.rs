@@ -61,136 +61,35 @@ pub(crate) fn follows(
         if kind != "escalated" {
             model.no_escalation_owed(entry)?;
         }
-        let tool = || member(entry, "tool");
         match kind {
             "tool_call" => {
-                let (tool, id) = (tool()?, member(entry, "id")?);
-                model.latch();
-                let refusal = model.refusal(tool);
-                match (&refusal, model.enforce) {
-                    (Some(why), true) => {
-                        return Err(format!(
-                            "journal entry {} admitted {tool} ({id}), but the spec's rules \
-                             refuse it: {why}",
-                            entry.seq
-                        ));
-                    }
-                    (Some(_), false) => {
-                        let next = entries.peek();
-                        let said = next.is_some_and(|n| {
-                            n.key == "flow:tool_would_deny"
-                                && n.value.get("id").and_then(Value::as_str) == Some(id)
-                        });
-                        if !said {
-                            return Err(format!(
-                                "journal entry {} admitted {tool} ({id}) under Observe, and \
-                                 Enforce would refuse it ({}), but no flow:tool_would_deny \
-                                 follows",
-                                entry.seq,
-                                refusal.unwrap_or_default()
-                            ));
-                        }
-                        entries.next();
-                    }
-                    (None, _) => {}
-                }
-                *model.called.entry(tool.to_string()).or_default() += 1;
-                *model.running.entry(tool.to_string()).or_default() += 1;
-            }
-            "tool_denied" => {
-                let (tool, id) = (tool()?, member(entry, "id")?);
-                if !model.enforce {
-                    return Err(format!(
-                        "journal entry {} refused {tool} ({id}), but the flow only observes",
-                        entry.seq
-                    ));
-                }
-                model.latch();
-                if model.refusal(tool).is_none() {
-                    return Err(format!(
-                        "journal entry {} refused {tool} ({id}), but the spec's rules admit it: \
-                         {}",
-                        entry.seq,
-                        model.admitted_by(tool)
-                    ));
+                let owed_would_deny = model.call(entry, entries.peek().copied())?;
+                if owed_would_deny {
+                    // Read with its call.
+                    entries.next();
                 }
             }
+            "tool_denied" => model.denied(entry)?,
             "tool_would_deny" => {
                 return Err(format!(
                     "journal entry {} says Enforce would refuse {}, but it does not follow that \
                      call's flow:tool_call, or the spec's rules admit the call",
                     entry.seq,
-                    tool()?
+                    member(entry, "tool")?
                 ));
             }
-            "tool_result" => {
-                let tool = tool()?;
-                let ok = entry
-                    .value
-                    .get("ok")
-                    .and_then(Value::as_bool)
-                    .ok_or_else(|| {
-                        format!(
-                            "journal entry {} has no boolean \"ok\": {}",
-                            entry.seq, entry.value
-                        )
-                    })?;
-                model.latch();
-                model.finish(tool);
-                if ok {
-                    *model.ok.entry(tool.to_string()).or_default() += 1;
-                } else {
-                    model.count_failure(tool);
-                }
-            }
-            "tool_cancelled" => model.finish(tool()?),
+            "tool_result" => model.result(entry)?,
+            "tool_cancelled" => model.finish(member(entry, "tool")?),
             "tool_failed" => {
-                let tool = tool()?;
                 model.latch();
-                model.count_failure(tool);
+                model.count_failure(member(entry, "tool")?);
             }
             "interrupted" => {
                 model.latch();
                 model.count_interruption();
             }
-            "active" => {
-                model.latch();
-                let written: Vec<&str> = entry
-                    .value
-                    .as_array()
-                    .map(|ids| ids.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
-                let expected = model.active_ids();
-                if written != expected {
-                    return Err(format!(
-                        "journal entry {} says the active steps are [{}], but by the spec's \
-                         rules they are [{}]{}",
-                        entry.seq,
-                        written.join(", "),
-                        expected.join(", "),
-                        model.done_note()
-                    ));
-                }
-            }
-            "escalated" => {
-                let stage = member(entry, "stage")?;
-                match model.owed.first() {
-                    Some(&i) if model.spec.steps()[i].id() == stage => {
-                        model.owed.remove(0);
-                    }
-                    owed => {
-                        return Err(format!(
-                            "journal entry {} escalates {stage}, but by the spec's rules {}",
-                            entry.seq,
-                            match owed {
-                                Some(&i) =>
-                                    format!("{} escalates here first", model.spec.steps()[i].id()),
-                                None => "no step escalates here".to_string(),
-                            }
-                        ));
-                    }
-                }
-            }
+            "active" => model.turn(entry)?,
+            "escalated" => model.escalated(entry)?,
             // Keys this model does not know are not decisions.
             _ => {}
         }
@@ -270,6 +169,130 @@ impl<'a> Model<'a> {
             self.state.remove(&entry.key);
         } else {
             self.state.insert(entry.key.clone(), entry.value.clone());
+        }
+    }
+
+    /// An admitted call (`flow:tool_call`); `next` is the entry after it.
+    /// `Ok(true)` when `next` is the call's `flow:tool_would_deny`, which
+    /// Observe owes for a call Enforce would refuse.
+    fn call(
+        &mut self,
+        entry: &StateMutation,
+        next: Option<&StateMutation>,
+    ) -> Result<bool, String> {
+        let (tool, id) = (member(entry, "tool")?, member(entry, "id")?);
+        self.latch();
+        let said_would_deny = match self.refusal(tool) {
+            Some(why) if self.enforce => {
+                return Err(format!(
+                    "journal entry {} admitted {tool} ({id}), but the spec's rules refuse it: \
+                     {why}",
+                    entry.seq
+                ));
+            }
+            Some(why) => {
+                let said = next.is_some_and(|n| {
+                    n.key == "flow:tool_would_deny"
+                        && n.value.get("id").and_then(Value::as_str) == Some(id)
+                });
+                if !said {
+                    return Err(format!(
+                        "journal entry {} admitted {tool} ({id}) under Observe, and Enforce \
+                         would refuse it ({why}), but no flow:tool_would_deny follows",
+                        entry.seq
+                    ));
+                }
+                true
+            }
+            None => false,
+        };
+        *self.called.entry(tool.to_string()).or_default() += 1;
+        *self.running.entry(tool.to_string()).or_default() += 1;
+        Ok(said_would_deny)
+    }
+
+    /// A refused call (`flow:tool_denied`).
+    fn denied(&mut self, entry: &StateMutation) -> Result<(), String> {
+        let (tool, id) = (member(entry, "tool")?, member(entry, "id")?);
+        if !self.enforce {
+            return Err(format!(
+                "journal entry {} refused {tool} ({id}), but the flow only observes",
+                entry.seq
+            ));
+        }
+        self.latch();
+        match self.refusal(tool) {
+            Some(_) => Ok(()),
+            None => Err(format!(
+                "journal entry {} refused {tool} ({id}), but the spec's rules admit it: {}",
+                entry.seq,
+                self.admitted_by(tool)
+            )),
+        }
+    }
+
+    /// A completed call (`flow:tool_result`).
+    fn result(&mut self, entry: &StateMutation) -> Result<(), String> {
+        let tool = member(entry, "tool")?;
+        let ok = entry
+            .value
+            .get("ok")
+            .and_then(Value::as_bool)
+            .ok_or_else(|| {
+                format!(
+                    "journal entry {} has no boolean \"ok\": {}",
+                    entry.seq, entry.value
+                )
+            })?;
+        self.latch();
+        self.finish(tool);
+        if ok {
+            *self.ok.entry(tool.to_string()).or_default() += 1;
+        } else {
+            self.count_failure(tool);
+        }
+        Ok(())
+    }
+
+    /// A turn's active steps (`flow:active`).
+    fn turn(&mut self, entry: &StateMutation) -> Result<(), String> {
+        self.latch();
+        let written: Vec<&str> = entry
+            .value
+            .as_array()
+            .map(|ids| ids.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let expected = self.active_ids();
+        if written == expected {
+            return Ok(());
+        }
+        Err(format!(
+            "journal entry {} says the active steps are [{}], but by the spec's rules they are \
+             [{}]{}",
+            entry.seq,
+            written.join(", "),
+            expected.join(", "),
+            self.done_note()
+        ))
+    }
+
+    /// An escalation (`flow:escalated`): the next one the rules owe.
+    fn escalated(&mut self, entry: &StateMutation) -> Result<(), String> {
+        let stage = member(entry, "stage")?;
+        let steps = self.spec.steps();
+        match self.owed.first() {
+            Some(&i) if steps[i].id() == stage => {
+                self.owed.remove(0);
+                Ok(())
+            }
+            owed => Err(format!(
+                "journal entry {} escalates {stage}, but by the spec's rules {}",
+                entry.seq,
+                match owed {
+                    Some(&i) => format!("{} escalates here first", steps[i].id()),
+                    None => "no step escalates here".to_string(),
+                }
+            )),
         }
     }
 

@@ -26,23 +26,16 @@ fn main() {
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     let mut totals = [0u64; 8];
-    for name in [
-        "booking",
-        "checkout",
-        "payment",
-        "resumable",
-        "support",
-        "weather",
-    ] {
-        let agent = match Agent::load(sim.join(name)) {
-            Ok(agent) => agent,
-            Err(e) => {
-                eprintln!("exploration bench: {e}");
-                std::process::exit(2);
-            }
-        };
+    let agents = match Agent::load_all(&sim) {
+        Ok(agents) => agents,
+        Err(e) => {
+            eprintln!("exploration bench: {e}");
+            std::process::exit(2);
+        }
+    };
+    for agent in &agents {
         let soak = |explore: bool, seeds: u64| {
-            let summary = Soak::agent(&agent)
+            let summary = Soak::agent(agent)
                 .seed_range(0..seeds)
                 .explore(explore)
                 .keep(false)
@@ -85,7 +78,8 @@ fn main() {
             *total += value;
         }
         println!(
-            "| {name} ({} sessions, {} explored) | {} |",
+            "| {} ({} sessions, {} explored) | {} |",
+            agent.name,
             exploring.sessions,
             exploring.explored,
             row.map(|v| v.to_string()).join(" | ")

@@ -20,15 +20,7 @@ fn every_agent_in_sim_soaks_clean() {
         SeedPlan::One(seed) => seed.value()..seed.value() + 1,
     };
     let mut broken = Vec::new();
-    for name in [
-        "booking",
-        "checkout",
-        "payment",
-        "resumable",
-        "support",
-        "weather",
-    ] {
-        let agent = Agent::load(format!("sim/{name}")).unwrap_or_else(|e| panic!("{e}"));
+    for agent in Agent::load_all("sim").unwrap_or_else(|e| panic!("{e}")) {
         let soak = Soak::agent(&agent)
             .seed_range(seeds.clone())
             .stop_at_first_failure()

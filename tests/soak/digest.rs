@@ -8,28 +8,18 @@
 
 use std::ops::Range;
 
-use livesim::soak::{Checks, Shard, Soak, soak_all};
-
-use super::agent;
-
-/// The agents of `sim/`, in the order `livesim sim soak` takes them.
-const AGENTS: [&str; 6] = [
-    "booking",
-    "checkout",
-    "payment",
-    "resumable",
-    "support",
-    "weather",
-];
+use livesim::soak::{Agent, Checks, Shard, Soak, soak_all};
 
 /// The digest of the summary of every `sim/` agent over `seeds`, as
 /// `livesim sim soak --seeds A..B --no-save` soaks them (default checks,
 /// exploring, no kept cases).
 fn digest(seeds: Range<u64>) -> String {
-    let soaks: Vec<Soak> = AGENTS
+    // Every agent of `sim/`, in the order `livesim sim soak` takes them.
+    let agents = Agent::load_all("sim").unwrap_or_else(|e| panic!("{e}"));
+    let soaks: Vec<Soak> = agents
         .iter()
-        .map(|name| {
-            Soak::agent(&agent(name)).check_determinism_every(Checks::default().determinism_every)
+        .map(|agent| {
+            Soak::agent(agent).check_determinism_every(Checks::default().determinism_every)
         })
         .collect();
     let summary = soak_all(

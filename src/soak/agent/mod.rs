@@ -244,6 +244,38 @@ pub struct Agent {
 }
 
 impl Agent {
+    /// Reads every agent in folder `dir`: each subfolder holding an
+    /// `agent.json`, in name order (how `livesim sim soak` finds the
+    /// agents in `sim/`). A folder that cannot be read, or one that holds
+    /// no agent, is an error naming it.
+    ///
+    /// ```
+    /// use livesim::soak::Agent;
+    ///
+    /// let agents = Agent::load_all("sim")?;
+    /// let names: Vec<&str> = agents.iter().map(|a| a.name.as_str()).collect();
+    /// assert!(names.contains(&"payment") && names.is_sorted());
+    /// # Ok::<(), livesim::soak::AgentFileError>(())
+    /// ```
+    pub fn load_all(dir: impl AsRef<Path>) -> Result<Vec<Agent>, AgentFileError> {
+        let dir = dir.as_ref();
+        let origin = dir.display().to_string();
+        let mut dirs: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| AgentFileError::plain(&origin, format!("cannot read the folder: {e}")))?
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.join("agent.json").is_file())
+            .collect();
+        if dirs.is_empty() {
+            return Err(AgentFileError::plain(
+                &origin,
+                "no agents here: no subfolder holds an agent.json",
+            ));
+        }
+        dirs.sort();
+        dirs.iter().map(Agent::load).collect()
+    }
+
     /// Reads the agent in folder `dir` (its `agent.json` and the files it
     /// names). Every mistake is an error naming the file, the line and
     /// column, and the key.

@@ -222,17 +222,7 @@ fn nearest_sim() -> Result<PathBuf, String> {
 }
 
 fn agent_dirs(dir: &Path) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.join("agent.json").is_file())
-                .collect()
-        })
-        .unwrap_or_default();
-    dirs.sort();
-    dirs
+    Agent::folders_in(dir).unwrap_or_default()
 }
 
 fn load_agents(dir: Option<&Path>) -> Result<Agents, String> {

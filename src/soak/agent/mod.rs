@@ -244,10 +244,29 @@ pub struct Agent {
 }
 
 impl Agent {
-    /// Reads every agent in folder `dir`: each subfolder holding an
-    /// `agent.json`, in name order (how `livesim sim soak` finds the
-    /// agents in `sim/`). A folder that cannot be read, or one that holds
-    /// no agent, is an error naming it.
+    /// The agent folders in `dir`: each subfolder holding an `agent.json`,
+    /// in name order (how `livesim sim soak` finds the agents in `sim/`).
+    ///
+    /// ```
+    /// use livesim::soak::Agent;
+    ///
+    /// let folders = Agent::folders_in("sim")?;
+    /// assert!(folders.iter().any(|f| f.ends_with("payment")) && folders.is_sorted());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn folders_in(dir: impl AsRef<Path>) -> std::io::Result<Vec<std::path::PathBuf>> {
+        let mut dirs: Vec<std::path::PathBuf> = std::fs::read_dir(dir)?
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.join("agent.json").is_file())
+            .collect();
+        dirs.sort();
+        Ok(dirs)
+    }
+
+    /// Reads every agent in folder `dir` ([`folders_in`](Self::folders_in)),
+    /// in name order. A folder that cannot be read, or one that holds no
+    /// agent, is an error naming it.
     ///
     /// ```
     /// use livesim::soak::Agent;
@@ -260,19 +279,14 @@ impl Agent {
     pub fn load_all(dir: impl AsRef<Path>) -> Result<Vec<Agent>, AgentFileError> {
         let dir = dir.as_ref();
         let origin = dir.display().to_string();
-        let mut dirs: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
-            .map_err(|e| AgentFileError::plain(&origin, format!("cannot read the folder: {e}")))?
-            .filter_map(Result::ok)
-            .map(|entry| entry.path())
-            .filter(|path| path.join("agent.json").is_file())
-            .collect();
+        let dirs = Agent::folders_in(dir)
+            .map_err(|e| AgentFileError::plain(&origin, format!("cannot read the folder: {e}")))?;
         if dirs.is_empty() {
             return Err(AgentFileError::plain(
                 &origin,
                 "no agents here: no subfolder holds an agent.json",
             ));
         }
-        dirs.sort();
         dirs.iter().map(Agent::load).collect()
     }
 

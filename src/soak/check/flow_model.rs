@@ -324,7 +324,12 @@ impl<'a> Model<'a> {
     }
 
     fn active_ids(&self) -> Vec<&str> {
-        self.active()
+        self.ids(self.active())
+    }
+
+    /// The ids of these steps.
+    fn ids(&self, steps: impl IntoIterator<Item = usize>) -> Vec<&str> {
+        steps
             .into_iter()
             .map(|i| self.spec.steps()[i].id())
             .collect()
@@ -397,12 +402,11 @@ impl<'a> Model<'a> {
 
     /// Which active steps allow `tool`, said for a failure message.
     fn admitted_by(&self, tool: &str) -> String {
-        let ids: Vec<&str> = self
+        let allowing = self
             .active()
             .into_iter()
-            .filter(|&i| self.spec.steps()[i].allow().contains(tool))
-            .map(|i| self.spec.steps()[i].id())
-            .collect();
+            .filter(|&i| self.spec.steps()[i].allow().contains(tool));
+        let ids = self.ids(allowing);
         format!(
             "active step(s) [{}] allow it, not escalated, gate open, no call of it running{}",
             ids.join(", "),
@@ -411,10 +415,7 @@ impl<'a> Model<'a> {
     }
 
     fn done_note(&self) -> String {
-        let done: Vec<&str> = (0..self.done.len())
-            .filter(|&i| self.done[i])
-            .map(|i| self.spec.steps()[i].id())
-            .collect();
+        let done = self.ids((0..self.done.len()).filter(|&i| self.done[i]));
         format!("; done: [{}]", done.join(", "))
     }
 

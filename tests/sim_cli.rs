@@ -109,11 +109,11 @@ fn soak_runs_every_sim_agent_and_prints_the_summary() {
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(
         out.starts_with(
-            "soak: 6 agents (booking, checkout, payment, resumable, support, weather), seeds 0..3, 2 jobs"
+            "soak: 7 agents (booking, checkout, payment, pharmacy, resumable, support, weather), seeds 0..3, 2 jobs"
         ),
         "{out}"
     );
-    assert!(out.contains("sessions: 18 in "), "{out}");
+    assert!(out.contains("sessions: 21 in "), "{out}");
     assert!(out.contains("invariant checks: "), "{out}");
     assert!(
         out.contains("sometimes (runs that reached each goal):"),
@@ -122,7 +122,7 @@ fn soak_runs_every_sim_agent_and_prints_the_summary() {
     assert!(out.trim_end().ends_with("failures: none"), "{out}");
     assert!(
         err.contains(
-            "livesim sim soak: booking, checkout, payment, resumable, support, weather (6 agents), seeds 0..3, 2 jobs"
+            "livesim sim soak: booking, checkout, payment, pharmacy, resumable, support, weather (7 agents), seeds 0..3, 2 jobs"
         ),
         "{err}"
     );
@@ -226,7 +226,7 @@ fn run_shows_one_seed_the_same_way_every_time() {
     assert_eq!(code, Some(2));
     assert!(err.contains("no agent \"paymnt\""), "{err}");
     assert!(
-        err.contains("(agents: booking, checkout, payment, resumable, support, weather)"),
+        err.contains("(agents: booking, checkout, payment, pharmacy, resumable, support, weather)"),
         "{err}"
     );
 }

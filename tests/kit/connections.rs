@@ -430,3 +430,63 @@ fn script_files_with_connections_round_trip_and_are_checked() {
         .to_string();
     assert!(error.contains("handel"), "{error}");
 }
+
+/// A `goAway` that moves a session which does not resume transparently:
+/// the server issues h1, says it is going away, reads the old connection
+/// a while, and the next connection resumes h1; the user's next message
+/// is expected there.
+fn opaque_move_script() -> ScriptedServer {
+    ScriptedServer::new()
+        .named("opaque-move")
+        .resumption_update("h1", true)
+        .go_away(Duration::from_millis(500))
+        .pause(Duration::from_millis(100))
+        .reconnect_resuming("h1")
+        .expects("realtimeInput")
+        .says("Got it")
+}
+
+/// Without transparent resumption, what reached the old connection after
+/// the handle the new one resumes is lost: content the script expects
+/// after the move, sent there, is an error; sent on the new connection,
+/// it is not.
+#[test]
+fn content_sent_on_the_connection_being_left_after_its_handle_is_lost_and_reported() {
+    for early in [true, false] {
+        run(move || async move {
+            let (connector, control) = opaque_move_script().into_connector();
+            let (mut first, _) = open(&connector, None, false).await;
+            control.release();
+            until(&mut first, "goAway").await.unwrap();
+            if early {
+                first.send(input("typed while moving")).await.unwrap();
+            }
+            let (mut second, answer) = open(&connector, Some("h1"), false).await;
+            assert!(answer.unwrap().get("setupComplete").is_some());
+            first
+                .close(Some(CloseFrame::new(1000, "moved")))
+                .await
+                .unwrap();
+            if !early {
+                second.send(input("typed while moving")).await.unwrap();
+            }
+            if !early {
+                assert_eq!(said(&mut second).await, "Got it");
+            }
+            drop(second);
+            control.drained().await;
+            let errors = errors(&control);
+            if early {
+                assert!(
+                    errors.iter().any(|e| e.contains(
+                        "1 client content message(s) that the script expects after this reconnect reached the connection being left after the handle of action #1 was issued"
+                    )),
+                    "{errors:?}"
+                );
+                assert!(errors.iter().all(|e| !e.contains("h1")), "{errors:?}");
+            } else {
+                assert_eq!(errors, Vec::<String>::new());
+            }
+        });
+    }
+}

@@ -247,8 +247,55 @@ fn resumption_is_a_switch_and_its_fault_needs_it() {
     let err = error("resumable-string", &text, &[]);
     assert!(
         err.starts_with(
-            "agent.json:2:15: at resumable: expected true or false, found the string \"yes\""
+            "agent.json:2:15: at resumable: expected true, false, or {\"transparent\": true or \
+             false}, found the string \"yes\""
         ),
+        "{err}"
+    );
+}
+
+/// `{"transparent": false}` resumes without replaying (the setup asks for
+/// resumption and nothing more); a misspelt or mistyped member is named.
+#[test]
+fn resumption_without_replay_is_an_object_whose_member_is_checked() {
+    let dir = folder(
+        "resumable-opaque",
+        &format!("{{\"v\": 1, {LINES}, \"resumable\": {{\"transparent\": false}}}}"),
+        &[],
+    );
+    let agent = Agent::load(&dir).unwrap();
+    assert!(agent.resumable());
+    assert!(!agent.repertoire.resumption.is_transparent());
+    let setup = agent
+        .builder(&livesim::soak::RunContext {
+            seed: livesim::Seed::new(1),
+            faults: livesim::soak::Faults::calm(),
+            state: livesim::state::State::new(),
+        })
+        .setup_message();
+    assert_eq!(setup["setup"]["sessionResumption"], serde_json::json!({}));
+
+    let text = format!("{{\"v\": 1, {LINES},\n \"resumable\": {{\"transparnt\": false}}}}");
+    let err = error("resumable-misspelt", &text, &[]);
+    assert!(
+        err.starts_with(
+            "agent.json:2:30: at resumable.transparnt: unknown key `transparnt` in `resumable`"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("did you mean `transparent`?"), "{err}");
+    let text = format!("{{\"v\": 1, {LINES},\n \"resumable\": {{\"transparent\": \"no\"}}}}");
+    let err = error("resumable-mistyped", &text, &[]);
+    assert!(
+        err.starts_with(
+            "agent.json:2:31: at resumable.transparent: expected true or false, found the string \"no\""
+        ),
+        "{err}"
+    );
+    let text = format!("{{\"v\": 1, {LINES},\n \"resumable\": {{}}}}");
+    let err = error("resumable-empty", &text, &[]);
+    assert!(
+        err.contains("at resumable: missing key `transparent`"),
         "{err}"
     );
 }
@@ -262,11 +309,12 @@ fn every_sim_agent_loads() {
         "support",
         "resumable",
         "checkout",
+        "pharmacy",
     ] {
         let agent = super::agent(name);
         assert_eq!(agent.name, name);
         assert!(!agent.planted_bug());
-        assert_eq!(agent.resumable(), name == "resumable");
+        assert_eq!(agent.resumable(), name == "resumable" || name == "pharmacy");
     }
 }
 

@@ -12,6 +12,7 @@ use livesim::simulation::Scenario;
 use livesim::soak::Soak;
 use livesim::state::State;
 use livesim::tape::{FileTape, TapedLlm};
+use livesim::testing::Action;
 
 use super::{agent, seeds};
 
@@ -131,6 +132,42 @@ fn resumable_soaks_clean_through_drops_stale_handles_and_moves() {
     let resumed = summary.agents[0].goals.iter().find(|(g, _)| g == "resumed");
     assert!(summary.agents[0].reconnects >= resumed.map_or(1, |(_, n)| *n));
     assert!(summary.to_string().contains("reconnects: "), "{summary}");
+}
+
+/// `sim/pharmacy` resumes without replaying: what it sends after the
+/// handle it resumes is lost. Its user sometimes types right as a `goAway`
+/// moves it at once (the script expects that message on the next
+/// connection), and every session holds the message until it is there:
+/// the player reports one that reached the old connection after the
+/// handle.
+#[test]
+fn pharmacy_soaks_clean_and_holds_what_is_typed_while_a_move_is_pending() {
+    soaks_clean(
+        "pharmacy",
+        &[
+            "resumed",
+            "fresh-session",
+            "go-away-move",
+            "refilled",
+            "found",
+        ],
+    );
+    let soak = Soak::agent(&agent("pharmacy")).check_determinism_every(0);
+    let typed_while_moving = (0..40)
+        .filter(|&s| {
+            let record = soak.run_seed(Seed::new(s)).record.expect("a record");
+            record.script.actions().windows(4).any(|w| {
+                matches!(&w[0], Action::Send(v) if v.get("goAway").is_some())
+                    && matches!(&w[1], Action::Reconnect(r) if r.handle.is_some())
+                    && matches!(w[2], Action::PauseMs(_))
+                    && matches!(w[3], Action::Expect(_))
+            })
+        })
+        .count();
+    assert!(
+        typed_while_moving > 0,
+        "no seed of 0..40 typed while a move was pending"
+    );
 }
 
 /// Every scenario beside a spec runs clean against it.

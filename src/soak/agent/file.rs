@@ -232,8 +232,8 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
         None => None,
     };
     let resumption = match top.get("resumable") {
-        Some(node) if node.boolean("true or false")? => Resumption::on().transparent(true),
-        _ => Resumption::off(),
+        Some(node) => decode_resumable(&node)?,
+        None => Resumption::off(),
     };
     let manual_activity = match top.get("manual_activity") {
         Some(node) => node.boolean("true or false")?,
@@ -375,6 +375,31 @@ fn decode_budgets(
         }
     }
     Ok(budgets)
+}
+
+/// `"resumable"`: `true` resumes transparently (the server says which
+/// messages it consumed, and the session sends the rest again), `false`
+/// not at all, and `{"transparent": false}` resumes without replaying
+/// (what the session sent after the handle it resumes is gone, as with
+/// `Resumption::on()`'s default).
+fn decode_resumable(node: &Node<'_>) -> Decoded<Resumption> {
+    const WHAT: &str = "true, false, or {\"transparent\": true or false}";
+    if let Some(on) = node.value.as_bool() {
+        return Ok(if on {
+            Resumption::on().transparent(true)
+        } else {
+            Resumption::off()
+        });
+    }
+    if !node.value.is_object() {
+        // Not a flag nor an object: the reader's own words for what it is.
+        node.boolean(WHAT)?;
+    }
+    let fields = node.object("`resumable`", &["transparent"])?;
+    let transparent = fields
+        .require("transparent", "true or false")?
+        .boolean("true or false")?;
+    Ok(Resumption::on().transparent(transparent))
 }
 
 /// `"simulated_user"`: `{"persona", "goal", "tape", "model"?}`, the tape a

@@ -346,7 +346,7 @@ impl Agent {
     /// The session builder for one seed: the instruction, the simulated
     /// tools (writing to `ctx.state`, under `ctx.faults`), the governing
     /// spec, the extractor over its tape and, for a resumable agent,
-    /// transparent resumption.
+    /// resumption (transparent or not, as its file says).
     pub fn builder(&self, ctx: &RunContext) -> LiveBuilder {
         let mut builder = Live::builder()
             .instruction(self.instruction.clone())
@@ -388,8 +388,9 @@ impl Agent {
         builder
     }
 
-    /// Whether the agent file turned resumption on (`"resumable": true`):
-    /// its sessions resume on new connections, transparently.
+    /// Whether the agent file turned resumption on (`"resumable": true`,
+    /// or `{"transparent": false}`): its sessions resume on new
+    /// connections.
     pub fn resumable(&self) -> bool {
         self.repertoire.resumption.is_on()
     }

@@ -20,6 +20,15 @@
 //!   same handle on its next attempt. A short pause follows, so a transparent
 //!   session's replay is in before anything else happens.
 //!
+//! A session that resumes without replaying (not transparent) loses what
+//! it sent after the handle it resumes: the server's state is the
+//! handle's. So its connections end, and its moves begin, right after a
+//! fresh handle (the server gives one first), and any content the player
+//! reads on the old connection after that handle is lost, and reported:
+//! only content the session sent after it knew it was moving can be there
+//! (typed after a `goAway`, which the session must hold for the next
+//! connection).
+//!
 //! Calls issued on a connection belong to it: the script never waits for
 //! an answer across a connection's end.
 //!
@@ -122,7 +131,10 @@ impl Generator<'_> {
         let Some(connections) = &mut self.connections else {
             return;
         };
-        if connections.draw.chance(NOT_RESUMABLE) {
+        // Without a replay, a handle that does not cover the call's turn
+        // would lose it: such a session's connection ends after a fresh
+        // handle instead (`end_connection`).
+        if connections.draw.chance(NOT_RESUMABLE) && connections.transparent {
             self.push(Action::ResumptionUpdate(ResumptionUpdate {
                 handle: None,
                 resumable: false,
@@ -140,13 +152,25 @@ impl Generator<'_> {
         self.end_connection();
     }
 
-    /// The handle the session holds now (the server gives one first if it
-    /// holds none).
+    /// The handle the session resumes when its connection ends now: the
+    /// one it holds, or a fresh one when it holds none or does not replay
+    /// (the server gives it first).
     pub(super) fn held_handle(&mut self) -> String {
-        match self.connections.as_ref().and_then(|c| c.latest.clone()) {
+        let held = self
+            .connections
+            .as_ref()
+            .filter(|c| c.transparent)
+            .and_then(|c| c.latest.clone());
+        match held {
             Some(handle) => handle,
             None => self.new_handle(),
         }
+    }
+
+    /// Whether the session resumes without replaying what the server had
+    /// not consumed.
+    pub(super) fn resumes_opaquely(&self) -> bool {
+        self.connections.as_ref().is_some_and(|c| !c.transparent)
     }
 
     /// The session moves to a new connection now, resuming `handle` (a
@@ -200,10 +224,7 @@ impl Generator<'_> {
         let refused = connections.refusals.chance(SETUP_REFUSED) && !stale;
         // Without a handle a session does not reconnect: the server gives
         // one first.
-        let handle = match connections.latest.clone() {
-            Some(handle) => handle,
-            None => self.new_handle(),
-        };
+        let handle = self.held_handle();
         self.push(ending(end));
         self.push(Action::Reconnect(Reconnect {
             handle: Some(handle.clone()),

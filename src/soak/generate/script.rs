@@ -471,6 +471,12 @@ impl<'a> Generator<'a> {
             let handle = self.held_handle();
             self.send(json!({ "goAway": { "timeLeft": left } }));
             self.moved_at_once(handle);
+            // The user types as the notice comes: a session that does not
+            // replay must hold it for the next connection (on the old one
+            // it would follow the handle the move resumes, and be lost).
+            if self.resumes_opaquely() && self.fires(FaultKind::Typing) {
+                self.user_types();
+            }
         } else {
             self.send(json!({ "goAway": { "timeLeft": left } }));
             if let Some(connections) = &mut self.connections {

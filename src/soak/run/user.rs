@@ -7,10 +7,13 @@
 //! `expect`: a line from the repertoire, or a chunk of audio (distinct
 //! bytes drawn from the seed, so a chunk lost or sent twice shows). It
 //! sends when the script gets to the `expect`, once the session is on the
-//! connection the script waits on, except for an `expect` that the
-//! script puts right after a connection ends and the next resumes: that
-//! message is typed while the session reconnects, once it says so (the
-//! session must queue it and send it once it is back).
+//! connection the script waits on, except for two: an `expect` that the
+//! script puts right after a connection ends and the next resumes is typed
+//! while the session reconnects, once it says so; and, for a session that
+//! resumes without replaying, one right after a `goAway` that moves it at
+//! once is typed as soon as the session reports the `goAway`. Either way
+//! the session must hold the message and send it once it is on the next
+//! connection.
 
 use crate::wire::JsonPath;
 use std::sync::{Arc, Mutex};
@@ -31,17 +34,43 @@ const AUDIO_CHUNK: usize = 320;
 pub(crate) struct Turn {
     /// The client message.
     pub message: Value,
-    /// Sent as soon as this `close` or `abort` action has ended the
-    /// connection and the session, on it, says it is reconnecting (typing
-    /// while the session reconnects): the action's index and the
-    /// connection (1-based) it ended; `None`: when the script reaches the
-    /// `expect`.
-    pub after_close: Option<(usize, u32)>,
+    /// When the user sends it.
+    pub when: When,
+}
+
+/// When the user sends a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum When {
+    /// When the script reaches its `expect`, once the session is on the
+    /// connection the script waits on.
+    Reached,
+    /// As soon as the `close` or `abort` action `close` has ended
+    /// connection `ended` (1-based) and the session, on it, says it is
+    /// reconnecting: typing while the session reconnects.
+    AfterClose { close: usize, ended: u32 },
+    /// As soon as the session, on connection `on`, reports the `goAway`
+    /// that moves it: typing while the move is pending.
+    AfterGoAway { on: u32 },
+}
+
+/// The connection (1-based) that the actions before `at` leave the
+/// session on: one more than the `reconnect`s that opened one (a
+/// `reconnect` whose setup the script refuses opens none).
+fn connection_before(actions: &[Action], at: usize) -> u32 {
+    let opened = (0..at)
+        .filter(|&i| {
+            matches!(actions[i], Action::Reconnect(_))
+                && !matches!(actions.get(i + 1), Some(Action::RejectSetup(_)))
+        })
+        .count();
+    u32::try_from(opened).unwrap_or(u32::MAX).saturating_add(1)
 }
 
 /// What the user sends for each `expect` of `script`, in order.
 pub(crate) fn turns(target: &Target, seed: Seed, script: &ScriptedServer) -> Vec<Turn> {
     let mut draw = Stream::new(seed, "soak/user");
+    let resumption = &target.repertoire.resumption;
+    let opaque = resumption.is_on() && !resumption.is_transparent();
     let mut audio = Stream::new(seed, "soak/user/audio");
     let actions = script.actions();
     let mut out = Vec::new();
@@ -93,28 +122,33 @@ pub(crate) fn turns(target: &Target, seed: Seed, script: &ScriptedServer) -> Vec
             } }),
         };
         // Right after `close`/`abort`, then a `reconnect` that resumes a
-        // handle: typed while the session is between connections.
+        // handle: typed while the session is between connections. Right
+        // after a `goAway` that moves a session that does not replay at
+        // once (then its `reconnect` and pause): typed while the move is
+        // pending.
         let before = |back: usize| at.checked_sub(back).map(|i| &actions[i]);
-        let after_close = match (before(2), before(1)) {
-            (Some(Action::Close(_) | Action::Abort), Some(Action::Reconnect(r)))
-                if r.handle.is_some() =>
+        let resumed =
+            |a: Option<&Action>| matches!(a, Some(Action::Reconnect(r)) if r.handle.is_some());
+        let go_away =
+            |a: Option<&Action>| matches!(a, Some(Action::Send(v)) if v.get("goAway").is_some());
+        let when =
+            if matches!(before(2), Some(Action::Close(_) | Action::Abort)) && resumed(before(1)) {
+                When::AfterClose {
+                    close: at - 2,
+                    ended: connection_before(actions, at - 2),
+                }
+            } else if opaque
+                && go_away(before(3))
+                && resumed(before(2))
+                && matches!(before(1), Some(Action::PauseMs(_)))
             {
-                // Connections set up before it (a reconnect whose setup
-                // the script refuses opens none).
-                let connection = (0..at - 2)
-                    .filter(|&i| {
-                        matches!(actions[i], Action::Reconnect(_))
-                            && !matches!(actions.get(i + 1), Some(Action::RejectSetup(_)))
-                    })
-                    .count();
-                Some((at - 2, u32::try_from(connection).unwrap_or(u32::MAX) + 1))
-            }
-            _ => None,
-        };
-        out.push(Turn {
-            message,
-            after_close,
-        });
+                When::AfterGoAway {
+                    on: connection_before(actions, at - 3),
+                }
+            } else {
+                When::Reached
+            };
+        out.push(Turn { message, when });
     }
     out
 }
@@ -225,8 +259,8 @@ pub(crate) async fn play(
 ) {
     let mut on = 1;
     for (i, turn) in turns.into_iter().enumerate() {
-        match turn.after_close {
-            Some((close, ended)) => {
+        match turn.when {
+            When::AfterClose { close, ended } => {
                 control
                     .wait_until(|c| c.last_close().is_some_and(|at| at >= close) || c.is_finished())
                     .await;
@@ -243,7 +277,21 @@ pub(crate) async fn play(
                     }
                 }
             }
-            None => {
+            When::AfterGoAway { on: at } => {
+                // Until the session, on that connection, reports the
+                // `goAway` (or is already past it).
+                if let Some(events) = &mut connections {
+                    while on <= at {
+                        match events.next().await {
+                            Some(LiveEvent::GoAway { .. }) if on == at => break,
+                            Some(LiveEvent::Resumed { connection, .. }) => on = connection,
+                            Some(_) => {}
+                            None => return,
+                        }
+                    }
+                }
+            }
+            When::Reached => {
                 control
                     .wait_until(|c| c.expects_reached() > i || c.is_finished())
                     .await;
@@ -252,7 +300,7 @@ pub(crate) async fn play(
         if control.is_finished() {
             return;
         }
-        if turn.after_close.is_none()
+        if turn.when == When::Reached
             && let Some(events) = &mut connections
         {
             while on < control.connections() {

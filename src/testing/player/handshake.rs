@@ -240,14 +240,16 @@ impl<T: Transport> Player<'_, T> {
     }
 
     /// Resuming `handle`: with transparent resumption, what the server
-    /// received past the handle's consumed point is expected again, first.
-    /// `rematch`: the replayed messages count toward `expect`s again (the
-    /// script rolled back to the handle).
+    /// received past the handle's consumed point is expected again, first;
+    /// without it, that is lost, and content the script had not reached
+    /// yet among it is an error. `rematch`: the replayed messages count
+    /// toward `expect`s again (the script rolled back to the handle).
     fn resume_transparently(&mut self, handle: &str, rematch: bool) {
         let Some(issued) = self.handles.iter().rev().find(|h| h.handle == handle) else {
             return;
         };
         let (consumed, transparent) = (issued.consumed, issued.transparent);
+        let action = issued.action;
         if rematch {
             self.expected_seen = issued.expected_seen;
             self.expects_reached = issued.expects_reached;
@@ -262,6 +264,20 @@ impl<T: Transport> Player<'_, T> {
             let owed = std::mem::take(&mut self.replay);
             self.replay = tail.into_iter().chain(owed).collect();
             self.replay_rematches = rematch;
+        } else if !rematch && !self.resilient {
+            // Content matched to `expect`s the script has not reached yet
+            // came early, and the latest of it is in the lost tail: sent
+            // on the old connection while the move was pending. (Behind a
+            // network that delays it, that is timing: a resilient player's
+            // user says it again.)
+            let early = self.expected_seen.saturating_sub(self.expects_reached);
+            let lost = early.min(tail.len());
+            if lost > 0 {
+                self.record(format!(
+                    "{lost} client content message(s) that the script expects after this reconnect reached the connection being left after the handle of action #{} was issued: this session does not resume transparently, so the resumed session never gets them (content sent while a move is pending belongs on the next connection)",
+                    action + 1
+                ));
+            }
         }
     }
 

@@ -312,7 +312,17 @@ pub(crate) async fn play_connections<T: Transport>(
     if resilient {
         // A player starting again (its host restarted) knows nothing the
         // last one was told or did: to a client, a rollback to the start.
+        // Nobody can answer the calls the last one left open (it numbered
+        // its connections from 1, as this one will, so `open` cannot tell
+        // they are from an earlier connection).
         progress.update(|s| {
+            let open: Vec<String> = s
+                .issued_on
+                .keys()
+                .filter(|id| !s.answered.contains(*id))
+                .cloned()
+                .collect();
+            s.abandoned.extend(open);
             s.rollbacks += 1;
             s.actions_done = false;
             s.finished = false;

@@ -70,6 +70,16 @@ const PAST_BUGS: &[PastBug] = &[
         invariant: "wire-order",
         reaches: tool_finished_while_reconnecting_in_vain,
     },
+    // The soak's own test kit: a script player that started again (its
+    // host restarted) left the last one's open calls unabandoned, so
+    // `wire-order` owed an answer to a call whose connection the network
+    // had reset.
+    PastBug {
+        entry: "pharmacy/0xb5e.json",
+        fixed_by: "ccf8057",
+        invariant: "wire-order",
+        reaches: tool_finished_after_its_connection_died_on_the_network,
+    },
     // The flow kept a call the server cancelled as running: every later
     // call of its committing tool was refused for the rest of the session.
     PastBug {
@@ -254,6 +264,37 @@ fn tool_finished_while_reconnecting_in_vain(run: &RunRecord) -> Result<(), Strin
         _ => Err(format!(
             "expected a tool to finish after the last connection closed ({closed:?}) and before the session gave up ({ended:?})"
         )),
+    }
+}
+
+/// Over the network, a call's connection died under it (the session
+/// began to reconnect after the call and before its tool finished), and
+/// the session later went on in a fresh session: the server that came
+/// back knew nothing of it.
+fn tool_finished_after_its_connection_died_on_the_network(run: &RunRecord) -> Result<(), String> {
+    if run.network.is_none() {
+        return Err("expected the run to go over the simulated network".to_string());
+    }
+    let reconnects: Vec<_> = run
+        .events
+        .iter()
+        .filter(|e| matches!(e.event, LiveEvent::Reconnecting { .. }))
+        .map(|e| e.at)
+        .collect();
+    let orphaned = run.executions.iter().any(|e| {
+        e.finished
+            .is_some_and(|done| reconnects.iter().any(|&cut| e.started <= cut && cut < done))
+    });
+    let fresh = run
+        .events
+        .iter()
+        .any(|e| matches!(e.event, LiveEvent::Resumed { fresh: true, .. }));
+    if orphaned && fresh {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected a tool to finish after its connection died ({orphaned}) and a fresh session after ({fresh})"
+        ))
     }
 }
 

@@ -128,13 +128,13 @@ fn soak_runs_every_sim_agent_and_prints_the_summary() {
     );
     // Not a terminal: progress as plain lines, the last one complete.
     assert!(
-        err.contains("livesim sim soak: 18/18 sessions, 0 failures"),
+        err.contains("livesim sim soak: 21/21 sessions, 0 failures"),
         "{err}"
     );
     let report =
         quick_junit::Report::deserialize_from_str(&std::fs::read_to_string(&junit).unwrap())
             .unwrap();
-    assert_eq!(report.test_suites.len(), 6);
+    assert_eq!(report.test_suites.len(), 7);
 }
 
 #[test]

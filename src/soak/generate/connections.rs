@@ -23,11 +23,10 @@
 //! A session that resumes without replaying (not transparent) loses what
 //! it sent after the handle it resumes: the server's state is the
 //! handle's. So its connections end, and its moves begin, right after a
-//! fresh handle (the server gives one first), and any content the player
-//! reads on the old connection after that handle is lost, and reported:
-//! only content the session sent after it knew it was moving can be there
-//! (typed after a `goAway`, which the session must hold for the next
-//! connection).
+//! fresh handle (the server gives one first): the one message that can
+//! still reach the old connection after it is one the session should have
+//! held for the next (typed after a `goAway`), which the player reports
+//! lost.
 //!
 //! Calls issued on a connection belong to it: the script never waits for
 //! an answer across a connection's end.

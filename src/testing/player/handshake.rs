@@ -166,7 +166,7 @@ impl<T: Transport> Player<'_, T> {
                         ) {
                             from += 1;
                         }
-                        self.resume_transparently(&handle, true);
+                        self.resume_from(&handle, true);
                         opened = Opened::Resumed(from);
                     }
                     None => {
@@ -194,7 +194,7 @@ impl<T: Transport> Player<'_, T> {
             return Ok(Opened::Rejected);
         }
         match resumes {
-            Some(handle) => self.resume_transparently(&handle, false),
+            Some(handle) => self.resume_from(&handle, false),
             // A scripted fresh session has consumed nothing yet, and owes
             // no replay: it counts its client messages from 1 again.
             None if n > 1 && !self.resilient => {
@@ -244,7 +244,7 @@ impl<T: Transport> Player<'_, T> {
     /// without it, that is lost, and content the script had not reached
     /// yet among it is an error. `rematch`: the replayed messages count
     /// toward `expect`s again (the script rolled back to the handle).
-    fn resume_transparently(&mut self, handle: &str, rematch: bool) {
+    fn resume_from(&mut self, handle: &str, rematch: bool) {
         let Some(issued) = self.handles.iter().rev().find(|h| h.handle == handle) else {
             return;
         };

@@ -15,13 +15,16 @@
 //! **Connections.** A `reconnect` action ends the current connection (the
 //! script's own close, or the client leaving it; the client may open the
 //! next one first) and checks the next one's setup against the handle the
-//! script names. A *resilient* player (the one behind a simulated network,
-//! where connections die where no script says so) also takes connections
-//! the script does not plan: a setup that resumes a handle the server
-//! still knows rolls the script back to the point that handle was issued
-//! (the server's state then), one with a handle it does not know is
-//! answered `1008 session not found`, and one without a handle starts the
-//! script over as a fresh session.
+//! script names. A handle resumed without transparent resumption holds
+//! nothing the old connection received after it was issued: content the
+//! script expects after the `reconnect` that arrived there (sent while a
+//! move was pending) is reported lost. A *resilient* player (the one
+//! behind a simulated network, where connections die where no script says
+//! so) also takes connections the script does not plan: a setup that
+//! resumes a handle the server still knows rolls the script back to the
+//! point that handle was issued (the server's state then), one with a
+//! handle it does not know is answered `1008 session not found`, and one
+//! without a handle starts the script over as a fresh session.
 
 mod actions;
 mod client;

@@ -28,6 +28,10 @@
 //!   the tool (all active steps if none does); an interruption toward every
 //!   active step. At its threshold a step escalates, once, and its
 //!   `flow:escalated` entries follow the event in declaration order.
+//! - A refusal says why: for each active step that allows the tool and
+//!   whose gate on it does not hold, the reason, after the gate, names
+//!   every condition of the gate that fails (the tool or key of each
+//!   failing leaf; a `not` names what it wraps).
 
 use std::collections::BTreeMap;
 
@@ -222,7 +226,7 @@ impl<'a> Model<'a> {
         }
         self.latch();
         match self.refusal(tool) {
-            Some(_) => Ok(()),
+            Some(_) => self.reason_says_why(entry, tool),
             None => Err(format!(
                 "journal entry {} refused {tool} ({id}), but the spec's rules admit it: {}",
                 entry.seq,
@@ -400,6 +404,51 @@ impl<'a> Model<'a> {
         }
     }
 
+    /// Whether a refusal's reason names, after each failing gate on
+    /// `tool`, every condition of that gate that fails.
+    fn reason_says_why(&self, entry: &StateMutation, tool: &str) -> Result<(), String> {
+        let reason = member(entry, "reason")?;
+        for i in self.active() {
+            let step = &self.spec.steps()[i];
+            if !step.allow().contains(tool) || self.escalated[i] {
+                continue;
+            }
+            let Some(gate) = step.gates().get(tool).filter(|g| !self.holds(g)) else {
+                continue;
+            };
+            let shown = gate.to_string();
+            let said = reason
+                .find(&shown)
+                .map_or("", |at| &reason[at + shown.len()..]);
+            let mut failing = Vec::new();
+            self.failing_names(gate, &mut failing);
+            if let Some(name) = failing.iter().find(|name| !said.contains(name.as_str())) {
+                return Err(format!(
+                    "journal entry {} refused {tool} on step {}'s gate {shown}, which {name} fails, \
+                     but the reason does not say so after the gate: {reason:?}",
+                    entry.seq,
+                    step.id()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The tools and keys of the leaves that make `guard` (which fails)
+    /// fail: every failing part of an `all` or `any`, and for a `not`
+    /// everything it wraps.
+    fn failing_names(&self, guard: &Guard, out: &mut Vec<String>) {
+        match guard {
+            Guard::All(parts) | Guard::Any(parts) => {
+                for part in parts.iter().filter(|g| !self.holds(g)) {
+                    self.failing_names(part, out);
+                }
+            }
+            Guard::Not(inner) => names_in(inner, out),
+            leaf => names_in(leaf, out),
+        }
+    }
+
     /// Which active steps allow `tool`, said for a failure message.
     fn admitted_by(&self, tool: &str) -> String {
         let allowing = self
@@ -454,6 +503,19 @@ impl<'a> Model<'a> {
             self.escalated[i] = true;
             self.owed.push(i);
         }
+    }
+}
+
+/// Every tool and key `guard` mentions.
+fn names_in(guard: &Guard, out: &mut Vec<String>) {
+    match guard {
+        Guard::CalledOk(name)
+        | Guard::Called(name)
+        | Guard::IsTrue(name)
+        | Guard::Exists(name)
+        | Guard::Equals { key: name, .. } => out.push(name.clone()),
+        Guard::All(parts) | Guard::Any(parts) => parts.iter().for_each(|g| names_in(g, out)),
+        Guard::Not(inner) => names_in(inner, out),
     }
 }
 
@@ -625,6 +687,35 @@ mod tests {
         ]
         .concat();
         assert_eq!(enforce(&freed), Ok(()));
+    }
+
+    /// A refusal on a gate names what fails it: the gate's key, after
+    /// the gate.
+    #[test]
+    fn a_gate_refusal_says_which_condition_fails() {
+        let emptied = vec![
+            call("set_address", "c1"),
+            result("set_address", "c1", true),
+            call("add_item", "c2"),
+            ("basket", json!("rosemary")),
+            result("add_item", "c2", true),
+            call("remove_item", "c3"),
+            ("basket", Value::Null),
+            result("remove_item", "c3", true),
+        ];
+        let refused = |reason: &str| {
+            let entry = (
+                "flow:tool_denied",
+                json!({"tool": "place_order", "id": "c4", "reason": reason}),
+            );
+            enforce(&[emptied.clone(), vec![entry]].concat())
+        };
+        let err = refused("step order allows it only when exists(basket), and ").unwrap_err();
+        assert!(err.contains("which basket fails"), "{err}");
+        assert_eq!(
+            refused("step order allows it only when exists(basket), and basket is not set"),
+            Ok(())
+        );
     }
 
     /// The second failure of a step's tool escalates it, once, and its

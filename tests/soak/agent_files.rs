@@ -17,6 +17,17 @@ fn folder(test: &str, agent: &str, files: &[(&str, &str)]) -> PathBuf {
     dir
 }
 
+/// The `setup` message the agent's session sends, for a calm seed.
+fn setup_of(agent: &Agent) -> serde_json::Value {
+    agent
+        .builder(&livesim::soak::RunContext {
+            seed: livesim::Seed::new(1),
+            faults: livesim::soak::Faults::calm(),
+            state: livesim::state::State::new(),
+        })
+        .setup_message()
+}
+
 fn error(test: &str, agent: &str, files: &[(&str, &str)]) -> String {
     let dir = folder(test, agent, files);
     let err = Agent::load(&dir)
@@ -225,13 +236,7 @@ fn resumption_is_a_switch_and_its_fault_needs_it() {
     let agent = Agent::load(&dir).unwrap();
     assert!(agent.resumable());
     assert!(agent.repertoire.resumption.is_transparent());
-    let setup = agent
-        .builder(&livesim::soak::RunContext {
-            seed: livesim::Seed::new(1),
-            faults: livesim::soak::Faults::calm(),
-            state: livesim::state::State::new(),
-        })
-        .setup_message();
+    let setup = setup_of(&agent);
     assert_eq!(
         setup["setup"]["sessionResumption"],
         serde_json::json!({ "transparent": true })
@@ -266,13 +271,7 @@ fn resumption_without_replay_is_an_object_whose_member_is_checked() {
     let agent = Agent::load(&dir).unwrap();
     assert!(agent.resumable());
     assert!(!agent.repertoire.resumption.is_transparent());
-    let setup = agent
-        .builder(&livesim::soak::RunContext {
-            seed: livesim::Seed::new(1),
-            faults: livesim::soak::Faults::calm(),
-            state: livesim::state::State::new(),
-        })
-        .setup_message();
+    let setup = setup_of(&agent);
     assert_eq!(setup["setup"]["sessionResumption"], serde_json::json!({}));
 
     let text = format!("{{\"v\": 1, {LINES},\n \"resumable\": {{\"transparnt\": false}}}}");

@@ -265,30 +265,22 @@ pub(crate) async fn play(
                     .wait_until(|c| c.last_close().is_some_and(|at| at >= close) || c.is_finished())
                     .await;
                 // Then until the session, on the connection that ended,
-                // says it is reconnecting (or is already past it).
-                if let Some(events) = &mut connections {
-                    while on <= ended {
-                        match events.next().await {
-                            Some(LiveEvent::Reconnecting { .. }) if on == ended => break,
-                            Some(LiveEvent::Resumed { connection, .. }) => on = connection,
-                            Some(_) => {}
-                            None => return,
-                        }
-                    }
+                // says it is reconnecting.
+                let reconnecting = |e: &LiveEvent| matches!(e, LiveEvent::Reconnecting { .. });
+                if let Some(events) = &mut connections
+                    && !until_on(events, &mut on, ended, reconnecting).await
+                {
+                    return;
                 }
             }
             When::AfterGoAway { on: at } => {
                 // Until the session, on that connection, reports the
-                // `goAway` (or is already past it).
-                if let Some(events) = &mut connections {
-                    while on <= at {
-                        match events.next().await {
-                            Some(LiveEvent::GoAway { .. }) if on == at => break,
-                            Some(LiveEvent::Resumed { connection, .. }) => on = connection,
-                            Some(_) => {}
-                            None => return,
-                        }
-                    }
+                // `goAway`.
+                let go_away = |e: &LiveEvent| matches!(e, LiveEvent::GoAway { .. });
+                if let Some(events) = &mut connections
+                    && !until_on(events, &mut on, at, go_away).await
+                {
+                    return;
                 }
             }
             When::Reached => {
@@ -319,4 +311,24 @@ pub(crate) async fn play(
             .unwrap_or_else(|p| p.into_inner())
             .push((key, executor::now()));
     }
+}
+
+/// Reads the session's events until, on connection `at`, one that `stop`
+/// picks, or until the session is past that connection; `on` follows the
+/// connection the session says it is on. `false` when the events ended.
+async fn until_on(
+    events: &mut EventStream,
+    on: &mut u32,
+    at: u32,
+    stop: impl Fn(&LiveEvent) -> bool,
+) -> bool {
+    while *on <= at {
+        match events.next().await {
+            Some(LiveEvent::Resumed { connection, .. }) => *on = connection,
+            Some(event) if *on == at && stop(&event) => break,
+            Some(_) => {}
+            None => return false,
+        }
+    }
+    true
 }

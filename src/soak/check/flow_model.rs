@@ -435,8 +435,8 @@ impl<'a> Model<'a> {
     }
 
     /// The tools and keys of the leaves that make `guard` (which fails)
-    /// fail: every failing part of an `all` or `any`, and for a `not`
-    /// everything it wraps.
+    /// fail: every failing part of an `all` or `any`; a leaf's own (a
+    /// `not` is a leaf, naming everything it wraps).
     fn failing_names(&self, guard: &Guard, out: &mut Vec<String>) {
         match guard {
             Guard::All(parts) | Guard::Any(parts) => {
@@ -444,7 +444,6 @@ impl<'a> Model<'a> {
                     self.failing_names(part, out);
                 }
             }
-            Guard::Not(inner) => names_in(inner, out),
             leaf => names_in(leaf, out),
         }
     }

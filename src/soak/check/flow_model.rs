@@ -658,18 +658,23 @@ mod tests {
         );
     }
 
-    /// A committing tool is held by its running call: a second call is
-    /// refused until the first is answered or cancelled.
-    #[test]
-    fn a_running_commit_holds_its_tool() {
-        let ready = vec![
+    /// The address set and a rosemary in the basket: the `order` step is
+    /// active (calls c1 and c2).
+    fn filled() -> Vec<(&'static str, Value)> {
+        vec![
             call("set_address", "c1"),
             result("set_address", "c1", true),
             call("add_item", "c2"),
             ("basket", json!("rosemary")),
             result("add_item", "c2", true),
-            call("place_order", "c3"),
-        ];
+        ]
+    }
+
+    /// A committing tool is held by its running call: a second call is
+    /// refused until the first is answered or cancelled.
+    #[test]
+    fn a_running_commit_holds_its_tool() {
+        let ready = [filled(), vec![call("place_order", "c3")]].concat();
         let twice = [ready.clone(), vec![call("place_order", "c4")]].concat();
         assert!(enforce(&twice).unwrap_err().contains("still running"));
         let refused = [ready.clone(), vec![denied("place_order", "c4")]].concat();
@@ -692,16 +697,15 @@ mod tests {
     /// the gate.
     #[test]
     fn a_gate_refusal_says_which_condition_fails() {
-        let emptied = vec![
-            call("set_address", "c1"),
-            result("set_address", "c1", true),
-            call("add_item", "c2"),
-            ("basket", json!("rosemary")),
-            result("add_item", "c2", true),
-            call("remove_item", "c3"),
-            ("basket", Value::Null),
-            result("remove_item", "c3", true),
-        ];
+        let emptied = [
+            filled(),
+            vec![
+                call("remove_item", "c3"),
+                ("basket", Value::Null),
+                result("remove_item", "c3", true),
+            ],
+        ]
+        .concat();
         let refused = |reason: &str| {
             let entry = (
                 "flow:tool_denied",

@@ -112,7 +112,11 @@ impl Soak {
         builder: impl Fn() -> LiveBuilder + Send + Sync + 'static,
     ) -> Soak {
         let name = name.into();
-        let repertoire = Repertoire::from_setup(&builder().setup_message());
+        let made = builder();
+        let mut repertoire = Repertoire::from_setup(&made.setup_message());
+        // The whole policy, not only what the setup message shows: the
+        // generator plans no more failed attempts than it allows.
+        repertoire.resumption = made.inner.config.resumption.clone();
         Soak::with_target(Target {
             name,
             builder: Arc::new(move |_ctx| builder()),

@@ -646,13 +646,26 @@ fn liveness(run: &RunRecord) -> Result<(), String> {
 }
 
 /// Whether the simulated network, not the session, ended a session the
-/// script never closed: a connection died under it, and then it either
-/// held no resumable handle (nothing to resume: it ends, as designed) or
-/// made every attempt its policy allows without getting back.
+/// script never closed: the session made every attempt its policy allows
+/// without getting back (the network can refuse any of them, a short
+/// policy gives up sooner), or a connection died under it while it held
+/// no resumable handle (nothing to resume: it ends, as designed).
 fn network_ended_it(run: &RunRecord) -> bool {
     let Some(network) = &run.network else {
         return false;
     };
+    // The attempts of the last reconnect, counted from the events.
+    let mut attempts = 0;
+    for timed in &run.events {
+        match &timed.event {
+            LiveEvent::Reconnecting { attempt, .. } => attempts = *attempt,
+            LiveEvent::Resumed { .. } => attempts = 0,
+            _ => {}
+        }
+    }
+    if attempts >= run.resumption.max_attempts() {
+        return true;
+    }
     if network.died.is_empty() {
         return false;
     }
@@ -667,16 +680,7 @@ fn network_ended_it(run: &RunRecord) -> bool {
             _ => {}
         }
     }
-    // The attempts of the last reconnect, counted from the events.
-    let mut attempts = 0;
-    for timed in &run.events {
-        match &timed.event {
-            LiveEvent::Reconnecting { attempt, .. } => attempts = *attempt,
-            LiveEvent::Resumed { .. } => attempts = 0,
-            _ => {}
-        }
-    }
-    !resumable_handle || attempts >= run.resumption.max_attempts()
+    !resumable_handle
 }
 
 fn unanswered(run: &RunRecord) -> Vec<String> {

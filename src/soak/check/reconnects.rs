@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::executor::format_time;
-use crate::session::LiveEvent;
+use crate::session::{LiveEvent, Resumption};
 use crate::soak::check::wire_order;
 use crate::soak::run::record::RunRecord;
 use crate::soak::run::user::content_key;
@@ -299,13 +299,12 @@ fn sent_during_fresh_reconnects(run: &RunRecord) -> usize {
 /// (not the session's own backoff function): attempt `a` waits at most
 /// `initial × 2^(a-1)`, never more than `max`, and each attempt's setup
 /// may take its whole timeout.
-fn reconnect_bound(run: &RunRecord) -> Duration {
-    let policy = &run.resumption;
+pub(crate) fn reconnect_bound(policy: &Resumption, setup_timeout: Duration) -> Duration {
     let (initial, max) = policy.backoff_bounds();
     let mut wait = initial;
     let mut bound = Duration::ZERO;
     for _ in 0..policy.max_attempts() {
-        bound += wait.min(max) + run.setup_timeout;
+        bound += wait.min(max) + setup_timeout;
         wait = wait.saturating_mul(2);
     }
     bound
@@ -313,7 +312,7 @@ fn reconnect_bound(run: &RunRecord) -> Duration {
 
 /// `reconnect-ends`.
 pub(crate) fn reconnect_ends(run: &RunRecord) -> Result<(), String> {
-    let bound = reconnect_bound(run);
+    let bound = reconnect_bound(&run.resumption, run.setup_timeout);
     let attempts = run.resumption.max_attempts();
     // When the reconnect began, and its last attempt.
     let mut open: Option<(Duration, u32)> = None;

@@ -38,6 +38,7 @@
 //! what they were before resumption joined the soak.
 
 use crate::executor::{Seed, Stream};
+use crate::session::Resumption;
 use crate::soak::generate::faults::{CloseKind, FaultKind};
 use crate::soak::generate::script::{Generator, ending};
 use crate::testing::{Action, Reconnect, ResumptionUpdate};
@@ -65,6 +66,9 @@ const RESUMED_PAUSE_MS: std::ops::RangeInclusive<u64> = 100..=250;
 pub(super) struct Connections {
     seed: Seed,
     transparent: bool,
+    /// Whether the policy makes more than one attempt per reconnect: a
+    /// setup refused in passing needs a second.
+    retries: bool,
     draw: Stream,
     /// Whether a resume's setup is refused in passing: a stream of its own,
     /// so the other draws stay what they were before it joined.
@@ -81,10 +85,11 @@ pub(super) struct Connections {
 }
 
 impl Connections {
-    pub fn new(seed: Seed, transparent: bool) -> Self {
+    pub fn new(seed: Seed, policy: &Resumption) -> Self {
         Connections {
             seed,
-            transparent,
+            transparent: policy.is_transparent(),
+            retries: policy.max_attempts() > 1,
             draw: Stream::new(seed, "soak/script/connections"),
             refusals: Stream::new(seed, "soak/script/connections/refused"),
             handles: 0,
@@ -220,7 +225,8 @@ impl Generator<'_> {
             _ => CloseKind::Normal,
         };
         let stale = connections.draw.chance(STALE_HANDLE);
-        let refused = connections.refusals.chance(SETUP_REFUSED) && !stale;
+        // (drawn whatever the policy, so a seed's other draws stay put)
+        let refused = connections.refusals.chance(SETUP_REFUSED) && !stale && connections.retries;
         // Without a handle a session does not reconnect: the server gives
         // one first.
         let handle = self.held_handle();

@@ -154,7 +154,7 @@ impl<'a> Generator<'a> {
             connections: repertoire
                 .resumption
                 .is_on()
-                .then(|| Connections::new(seed, repertoire.resumption.is_transparent())),
+                .then(|| Connections::new(seed, &repertoire.resumption)),
         }
     }
 

@@ -12,7 +12,8 @@
 //! call the script issued and did not cancel answered, or the connection
 //! over when the script ended it, then quiet for the settle window)
 //! within its bound of virtual time ([`LIVENESS_BOUND`], or more for an
-//! agent whose tools are slow: see [`liveness_bound`]).
+//! agent whose tools are slow: see [`liveness_bound`]; for a session that
+//! resumes, at least the longest reconnect its policy allows).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -21,6 +22,7 @@ use crate::executor::{self, Seed, Swarm, Trace};
 use crate::session::LiveBuilder;
 use crate::soak::agent::RunContext;
 use crate::soak::agent::tools::{ExecutionLog, recorded};
+use crate::soak::check::reconnects::reconnect_bound;
 use crate::soak::generate::faults::Faults;
 use crate::soak::run::engine::Target;
 use crate::soak::run::record::{Calls, Governance, RunRecord, Settling, TimedEvent};
@@ -124,6 +126,16 @@ pub(crate) async fn play(
         prepare(target, (target.builder)(&ctx), &ctx, journal.clone(), &log);
     let resumption = builder.inner.config.resumption.clone();
     let setup_timeout = builder.inner.config.setup_timeout;
+    // A reconnect in progress when the fault phase ends may take all its
+    // policy allows: every attempt's backoff at its longest and its setup
+    // timeout (a declared backoff of seconds is not a hang).
+    let bound = if resumption.is_on() {
+        target
+            .liveness_bound
+            .max(reconnect_bound(&resumption, setup_timeout))
+    } else {
+        target.liveness_bound
+    };
     let mut record = RunRecord {
         agent: target.name.clone(),
         seed,
@@ -141,7 +153,7 @@ pub(crate) async fn play(
         replay_errors: Vec::new(),
         governance,
         settling: Settling {
-            bound: target.liveness_bound,
+            bound,
             ..Settling::default()
         },
         resumption,
@@ -166,7 +178,7 @@ pub(crate) async fn play(
             _ => 0,
         })
         .sum::<u32>();
-    let cap = script_pauses(&script) + target.liveness_bound * (RUN_CAP_BOUNDS + calls);
+    let cap = script_pauses(&script) + bound * (RUN_CAP_BOUNDS + calls);
     // The caller puts its copy of the script in the record.
     let script = script.answers_may_cross_cancellations();
     let spans = script.spans_connections();

@@ -2,7 +2,9 @@
 //! and column, the key, and what was expected there.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
+use livesim::session::Resumption;
 use livesim::soak::Agent;
 
 /// A fresh folder holding `agent.json` (and `files`), for one test.
@@ -297,6 +299,56 @@ fn resumption_without_replay_is_an_object_whose_member_is_checked() {
         err.contains("at resumable: missing key `transparent`"),
         "{err}"
     );
+}
+
+/// The object form may declare the reconnect policy; bad numbers are
+/// errors at their position.
+#[test]
+fn resumption_declares_its_attempts_and_backoff() {
+    let text = format!(
+        "{{\"v\": 1, {LINES}, \"resumable\": {{\"transparent\": true, \"attempts\": 2, \"backoff_ms\": [100, 900]}}}}"
+    );
+    let agent = Agent::load(folder("resumable-policy", &text, &[])).unwrap();
+    let policy = &agent.repertoire.resumption;
+    assert!(policy.is_transparent());
+    assert_eq!(policy.max_attempts(), 2);
+    assert_eq!(
+        policy.backoff_bounds(),
+        (Duration::from_millis(100), Duration::from_millis(900))
+    );
+    // Left out, a number keeps `Resumption::on()`'s.
+    let text = format!(
+        "{{\"v\": 1, {LINES}, \"resumable\": {{\"transparent\": false, \"attempts\": 3}}}}"
+    );
+    let agent = Agent::load(folder("resumable-attempts", &text, &[])).unwrap();
+    let default = Resumption::on();
+    assert_eq!(agent.repertoire.resumption.max_attempts(), 3);
+    assert_eq!(
+        agent.repertoire.resumption.backoff_bounds(),
+        default.backoff_bounds()
+    );
+
+    let text = format!(
+        "{{\"v\": 1, {LINES},\n \"resumable\": {{\"transparent\": true, \"attempts\": 0}}}}"
+    );
+    let err = error("resumable-no-attempts", &text, &[]);
+    assert!(
+        err.starts_with("agent.json:2:49: at resumable.attempts: expected attempts per reconnect: a whole number from 1 to 20, found the number 0"),
+        "{err}"
+    );
+    let text = format!(
+        "{{\"v\": 1, {LINES},\n \"resumable\": {{\"transparent\": true, \"backoff_ms\": [3000, 400]}}}}"
+    );
+    let err = error("resumable-backoff-reversed", &text, &[]);
+    assert!(
+        err.contains("at resumable.backoff_ms: the wait before the first attempt and the longest, in milliseconds: the low end 3000 is above the high end 400"),
+        "{err}"
+    );
+    let text = format!(
+        "{{\"v\": 1, {LINES},\n \"resumable\": {{\"transparent\": true, \"backof_ms\": [1, 2]}}}}"
+    );
+    let err = error("resumable-backoff-misspelt", &text, &[]);
+    assert!(err.contains("did you mean `backoff_ms`?"), "{err}");
 }
 
 #[test]

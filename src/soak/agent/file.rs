@@ -379,9 +379,11 @@ fn decode_budgets(
 
 /// `"resumable"`: `true` resumes transparently (the server says which
 /// messages it consumed, and the session sends the rest again), `false`
-/// not at all, and `{"transparent": false}` resumes without replaying
-/// (what the session sent after the handle it resumes is gone, as with
-/// `Resumption::on()`'s default).
+/// not at all, and an object says `"transparent"` (false: what the
+/// session sent after the handle it resumes is gone) and may change
+/// `Resumption::on()`'s policy: `"attempts"` per reconnect, and
+/// `"backoff_ms"`, the wait before the first attempt and the longest it
+/// doubles up to.
 fn decode_resumable(node: &Node<'_>) -> Decoded<Resumption> {
     const WHAT: &str = "true, false, or {\"transparent\": true or false}";
     if let Some(on) = node.value.as_bool() {
@@ -395,11 +397,22 @@ fn decode_resumable(node: &Node<'_>) -> Decoded<Resumption> {
         // Not a flag nor an object: the reader's own words for what it is.
         node.boolean(WHAT)?;
     }
-    let fields = node.object("`resumable`", &["transparent"])?;
+    let fields = node.object("`resumable`", &["transparent", "attempts", "backoff_ms"])?;
     let transparent = fields
         .require("transparent", "true or false")?
         .boolean("true or false")?;
-    Ok(Resumption::on().transparent(transparent))
+    let mut policy = Resumption::on().transparent(transparent);
+    if let Some(attempts) = fields.get("attempts") {
+        policy = policy.attempts(attempts.whole("attempts per reconnect", 1..=20)? as u32);
+    }
+    if let Some(backoff) = fields.get("backoff_ms") {
+        let (initial, max) = backoff.span(
+            "the wait before the first attempt and the longest, in milliseconds",
+            0..=600_000,
+        )?;
+        policy = policy.backoff(Duration::from_millis(initial), Duration::from_millis(max));
+    }
+    Ok(policy)
 }
 
 /// `"simulated_user"`: `{"persona", "goal", "tape", "model"?}`, the tape a

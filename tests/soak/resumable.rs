@@ -311,6 +311,71 @@ fn a_reconnect_that_never_ends_or_overstays_its_bound_is_caught() {
     );
 }
 
+/// A `goAway` move whose new connection failed may stay on the old one
+/// until the server ends it, so its reconnect may take the time the
+/// server said it had left on top of the policy's bound, whether the
+/// `go_away` event comes before the move's first `reconnecting` or
+/// after it (they come on different lanes); a moment longer is caught.
+#[test]
+fn a_failed_move_may_take_the_time_left_whichever_event_comes_first() {
+    let good = resumable_run("a goAway move", |r| {
+        r.events.iter().any(|e| {
+            matches!(&e.event, LiveEvent::Reconnecting { cause, attempt: 1 } if cause == "goAway")
+        })
+    });
+    let begins = good
+        .events
+        .iter()
+        .position(|e| {
+            matches!(&e.event, LiveEvent::Reconnecting { cause, attempt: 1 } if cause == "goAway")
+        })
+        .unwrap();
+    // The policy's bound, from its declared numbers.
+    let (initial, max) = good.resumption.backoff_bounds();
+    let bound: Duration = (0..good.resumption.max_attempts())
+        .map(|a| (initial * 2u32.pow(a)).min(max) + good.setup_timeout)
+        .sum();
+    let left = Duration::from_secs(40);
+    let began = good.events[begins].at;
+    // The verdict on the record with the move's one `go_away` just
+    // before (0) or just after (1) its first `reconnecting`, and the move
+    // ending `took` after it began.
+    let moved = |go_away_at: usize, took: Duration| {
+        let mut run = good.clone();
+        run.events
+            .retain(|e| !matches!(e.event, LiveEvent::GoAway { .. }));
+        let begins = run
+            .events
+            .iter()
+            .position(|e| e.at == began && matches!(e.event, LiveEvent::Reconnecting { .. }))
+            .unwrap();
+        let resumed = begins
+            + run.events[begins..]
+                .iter()
+                .position(|e| matches!(e.event, LiveEvent::Resumed { .. }))
+                .unwrap();
+        run.events[resumed].at = began + took;
+        run.events.insert(
+            begins + go_away_at,
+            TimedEvent {
+                at: began,
+                event: LiveEvent::GoAway {
+                    time_left: Some(left),
+                },
+            },
+        );
+        verdict(invariants::RECONNECT_ENDS, &run)
+    };
+    for order in [0, 1] {
+        assert_eq!(moved(order, bound + left), Ok(()), "go_away at {order}");
+        let err = moved(order, bound + left + Duration::from_secs(1)).unwrap_err();
+        assert!(
+            err.contains("past its bound of"),
+            "go_away at {order}: {err}"
+        );
+    }
+}
+
 #[test]
 fn an_event_stored_twice_is_caught() {
     let good = resumable_run("a resume and an answered call", |r| {

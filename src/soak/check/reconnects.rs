@@ -318,14 +318,20 @@ pub(crate) fn reconnect_ends(run: &RunRecord) -> Result<(), String> {
     let mut open: Option<(Duration, u32)> = None;
     // A reconnect that begins with a `goAway` move may stay on the old
     // connection when the move fails, until the server ends it: at most
-    // the time the server said it had left.
+    // the time the server said it had left. The `go_away` event and the
+    // move's first `reconnecting` come on different lanes, in either
+    // order.
     let mut time_left = Duration::ZERO;
     let mut grace = Duration::ZERO;
+    let mut moving = false;
     for timed in &run.events {
         let at = timed.at;
         match &timed.event {
             LiveEvent::GoAway { time_left: left } => {
                 time_left = left.unwrap_or_default();
+                if moving {
+                    grace = grace.max(time_left);
+                }
             }
             LiveEvent::Reconnecting { attempt, cause } => {
                 let last = open.map_or(0, |(_, last)| last);
@@ -344,6 +350,7 @@ pub(crate) fn reconnect_ends(run: &RunRecord) -> Result<(), String> {
                 }
                 if cause == "goAway" && open.is_none() {
                     grace = time_left;
+                    moving = true;
                 }
                 let began = open.map_or(at, |(began, _)| began);
                 open = Some((began, *attempt));
@@ -365,6 +372,8 @@ pub(crate) fn reconnect_ends(run: &RunRecord) -> Result<(), String> {
                     }
                 }
                 grace = Duration::ZERO;
+                time_left = Duration::ZERO;
+                moving = false;
             }
             _ => {}
         }

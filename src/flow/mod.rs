@@ -56,7 +56,7 @@ mod conversation;
 mod decision;
 mod error;
 mod explain;
-mod guard;
+pub(crate) mod guard;
 mod journal;
 pub(crate) mod json_position;
 mod monitor;

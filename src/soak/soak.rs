@@ -19,7 +19,7 @@ use crate::soak::agent::repertoire::Repertoire;
 use crate::soak::agent::simulated_user::SimulatedUser;
 use crate::soak::case::Case;
 use crate::soak::check::budget::Budget;
-use crate::soak::check::invariants::Invariant;
+use crate::soak::check::invariants::{Invariant, PHASES_FOLLOW_SPEC};
 use crate::soak::check::report::Summary;
 use crate::soak::check::sometimes::Sometimes;
 use crate::soak::generate::faults::{FaultKind, Faults};
@@ -165,6 +165,10 @@ impl Soak {
                 .chain(agent.final_state.iter().map(|goal| {
                     let goal = goal.clone();
                     Invariant::new(goal.name(), move |run| goal.check(run))
+                }))
+                .chain(agent.phases.iter().map(|plan| {
+                    let plan = plan.clone();
+                    Invariant::new(PHASES_FOLLOW_SPEC, move |run| plan.check(run))
                 }))
                 .collect(),
             sometimes: agent

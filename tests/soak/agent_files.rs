@@ -49,7 +49,7 @@ fn a_misspelt_key_names_the_nearest_valid_one() {
         "agent.json:4:17: at instrucion: unknown key `instrucion` in an agent file; did you mean \
          `instruction`? (valid keys: v, instruction, spec, enforcement, turns, pauses_ms, \
          call_chance, user, model, tools, extractor, invariants, sometimes, budgets, final_state, \
-         simulated_user, faults, resumable, manual_activity, planted_bug)"
+         phases, simulated_user, faults, resumable, manual_activity, planted_bug)"
     );
     let text = format!(
         "{{\"v\": 1, {LINES},\n \"tools\": [\n  {{\"name\": \"lookup\",\n   \"latncy_ms\": [1, 2]}}]}}"
@@ -384,4 +384,57 @@ fn a_goal_on_a_state_key_no_tool_writes_names_the_nearest() {
         ),
         "{err}"
     );
+}
+
+/// A `"phases"` plan that could never run as written is refused: a
+/// condition on tool outcomes or on the runtime's keys, a key no tool
+/// writes, a transition out of a phase nothing enters, no transitions.
+#[test]
+fn phases_read_the_tools_keys_and_every_phase_is_entered() {
+    let with = |phases: &str| {
+        format!(
+            "{{\"v\": 1, {LINES},\n \"tools\": [{{\"name\": \"verify\", \"writes\": {{\"verified\": true}}}}],\n \"phases\": {phases}}}"
+        )
+    };
+    let cases = [
+        (
+            "outcome",
+            r#"{"initial": "a", "transitions": [{"from": "a", "to": "b", "when": {"called_ok": "verify"}}]}"#,
+            "at phases.transitions[0].when: a phase's condition reads state, not tool outcomes: \
+             instead of a guard on \"verify\", use a key it writes",
+        ),
+        (
+            "session-key",
+            r#"{"initial": "a", "transitions": [{"from": "a", "to": "b", "when": {"exists": "session:turn_count"}}]}"#,
+            "at phases.transitions[0].when: a phase's condition reads the keys the agent's tools \
+             write, not \"session:turn_count\"",
+        ),
+        (
+            "unknown-key",
+            r#"{"initial": "a", "transitions": [{"from": "a", "to": "b", "when": {"not": {"is_true": "verifed"}}}]}"#,
+            "at phases.transitions[0].when: no tool writes the state key \"verifed\"; did you \
+             mean `verified`?",
+        ),
+        (
+            "unreachable",
+            r#"{"initial": "start", "transitions": [{"from": "start", "to": "checked", "when": {"is_true": "verified"}}, {"from": "chekced", "to": "done", "when": {"is_true": "verified"}}]}"#,
+            "at phases.transitions[1]: no transition enters the phase \"chekced\" and it is not \
+             the initial one; did you mean `checked`?",
+        ),
+        (
+            "empty",
+            r#"{"initial": "a", "transitions": []}"#,
+            "at phases.transitions: expected at least one transition, found an empty list",
+        ),
+        (
+            "not-a-guard",
+            r#"{"initial": "a", "transitions": [{"from": "a", "to": "b", "when": {"maybe": "verified"}}]}"#,
+            "at phases.transitions[0].when: not a guard:",
+        ),
+    ];
+    for (test, phases, expected) in cases {
+        let err = error(&format!("phases-{test}"), &with(phases), &[]);
+        assert!(err.contains(expected), "{test}: {err}");
+        assert!(err.starts_with("agent.json:"), "{test}: {err}");
+    }
 }

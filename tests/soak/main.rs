@@ -25,6 +25,7 @@ mod network;
 mod orderings;
 mod passk;
 mod past_bugs;
+mod phases;
 mod policy;
 mod resumable;
 mod shrink;

@@ -10,20 +10,20 @@ use serde_json::Value;
 
 use crate::flow::Enforcement;
 use crate::session::Resumption;
-use crate::soak::agent::final_state;
 use crate::soak::agent::repertoire::Repertoire;
 use crate::soak::agent::simulated_user::SimulatedUser;
 use crate::soak::agent::tools::SimTool;
 use crate::soak::agent::{
     AGENT_VERSION, Agent, AgentGoal, AgentInvariant, ExtractorSpec, StandingTape,
 };
+use crate::soak::agent::{final_state, phases};
 use crate::soak::check::budget::Budget;
 use crate::soak::file_reader::{self, Decoded, Node};
 use crate::soak::generate::args;
 use crate::soak::generate::faults::FaultKind;
 use crate::tape::FileTape;
 
-const TOP_KEYS: [&str; 20] = [
+const TOP_KEYS: [&str; 21] = [
     "v",
     "instruction",
     "spec",
@@ -39,6 +39,7 @@ const TOP_KEYS: [&str; 20] = [
     "sometimes",
     "budgets",
     "final_state",
+    "phases",
     "simulated_user",
     "faults",
     "resumable",
@@ -176,6 +177,11 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
             }
         }
     }
+    // The extractor's name is a state key it writes.
+    let extractor = top
+        .get("extractor")
+        .and_then(|e| e.value.get("name"))
+        .and_then(Value::as_str);
     let mut sometimes = Vec::new();
     if let Some(list) = top.get("sometimes") {
         for node in list.list("a list of goals")? {
@@ -193,10 +199,6 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
                     });
                 }
                 (None, Some(key)) => {
-                    let extractor = top
-                        .get("extractor")
-                        .and_then(|e| e.value.get("name"))
-                        .and_then(Value::as_str);
                     let name = key.string("a state key")?;
                     let keys = final_state::state_keys(&tools, extractor);
                     final_state::known_key(&key, &name, &keys)?;
@@ -218,14 +220,12 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
         None => Vec::new(),
     };
     let final_state = match top.get("final_state") {
-        Some(node) => {
-            let extractor = top
-                .get("extractor")
-                .and_then(|e| e.value.get("name"))
-                .and_then(Value::as_str);
-            final_state::decode(&node, &tools, extractor)?
-        }
+        Some(node) => final_state::decode(&node, &tools, extractor)?,
         None => Vec::new(),
+    };
+    let phases = match top.get("phases") {
+        Some(node) => Some(phases::decode(&node, &tools, extractor)?),
+        None => None,
     };
     let simulated_user = match top.get("simulated_user") {
         Some(node) => Some(decode_simulated_user(dir, &node)?),
@@ -312,6 +312,7 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
             budgets,
             final_state,
             simulated_user,
+            phases,
             faults,
             planted_bug,
         },

@@ -42,6 +42,7 @@
 
 pub(crate) mod file;
 pub(crate) mod final_state;
+pub(crate) mod phases;
 pub(crate) mod repertoire;
 pub(crate) mod simulated_user;
 pub(crate) mod tools;
@@ -64,6 +65,7 @@ use crate::state::State;
 use crate::tape::{FileTape, LLM_CALL, Tape, TapeEntry, TapeError, TapedLlm, canonical_json};
 use file::{Decoded2, decode};
 pub use final_state::FinalState;
+pub use phases::{PhasePlan, PhaseRule};
 use repertoire::Repertoire;
 pub use simulated_user::{Said, SimulatedUser, USER_CALL, USER_MODEL};
 use tools::SimTool;
@@ -237,6 +239,9 @@ pub struct Agent {
     pub final_state: Vec<FinalState>,
     /// A user played by a model, from its tape (`"simulated_user"`).
     pub simulated_user: Option<SimulatedUser>,
+    /// The phases of its conversations (`"phases"`), checked by
+    /// `phases-follow-spec`.
+    pub phases: Option<PhasePlan>,
     /// Its fault tuning: kinds on in every seed that is not calm.
     pub faults: Vec<(FaultKind, f64)>,
     /// The planted bug the agent file names (test builds only).
@@ -372,6 +377,9 @@ impl Agent {
                 extractor.prompt.clone(),
                 extractor.window,
             ));
+        }
+        if let Some(plan) = &self.phases {
+            builder = builder.phases(plan.phases());
         }
         if self.repertoire.resumption.is_on() {
             builder = builder.resumption(self.repertoire.resumption.clone());

@@ -528,7 +528,7 @@ fn needs_ok(guard: &Guard, tool: &str) -> bool {
 }
 
 /// JSON equality with numbers compared by value (`4` equals `4.0`).
-fn same(a: &Value, b: &Value) -> bool {
+pub(crate) fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         (Value::Array(xs), Value::Array(ys)) => {

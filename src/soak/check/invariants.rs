@@ -86,6 +86,8 @@ pub const HANDLE_SECRET: &str = "handle-secret";
 pub const TELEMETRY: &str = "telemetry";
 /// `extractor-input`.
 pub const EXTRACTOR_INPUT: &str = "extractor-input";
+/// `phases-follow-spec` (an agent file's `"phases"`).
+pub const PHASES_FOLLOW_SPEC: &str = "phases-follow-spec";
 /// `determinism`.
 pub const DETERMINISM: &str = "determinism";
 /// A run that panicked.

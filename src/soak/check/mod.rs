@@ -3,7 +3,7 @@
 //! refusals in [`refusals`], the stored log's order in [`wire_order`] and
 //! the session's clock signals in [`telemetry`], what extractors were given
 //! in [`extractions`], the flow's decisions against a model of its rules in
-//! [`flow_model`]), the "sometimes" goals
+//! [`flow_model`], the phases a session moved through in [`phases`]), the "sometimes" goals
 //! ([`sometimes`]), the determinism check across runs ([`determinism`]),
 //! the [`report`] a soak ends with, and the [`triage`] of its failures by
 //! [`signature`], against the last soak's (its file in [`triage_file`],
@@ -19,6 +19,7 @@ pub(crate) mod flow_model;
 pub mod invariants;
 pub mod latency;
 pub(crate) mod model;
+pub(crate) mod phases;
 pub(crate) mod reconnects;
 pub(crate) mod refusals;
 pub(crate) mod report;

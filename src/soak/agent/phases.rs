@@ -1,0 +1,206 @@
+//! An agent file's `"phases"`: the phases of its conversations and the
+//! state conditions that move it from one to the next, read into the
+//! session's [`Phases`] and checked by `phases-follow-spec`.
+//!
+//! ```json
+//! "phases": {
+//!   "initial": "greet",
+//!   "transitions": [
+//!     {"from": "greet", "to": "sized", "when": {"exists": "party_size"}},
+//!     {"from": "sized", "to": "booked", "when": {"is_true": "booked"}}
+//!   ]
+//! }
+//! ```
+//!
+//! A condition is a flow guard over state (`is_true`, `exists`, `equals`,
+//! and `all`, `any`, `not` of them) on keys the agent's tools write: the
+//! phase machine sees the state, not the tools' outcomes, and `session:`
+//! keys change on every telemetry tick, which does not move phases.
+
+use crate::flow::Guard;
+use crate::flow::guard::{Facts, Tallies};
+use crate::session::Phases;
+use crate::soak::agent::final_state;
+use crate::soak::agent::tools::SimTool;
+use crate::soak::check;
+use crate::soak::file_reader::{self, Decoded, Node};
+use crate::soak::run::record::RunRecord;
+
+/// The phases an agent file declares; in Rust, the same plan gives a
+/// session its [`Phases`] and a soak its `phases-follow-spec` check.
+///
+/// ```
+/// use livesim::flow::Guard;
+/// use livesim::soak::{PhasePlan, PhaseRule};
+///
+/// let plan = PhasePlan {
+///     initial: "greet".into(),
+///     transitions: vec![PhaseRule {
+///         from: "greet".into(),
+///         to: "sized".into(),
+///         when: Guard::Exists("party_size".into()),
+///     }],
+/// };
+/// let builder = livesim::prelude::Live::builder().phases(plan.phases());
+/// # let _ = builder;
+/// assert!(!plan.has_cycle());
+/// // And in a soak:
+/// // soak.invariant("phases-follow-spec", move |run| plan.check(run))
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhasePlan {
+    /// The phase every session starts in.
+    pub initial: String,
+    /// The transitions, in declaration order: out of a phase, the first
+    /// whose condition holds is taken.
+    pub transitions: Vec<PhaseRule>,
+}
+
+/// One transition of a [`PhasePlan`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhaseRule {
+    /// The phase it leaves.
+    pub from: String,
+    /// The phase it enters.
+    pub to: String,
+    /// The state condition that takes it.
+    pub when: Guard,
+}
+
+impl PhasePlan {
+    /// The session's phase machine: each condition evaluated on the
+    /// session's state by the flow's guards.
+    pub fn phases(&self) -> Phases {
+        let mut phases = Phases::new(self.initial.clone());
+        for rule in &self.transitions {
+            let when = rule.when.clone();
+            phases = phases.transition(rule.from.clone(), rule.to.clone(), move |state| {
+                when.holds(&Facts {
+                    tallies: &Tallies::new(),
+                    state,
+                })
+            });
+        }
+        phases
+    }
+
+    /// `phases-follow-spec` on one run: `Ok` when the phases its session
+    /// moved through are this plan's, or what went wrong.
+    pub fn check(&self, run: &RunRecord) -> Result<(), String> {
+        check::phases::check(self, run)
+    }
+
+    /// Whether a phase can be reached again once left: then the session
+    /// may stop in a phase whose way out holds (at most one move out of
+    /// each phase per evaluation), and `phases-follow-spec` does not ask
+    /// where a run ends.
+    pub fn has_cycle(&self) -> bool {
+        // From each phase, follow transitions; a path longer than the
+        // number of phases repeats one.
+        let names = self.phases_named();
+        let mut frontier = names.clone();
+        for _ in 0..names.len() {
+            let next: Vec<&str> = frontier
+                .iter()
+                .flat_map(|from| {
+                    self.transitions
+                        .iter()
+                        .filter(move |t| t.from == *from)
+                        .map(|t| t.to.as_str())
+                })
+                .collect();
+            if next.is_empty() {
+                return false;
+            }
+            frontier = next;
+            frontier.sort_unstable();
+            frontier.dedup();
+        }
+        true
+    }
+
+    /// Every phase the plan names, sorted.
+    fn phases_named(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = std::iter::once(self.initial.as_str())
+            .chain(self.transitions.iter().map(|t| t.to.as_str()))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+}
+
+/// `"phases"`, checked against the state keys `tools` (and the
+/// extractor) write.
+pub(crate) fn decode(
+    node: &Node<'_>,
+    tools: &[SimTool],
+    extractor: Option<&str>,
+) -> Decoded<PhasePlan> {
+    let fields = node.object("`phases`", &["initial", "transitions"])?;
+    let initial = fields
+        .require("initial", "the phase every session starts in")?
+        .string("a phase name")?;
+    let keys = final_state::state_keys(tools, extractor);
+    let mut transitions = Vec::new();
+    let list = fields.require("transitions", "a list of transitions")?;
+    for item in list.list("a list of {\"from\", \"to\", \"when\"}")? {
+        let rule = item.object("a transition", &["from", "to", "when"])?;
+        let from = rule
+            .require("from", "the phase it leaves")?
+            .string("a phase name")?;
+        let to = rule
+            .require("to", "the phase it enters")?
+            .string("a phase name")?;
+        let when_node = rule.require("when", "the state condition that takes it")?;
+        let when = serde_json::from_value::<Guard>(when_node.value.clone())
+            .or_else(|e| when_node.fail(format!("not a guard: {e}")))?;
+        state_only(&when_node, &when, &keys)?;
+        transitions.push((item, PhaseRule { from, to, when }));
+    }
+    if transitions.is_empty() {
+        return list.fail("expected at least one transition, found an empty list");
+    }
+    // A transition out of a phase nothing enters never runs.
+    let entered: Vec<&str> = std::iter::once(initial.as_str())
+        .chain(transitions.iter().map(|(_, t)| t.to.as_str()))
+        .collect();
+    for (item, rule) in &transitions {
+        if !entered.contains(&rule.from.as_str()) {
+            let hint = file_reader::nearest(&rule.from, &entered)
+                .map(|n| format!("; did you mean `{n}`?"))
+                .unwrap_or_default();
+            return item.fail(format!(
+                "no transition enters the phase {:?} and it is not the initial one{hint}",
+                rule.from
+            ));
+        }
+    }
+    Ok(PhasePlan {
+        initial,
+        transitions: transitions.into_iter().map(|(_, t)| t).collect(),
+    })
+}
+
+/// `Ok` when `guard` reads only state keys the tools write.
+fn state_only(node: &Node<'_>, guard: &Guard, keys: &[&str]) -> Decoded<()> {
+    match guard {
+        Guard::Called(tool) | Guard::CalledOk(tool) => node.fail(format!(
+            "a phase's condition reads state, not tool outcomes: instead of a guard on {tool:?}, \
+             use a key it writes"
+        )),
+        Guard::IsTrue(key) | Guard::Exists(key) | Guard::Equals { key, .. } => {
+            if key.starts_with("session:") || key.starts_with("flow:") {
+                return node.fail(format!(
+                    "a phase's condition reads the keys the agent's tools write, not {key:?} \
+                     (the runtime writes it, and its writes do not move phases)"
+                ));
+            }
+            final_state::known_key(node, key, keys)
+        }
+        Guard::All(guards) | Guard::Any(guards) => {
+            guards.iter().try_for_each(|g| state_only(node, g, keys))
+        }
+        Guard::Not(inner) => state_only(node, inner, keys),
+    }
+}

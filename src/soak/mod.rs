@@ -60,7 +60,7 @@ pub use agent::repertoire::{Repertoire, ToolModel};
 pub use agent::tools::{LATENCY_SPIKE, SimTool, TOOL_FAILURE, TOOL_LATENCY, render};
 pub use agent::{
     AGENT_VERSION, Agent, AgentGoal, AgentInvariant, ExtractorSpec, FinalState, PhasePlan,
-    PhaseRule, RunContext, Said, SimulatedUser, USER_CALL, USER_MODEL,
+    PhaseRule, RunContext, Said, SimulatedUser, Sustained, USER_CALL, USER_MODEL,
 };
 pub use case::Case;
 pub use check::budget::Budget;

@@ -13,13 +13,13 @@ use crate::executor::regressions::Use;
 use crate::executor::{Seed, SeedPlan, Swarm, TestId, Trace};
 use crate::flow::FlowSpec;
 use crate::session::LiveBuilder;
-use crate::soak::agent::Agent;
 use crate::soak::agent::final_state::FinalState;
 use crate::soak::agent::repertoire::Repertoire;
 use crate::soak::agent::simulated_user::SimulatedUser;
+use crate::soak::agent::{Agent, Sustained};
 use crate::soak::case::Case;
 use crate::soak::check::budget::Budget;
-use crate::soak::check::invariants::{Invariant, PHASES_FOLLOW_SPEC};
+use crate::soak::check::invariants::{Invariant, PATTERNS_FOLLOW_SPEC, PHASES_FOLLOW_SPEC};
 use crate::soak::check::report::Summary;
 use crate::soak::check::sometimes::Sometimes;
 use crate::soak::generate::faults::{FaultKind, Faults};
@@ -169,6 +169,12 @@ impl Soak {
                 .chain(agent.phases.iter().map(|plan| {
                     let plan = plan.clone();
                     Invariant::new(PHASES_FOLLOW_SPEC, move |run| plan.check(run))
+                }))
+                .chain((!agent.temporal.is_empty()).then(|| {
+                    let patterns = agent.temporal.clone();
+                    Invariant::new(PATTERNS_FOLLOW_SPEC, move |run| {
+                        Sustained::check(&patterns, run)
+                    })
                 }))
                 .collect(),
             sometimes: agent

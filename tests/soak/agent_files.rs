@@ -49,7 +49,7 @@ fn a_misspelt_key_names_the_nearest_valid_one() {
         "agent.json:4:17: at instrucion: unknown key `instrucion` in an agent file; did you mean \
          `instruction`? (valid keys: v, instruction, spec, enforcement, turns, pauses_ms, \
          call_chance, user, model, tools, extractor, invariants, sometimes, budgets, final_state, \
-         phases, simulated_user, faults, resumable, manual_activity, planted_bug)"
+         phases, temporal, simulated_user, faults, resumable, manual_activity, planted_bug)"
     );
     let text = format!(
         "{{\"v\": 1, {LINES},\n \"tools\": [\n  {{\"name\": \"lookup\",\n   \"latncy_ms\": [1, 2]}}]}}"
@@ -436,5 +436,53 @@ fn phases_read_the_tools_keys_and_every_phase_is_entered() {
         let err = error(&format!("phases-{test}"), &with(phases), &[]);
         assert!(err.contains(expected), "{test}: {err}");
         assert!(err.starts_with("agent.json:"), "{test}: {err}");
+    }
+}
+
+/// `"temporal"` patterns are named once each, last at most an hour and
+/// read the keys the tools write, as phases do.
+#[test]
+fn temporal_patterns_are_named_once_and_read_the_tools_keys() {
+    let with = |temporal: &str| {
+        format!(
+            "{{\"v\": 1, {LINES},\n \"tools\": [{{\"name\": \"verify\", \"writes\": {{\"verified\": true}}}}],\n \"temporal\": {temporal}}}"
+        )
+    };
+    let ok = r#"{"name": "unverified", "for_ms": 5000, "when": {"not": {"is_true": "verified"}}}"#;
+    let dir = folder("temporal-ok", &with(&format!("[{ok}]")), &[]);
+    let loaded = Agent::load(&dir).unwrap();
+    assert_eq!(loaded.temporal.len(), 1);
+    assert_eq!(loaded.temporal[0].lasting, Duration::from_secs(5));
+    let cases = [
+        (
+            "twice",
+            format!("[{ok}, {ok}]"),
+            "at temporal[1].name: a second pattern named \"unverified\": names are unique",
+        ),
+        (
+            "too-long",
+            r#"[{"name": "x", "for_ms": 3600001, "when": {"is_true": "verified"}}]"#.to_string(),
+            "at temporal[0].for_ms:",
+        ),
+        (
+            "outcome",
+            r#"[{"name": "x", "for_ms": 10, "when": {"called": "verify"}}]"#.to_string(),
+            "at temporal[0].when: a temporal pattern's condition reads state, not tool outcomes",
+        ),
+        (
+            "unknown-key",
+            r#"[{"name": "x", "for_ms": 10, "when": {"exists": "verifyed"}}]"#.to_string(),
+            "at temporal[0].when: no tool writes the state key \"verifyed\"; did you mean \
+             `verified`?",
+        ),
+        (
+            "empty-name",
+            r#"[{"name": " ", "for_ms": 10, "when": {"exists": "verified"}}]"#.to_string(),
+            "at temporal[0].name: expected a pattern name, found an empty string",
+        ),
+    ];
+    for (test, temporal, expected) in cases {
+        let err = error(&format!("temporal-{test}"), &with(&temporal), &[]);
+        assert!(err.contains(expected), "{test}: {err}");
     }
 }

@@ -31,6 +31,7 @@ mod resumable;
 mod shrink;
 mod simulated_user;
 mod swarm;
+mod temporal;
 mod user_agent;
 mod your_agent;
 

@@ -16,14 +16,14 @@ use crate::soak::agent::tools::SimTool;
 use crate::soak::agent::{
     AGENT_VERSION, Agent, AgentGoal, AgentInvariant, ExtractorSpec, StandingTape,
 };
-use crate::soak::agent::{final_state, phases};
+use crate::soak::agent::{final_state, phases, temporal};
 use crate::soak::check::budget::Budget;
 use crate::soak::file_reader::{self, Decoded, Node};
 use crate::soak::generate::args;
 use crate::soak::generate::faults::FaultKind;
 use crate::tape::FileTape;
 
-const TOP_KEYS: [&str; 21] = [
+const TOP_KEYS: [&str; 22] = [
     "v",
     "instruction",
     "spec",
@@ -40,6 +40,7 @@ const TOP_KEYS: [&str; 21] = [
     "budgets",
     "final_state",
     "phases",
+    "temporal",
     "simulated_user",
     "faults",
     "resumable",
@@ -227,6 +228,10 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
         Some(node) => Some(phases::decode(&node, &tools, extractor)?),
         None => None,
     };
+    let temporal = match top.get("temporal") {
+        Some(node) => temporal::decode(&node, &tools, extractor)?,
+        None => Vec::new(),
+    };
     let simulated_user = match top.get("simulated_user") {
         Some(node) => Some(decode_simulated_user(dir, &node)?),
         None => None,
@@ -313,6 +318,7 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
             final_state,
             simulated_user,
             phases,
+            temporal,
             faults,
             planted_bug,
         },

@@ -45,6 +45,8 @@ pub(crate) mod final_state;
 pub(crate) mod phases;
 pub(crate) mod repertoire;
 pub(crate) mod simulated_user;
+pub(crate) mod state_guard;
+pub(crate) mod temporal;
 pub(crate) mod tools;
 
 use std::path::{Path, PathBuf};
@@ -68,6 +70,7 @@ pub use final_state::FinalState;
 pub use phases::{PhasePlan, PhaseRule};
 use repertoire::Repertoire;
 pub use simulated_user::{Said, SimulatedUser, USER_CALL, USER_MODEL};
+pub use temporal::Sustained;
 use tools::SimTool;
 
 /// The agent file format version this livesim reads.
@@ -242,6 +245,9 @@ pub struct Agent {
     /// The phases of its conversations (`"phases"`), checked by
     /// `phases-follow-spec`.
     pub phases: Option<PhasePlan>,
+    /// Its temporal patterns (`"temporal"`), checked by
+    /// `patterns-follow-spec`.
+    pub temporal: Vec<Sustained>,
     /// Its fault tuning: kinds on in every seed that is not calm.
     pub faults: Vec<(FaultKind, f64)>,
     /// The planted bug the agent file names (test builds only).
@@ -380,6 +386,9 @@ impl Agent {
         }
         if let Some(plan) = &self.phases {
             builder = builder.phases(plan.phases());
+        }
+        for pattern in &self.temporal {
+            builder = builder.temporal(pattern.pattern());
         }
         if self.repertoire.resumption.is_on() {
             builder = builder.resumption(self.repertoire.resumption.clone());

@@ -18,10 +18,9 @@
 //! keys change on every telemetry tick, which does not move phases.
 
 use crate::flow::Guard;
-use crate::flow::guard::{Facts, Tallies};
 use crate::session::Phases;
-use crate::soak::agent::final_state;
 use crate::soak::agent::tools::SimTool;
+use crate::soak::agent::{final_state, state_guard};
 use crate::soak::check;
 use crate::soak::file_reader::{self, Decoded, Node};
 use crate::soak::run::record::RunRecord;
@@ -75,10 +74,7 @@ impl PhasePlan {
         for rule in &self.transitions {
             let when = rule.when.clone();
             phases = phases.transition(rule.from.clone(), rule.to.clone(), move |state| {
-                when.holds(&Facts {
-                    tallies: &Tallies::new(),
-                    state,
-                })
+                state_guard::holds(&when, state)
             });
         }
         phases
@@ -152,10 +148,11 @@ pub(crate) fn decode(
         let to = rule
             .require("to", "the phase it enters")?
             .string("a phase name")?;
-        let when_node = rule.require("when", "the state condition that takes it")?;
-        let when = serde_json::from_value::<Guard>(when_node.value.clone())
-            .or_else(|e| when_node.fail(format!("not a guard: {e}")))?;
-        state_only(&when_node, &when, &keys)?;
+        let when = state_guard::decode(
+            &rule.require("when", "the state condition that takes it")?,
+            "a phase's condition",
+            &keys,
+        )?;
         transitions.push((item, PhaseRule { from, to, when }));
     }
     if transitions.is_empty() {
@@ -180,27 +177,4 @@ pub(crate) fn decode(
         initial,
         transitions: transitions.into_iter().map(|(_, t)| t).collect(),
     })
-}
-
-/// `Ok` when `guard` reads only state keys the tools write.
-fn state_only(node: &Node<'_>, guard: &Guard, keys: &[&str]) -> Decoded<()> {
-    match guard {
-        Guard::Called(tool) | Guard::CalledOk(tool) => node.fail(format!(
-            "a phase's condition reads state, not tool outcomes: instead of a guard on {tool:?}, \
-             use a key it writes"
-        )),
-        Guard::IsTrue(key) | Guard::Exists(key) | Guard::Equals { key, .. } => {
-            if key.starts_with("session:") || key.starts_with("flow:") {
-                return node.fail(format!(
-                    "a phase's condition reads the keys the agent's tools write, not {key:?} \
-                     (the runtime writes it, and its writes do not move phases)"
-                ));
-            }
-            final_state::known_key(node, key, keys)
-        }
-        Guard::All(guards) | Guard::Any(guards) => {
-            guards.iter().try_for_each(|g| state_only(node, g, keys))
-        }
-        Guard::Not(inner) => state_only(node, inner, keys),
-    }
 }

@@ -88,6 +88,8 @@ pub const TELEMETRY: &str = "telemetry";
 pub const EXTRACTOR_INPUT: &str = "extractor-input";
 /// `phases-follow-spec` (an agent file's `"phases"`).
 pub const PHASES_FOLLOW_SPEC: &str = "phases-follow-spec";
+/// `patterns-follow-spec` (an agent file's `"temporal"`).
+pub const PATTERNS_FOLLOW_SPEC: &str = "patterns-follow-spec";
 /// `determinism`.
 pub const DETERMINISM: &str = "determinism";
 /// A run that panicked.

@@ -3,7 +3,8 @@
 //! refusals in [`refusals`], the stored log's order in [`wire_order`] and
 //! the session's clock signals in [`telemetry`], what extractors were given
 //! in [`extractions`], the flow's decisions against a model of its rules in
-//! [`flow_model`], the phases a session moved through in [`phases`]), the "sometimes" goals
+//! [`flow_model`], the phases a session moved through in [`phases`], its temporal patterns
+//! in [`temporal`]), the "sometimes" goals
 //! ([`sometimes`]), the determinism check across runs ([`determinism`]),
 //! the [`report`] a soak ends with, and the [`triage`] of its failures by
 //! [`signature`], against the last soak's (its file in [`triage_file`],
@@ -25,7 +26,9 @@ pub(crate) mod refusals;
 pub(crate) mod report;
 pub(crate) mod signature;
 pub(crate) mod sometimes;
+pub(crate) mod state_model;
 pub(crate) mod telemetry;
+pub(crate) mod temporal;
 pub(crate) mod triage;
 pub(crate) mod triage_file;
 pub(crate) mod triage_report;

@@ -20,19 +20,15 @@
 //!   (Not asked of plans with a cycle: the session takes at most one move
 //!   out of a phase per evaluation, so a cycle may rest anywhere.)
 
-use std::collections::BTreeMap;
-
-use serde_json::Value;
-
 use crate::flow::Guard;
 use crate::session::LiveEvent;
 use crate::soak::agent::phases::PhasePlan;
-use crate::soak::check::flow_model::same;
+use crate::soak::check::state_model::StateModel;
 use crate::soak::run::record::RunRecord;
 
 /// The check: `Ok` when the run's phases are the plan's.
 pub(crate) fn check(plan: &PhasePlan, run: &RunRecord) -> Result<(), String> {
-    let mut state: BTreeMap<&str, &Value> = BTreeMap::new();
+    let mut state = StateModel::default();
     let mut current: Option<&str> = None;
     let mut moves: Vec<(&str, &str)> = Vec::new();
     // A move owed at a turn's end: the turn's entry, and where to.
@@ -48,11 +44,7 @@ pub(crate) fn check(plan: &PhasePlan, run: &RunRecord) -> Result<(), String> {
                     entry.seq
                 ));
             }
-            if entry.removed || entry.value.is_null() {
-                state.remove(entry.key.as_str());
-            } else {
-                state.insert(&entry.key, &entry.value);
-            }
+            state.apply(entry);
             if entry.key == "flow:active"
                 && let Some(from) = current
             {
@@ -137,25 +129,12 @@ pub(crate) fn check(plan: &PhasePlan, run: &RunRecord) -> Result<(), String> {
 fn first_that_holds<'p>(
     plan: &'p PhasePlan,
     from: &str,
-    state: &BTreeMap<&str, &Value>,
+    state: &StateModel<'_>,
 ) -> Option<(&'p str, &'p Guard)> {
     plan.transitions
         .iter()
-        .find(|t| t.from == from && holds(&t.when, state))
+        .find(|t| t.from == from && state.holds(&t.when))
         .map(|t| (t.to.as_str(), &t.when))
-}
-
-/// Whether a state guard holds (phases read no tool outcomes).
-fn holds(guard: &Guard, state: &BTreeMap<&str, &Value>) -> bool {
-    match guard {
-        Guard::IsTrue(key) => state.get(key.as_str()) == Some(&&Value::Bool(true)),
-        Guard::Exists(key) => state.contains_key(key.as_str()),
-        Guard::Equals { key, value } => state.get(key.as_str()).is_some_and(|v| same(v, value)),
-        Guard::All(parts) => parts.iter().all(|g| holds(g, state)),
-        Guard::Any(parts) => parts.iter().any(|g| holds(g, state)),
-        Guard::Not(inner) => !holds(inner, state),
-        Guard::Called(_) | Guard::CalledOk(_) => false,
-    }
 }
 
 fn list(moves: &[(&str, &str)]) -> String {

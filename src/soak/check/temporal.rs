@@ -5,7 +5,9 @@
 //!
 //! The session checks its patterns on events and on its timer: each tick
 //! is a `session:elapsed_ms` entry in the journal, and the lane that
-//! checks handles it within [`LAG`]. A pattern's stretch starts at the
+//! checks handles it within [`LAG`]; the soak receives an event within
+//! [`LAG`] of its emission, so a match recorded at `t` was decided at a
+//! check from `t - LAG` to `t`. A pattern's stretch starts at the
 //! first check that sees its condition hold, and the pattern fires at the
 //! first check that sees the stretch last its duration; a check that
 //! sees the condition fail ends the stretch. Checks may miss a break in
@@ -13,7 +15,7 @@
 //! only what every timing allows:
 //!
 //! - a match names a declared pattern, comes once the session had run
-//!   for the pattern's duration, and its condition holds then;
+//!   for the pattern's duration, and its condition held at its check;
 //! - no break a tick surely saw (the tick and its handling inside the
 //!   break) lies in the duration before a match;
 //! - two matches of a pattern have a moment between them at which its
@@ -74,7 +76,7 @@ pub(crate) fn check(patterns: &[Sustained], run: &RunRecord) -> Result<(), Strin
             timeline.allows_match(pattern, t, connected, &ticks)?;
         }
         for pair in at.windows(2) {
-            if !timeline.failed_within(pair[0], pair[1]) {
+            if !timeline.failed_within(pair[0].saturating_sub(LAG), pair[1]) {
                 return Err(format!(
                     "{} matched at t={} and again at t={}, but its condition ({}) held \
                      throughout: a pattern fires once per stretch",
@@ -111,26 +113,26 @@ impl Timeline {
         Timeline { points }
     }
 
-    /// Whether the condition held at `t`: before the entries stamped `t`,
-    /// or after one of them (their order against a check at `t` is the
-    /// lanes').
-    fn held_at(&self, t: Duration) -> bool {
-        let before = self
-            .points
-            .iter()
-            .rev()
-            .find(|(at, _)| *at < t)
-            .is_some_and(|(_, holds)| *holds);
-        before || self.points.iter().any(|(at, holds)| *at == t && *holds)
-    }
-
     /// Whether the condition failed at some moment from `from` to `to`.
     fn failed_within(&self, from: Duration, to: Duration) -> bool {
-        !self.held_at(from)
+        self.some_moment(from, to, false)
+    }
+
+    /// Whether the condition held at some moment from `from` to `to`.
+    fn held_within(&self, from: Duration, to: Duration) -> bool {
+        self.some_moment(from, to, true)
+    }
+
+    /// Whether the condition had `value` at some moment from `from` to
+    /// `to`: as `from` began (before the entries stamped then; their order
+    /// against a check is the lanes'), or after an entry in between.
+    fn some_moment(&self, from: Duration, to: Duration, value: bool) -> bool {
+        let before = self.points.iter().rev().find(|(at, _)| *at < from);
+        before.is_some_and(|(_, holds)| *holds == value)
             || self
                 .points
                 .iter()
-                .any(|(at, holds)| !holds && *at >= from && *at <= to)
+                .any(|(at, holds)| *holds == value && *at >= from && *at <= to)
     }
 
     /// The stretches in which it failed, `[start, end)`; the last may
@@ -152,16 +154,18 @@ impl Timeline {
     ) -> Result<(), String> {
         let name = &pattern.name;
         let when = format_time(t);
-        if !self.held_at(t) {
+        if !self.held_within(t.saturating_sub(LAG), t) {
             return Err(format!(
-                "{name} matched at t={when}, but its condition ({}) did not hold then",
-                pattern.when
+                "{name} matched at t={when}, but its condition ({}) did not hold then (nor in \
+                 the {} before, when the session may have decided it)",
+                pattern.when,
+                format_time(LAG)
             ));
         }
         let Some(connected) = connected else {
             return Err(format!("{name} matched at t={when}, before any connection"));
         };
-        if t < connected + pattern.lasting {
+        if t + LAG < connected + pattern.lasting {
             return Err(format!(
                 "{name} matched at t={when}, {} after the session connected: its condition must \
                  hold for {}",
@@ -173,9 +177,11 @@ impl Timeline {
         let window = t.saturating_sub(pattern.lasting);
         for (start, end) in self.breaks() {
             let Some(end) = end else { continue };
+            // Seen before the match was decided, at `t - LAG` at the earliest.
             if end > window
                 && end <= t
                 && let Some(tick) = seen_by(ticks, start, end)
+                && tick + LAG + LAG < t
             {
                 return Err(format!(
                     "{name} matched at t={when}, but its condition ({}) failed from t={} to \
@@ -225,19 +231,21 @@ impl Timeline {
                 k -= 2;
                 since = self.points[k].0;
             }
-            if !matches.iter().any(|t| *t >= since && *t <= deadline) {
+            if !matches.iter().any(|t| *t >= since && *t <= deadline + LAG) {
                 return Err(format!(
                     "{}'s condition ({}) held from t={} to {}, but the pattern did not match by \
-                     t={} (a tick at t={} starts the stretch, one at t={} ends its {})",
+                     t={} (a tick at t={} starts the stretch, one at t={} ends its {}, and the \
+                     event takes {} at most)",
                     pattern.name,
                     pattern.when,
                     format_time(start),
                     end.map(|e| format!("t={}", format_time(e)))
                         .unwrap_or_else(|| "the end".to_string()),
-                    format_time(deadline),
+                    format_time(deadline + LAG),
                     format_time(first),
                     format_time(firing),
-                    format_time(pattern.lasting)
+                    format_time(pattern.lasting),
+                    format_time(LAG)
                 ));
             }
         }

@@ -94,4 +94,5 @@ pub use run::record::{
 };
 pub use run::session::{LIVENESS_BOUND, SETTLE_WINDOW};
 pub use run::shard::Shard;
+pub use run::watching::{WatchCall, Watched};
 pub use soak::{CASE_VARIABLE, Soak, soak_all};

@@ -33,6 +33,7 @@ mod simulated_user;
 mod swarm;
 mod temporal;
 mod user_agent;
+mod watchers;
 mod your_agent;
 
 use livesim::executor::SeedPlan;

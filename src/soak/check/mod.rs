@@ -32,4 +32,5 @@ pub(crate) mod temporal;
 pub(crate) mod triage;
 pub(crate) mod triage_file;
 pub(crate) mod triage_report;
+pub(crate) mod watchers;
 pub(crate) mod wire_order;

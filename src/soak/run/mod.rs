@@ -15,4 +15,5 @@ pub(crate) mod record;
 pub(crate) mod session;
 pub(crate) mod shard;
 pub(crate) mod user;
+pub(crate) mod watching;
 pub(crate) mod workers;

@@ -13,6 +13,7 @@ use crate::flow::{Enforcement, FlowSpec};
 use crate::session::{LiveEvent, Resumption};
 use crate::soak::check::wire_order::Connection;
 use crate::soak::generate::faults::Faults;
+use crate::soak::run::watching::{WatchCall, Watched};
 use crate::state::StateMutation;
 use crate::testing::{ReplayError, ScriptedServer};
 use crate::transport::Frame;
@@ -156,6 +157,10 @@ pub struct RunRecord {
     /// The run's log lines, captured for a run whose script gives
     /// resumption handles (so `handle-secret` can look for them there).
     pub logs: Vec<String>,
+    /// The state watchers the session had, as the builder gave them.
+    pub watched: Vec<Watched>,
+    /// Every call of those watchers, in order.
+    pub watch_calls: Vec<WatchCall>,
     /// The executor's trace of the run.
     pub trace: Trace,
     /// The trace's hash: the run's fingerprint.

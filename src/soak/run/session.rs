@@ -27,6 +27,7 @@ use crate::soak::generate::faults::Faults;
 use crate::soak::run::engine::Target;
 use crate::soak::run::record::{Calls, Governance, RunRecord, Settling, TimedEvent};
 use crate::soak::run::user;
+use crate::soak::run::watching::{self, WatchLog, Watched};
 use crate::state::{MemoryJournalSink, State};
 use crate::testing::{Action, ReplayControl, ScriptedServer};
 
@@ -57,15 +58,19 @@ fn prepare(
     ctx: &RunContext,
     journal: Arc<MemoryJournalSink>,
     log: &ExecutionLog,
-) -> (LiveBuilder, Option<Governance>) {
-    match builder.inner.state_ref().cloned() {
-        Some(state) => state.add_journal_sink(journal),
+    watching: &WatchLog,
+) -> (LiveBuilder, Option<Governance>, Vec<Watched>) {
+    let state = match builder.inner.state_ref().cloned() {
+        Some(state) => state,
         None => {
-            ctx.state.add_journal_sink(journal);
             builder = builder.state(ctx.state.clone());
+            ctx.state.clone()
         }
-    }
+    };
+    state.add_journal_sink(journal);
     builder.inner.config.tools = recorded(&builder.inner.config.tools, log);
+    let (watchers, watched) = watching::recorded(&builder.inner.config.watchers, &state, watching);
+    builder.inner.config.watchers = watchers;
     let governance = builder
         .inner
         .config
@@ -75,7 +80,7 @@ fn prepare(
             spec: target.spec.clone().unwrap_or_else(|| g.spec.clone()),
             enforcement: g.enforcement,
         });
-    (builder, governance)
+    (builder, governance, watched)
 }
 
 fn script_pauses(script: &ScriptedServer) -> Duration {
@@ -122,8 +127,15 @@ pub(crate) async fn play(
         state: State::new(),
     };
     let log = ExecutionLog::default();
-    let (builder, governance) =
-        prepare(target, (target.builder)(&ctx), &ctx, journal.clone(), &log);
+    let watching = WatchLog::default();
+    let (builder, governance, watched) = prepare(
+        target,
+        (target.builder)(&ctx),
+        &ctx,
+        journal.clone(),
+        &log,
+        &watching,
+    );
     let resumption = builder.inner.config.resumption.clone();
     let setup_timeout = builder.inner.config.setup_timeout;
     // A reconnect in progress when the fault phase ends may take all its
@@ -161,6 +173,8 @@ pub(crate) async fn play(
         typed: Vec::new(),
         typed_at: Vec::new(),
         logs: Vec::new(),
+        watched,
+        watch_calls: Vec::new(),
         trace: Trace::default(),
         trace_hash: 0,
         virtual_time: Duration::ZERO,
@@ -347,6 +361,7 @@ pub(crate) async fn play(
         });
     }
     record.executions = log.runs();
+    record.watch_calls = watching.calls();
     record.calls = Calls {
         issued: control.issued_calls(),
         answered: control.answered_calls(),

@@ -95,6 +95,26 @@ fn sim_booking_declares_its_phases_in_order() {
         .transitions
         .push(rule("booked", "greet", Guard::IsTrue("reset".into())));
     assert!(cyclic.has_cycle());
+    let when = || Guard::IsTrue("k".into());
+    let plan = |rules: &[(&str, &str)]| PhasePlan {
+        initial: "a".into(),
+        transitions: rules.iter().map(|(f, t)| rule(f, t, when())).collect(),
+    };
+    // Two ways to one phase are not a cycle; a phase that stays, or a
+    // loop away from the initial phase, is.
+    assert!(!plan(&[("a", "b"), ("a", "c"), ("b", "d"), ("c", "d")]).has_cycle());
+    assert!(plan(&[("a", "b"), ("b", "b")]).has_cycle());
+    assert!(plan(&[("a", "b"), ("b", "c"), ("c", "d"), ("d", "b")]).has_cycle());
+    let chain: Vec<(String, String)> = (0..2000)
+        .map(|i| (format!("p{i}"), format!("p{}", i + 1)))
+        .collect();
+    let mut long = PhasePlan {
+        initial: "p0".into(),
+        transitions: chain.iter().map(|(f, t)| rule(f, t, when())).collect(),
+    };
+    assert!(!long.has_cycle());
+    long.transitions.push(rule("p2000", "p0", when()));
+    assert!(long.has_cycle());
 }
 
 /// Every booking run passes `phases-follow-spec`, and across seeds the

@@ -17,6 +17,8 @@
 //! phase machine sees the state, not the tools' outcomes, and `session:`
 //! keys change on every telemetry tick, which does not move phases.
 
+use std::collections::BTreeMap;
+
 use crate::flow::Guard;
 use crate::session::Phases;
 use crate::soak::agent::tools::SimTool;
@@ -91,38 +93,34 @@ impl PhasePlan {
     /// each phase per evaluation), and `phases-follow-spec` does not ask
     /// where a run ends.
     pub fn has_cycle(&self) -> bool {
-        // From each phase, follow transitions; a path longer than the
-        // number of phases repeats one.
-        let names = self.phases_named();
-        let mut frontier = names.clone();
-        for _ in 0..names.len() {
-            let next: Vec<&str> = frontier
-                .iter()
-                .flat_map(|from| {
-                    self.transitions
-                        .iter()
-                        .filter(move |t| t.from == *from)
-                        .map(|t| t.to.as_str())
-                })
-                .collect();
-            if next.is_empty() {
-                return false;
-            }
-            frontier = next;
-            frontier.sort_unstable();
-            frontier.dedup();
+        // Peel off phases nothing left enters (Kahn's order): a cycle is
+        // what cannot be peeled.
+        let mut entering: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut out: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        entering.entry(self.initial.as_str()).or_default();
+        for t in &self.transitions {
+            entering.entry(t.from.as_str()).or_default();
+            *entering.entry(t.to.as_str()).or_default() += 1;
+            out.entry(t.from.as_str()).or_default().push(t.to.as_str());
         }
-        true
-    }
-
-    /// Every phase the plan names, sorted.
-    fn phases_named(&self) -> Vec<&str> {
-        let mut names: Vec<&str> = std::iter::once(self.initial.as_str())
-            .chain(self.transitions.iter().map(|t| t.to.as_str()))
+        let mut free: Vec<&str> = entering
+            .iter()
+            .filter(|(_, n)| **n == 0)
+            .map(|(phase, _)| *phase)
             .collect();
-        names.sort_unstable();
-        names.dedup();
-        names
+        let mut peeled = 0;
+        while let Some(phase) = free.pop() {
+            peeled += 1;
+            for to in out.get(phase).into_iter().flatten() {
+                if let Some(n) = entering.get_mut(to) {
+                    *n -= 1;
+                    if *n == 0 {
+                        free.push(to);
+                    }
+                }
+            }
+        }
+        peeled < entering.len()
     }
 }
 

@@ -72,22 +72,7 @@ pub(crate) fn check(patterns: &[Sustained], run: &RunRecord) -> Result<(), Strin
             .filter(|(_, name)| *name == pattern.name)
             .map(|(at, _)| *at)
             .collect();
-        for &t in &at {
-            timeline.allows_match(pattern, t, connected, &ticks)?;
-        }
-        for pair in at.windows(2) {
-            if !timeline.failed_within(pair[0].saturating_sub(LAG), pair[1]) {
-                return Err(format!(
-                    "{} matched at t={} and again at t={}, but its condition ({}) held \
-                     throughout: a pattern fires once per stretch",
-                    pattern.name,
-                    format_time(pair[0]),
-                    format_time(pair[1]),
-                    pattern.when
-                ));
-            }
-        }
-        timeline.owes_no_match(pattern, &at, &ticks)?;
+        timeline.judge(pattern, &at, connected, &ticks)?;
     }
     Ok(())
 }
@@ -100,6 +85,33 @@ struct Timeline {
 }
 
 impl Timeline {
+    /// The model's verdict on one pattern's matches (received at `at`),
+    /// given when the connection came and the timer ticked.
+    fn judge(
+        &self,
+        pattern: &Sustained,
+        at: &[Duration],
+        connected: Option<Duration>,
+        ticks: &[Duration],
+    ) -> Result<(), String> {
+        for &t in at {
+            self.allows_match(pattern, t, connected, ticks)?;
+        }
+        for pair in at.windows(2) {
+            if !self.failed_within(pair[0].saturating_sub(LAG), pair[1]) {
+                return Err(format!(
+                    "{} matched at t={} and again at t={}, but its condition ({}) held \
+                     throughout: a pattern fires once per stretch",
+                    pattern.name,
+                    format_time(pair[0]),
+                    format_time(pair[1]),
+                    pattern.when
+                ));
+            }
+        }
+        self.owes_no_match(pattern, at, ticks)
+    }
+
     fn of(pattern: &Sustained, run: &RunRecord) -> Timeline {
         let mut state = StateModel::default();
         let mut points = vec![(Duration::ZERO, state.holds(&pattern.when))];
@@ -257,4 +269,105 @@ impl Timeline {
 /// break began whose handling, [`LAG`] at most, ended before it did.
 fn seen_by(ticks: &[Duration], start: Duration, end: Duration) -> Option<Duration> {
     ticks.iter().copied().find(|t| *t > start && *t + LAG < end)
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::flow::Guard;
+
+    const TICK: u64 = 500;
+    const LAG_MS: u64 = 250;
+
+    /// A pattern watch as the session's is documented, written again
+    /// here: a check that sees the condition fail ends the stretch; the
+    /// first that sees it hold starts one; the first that sees it last
+    /// `lasting` fires, once per stretch. Returns the check times that
+    /// fired.
+    fn watch(points: &[(u64, bool)], checks: &[u64], lasting: u64) -> Vec<u64> {
+        let holds = |c: u64| {
+            points
+                .iter()
+                .rev()
+                .find(|(at, _)| *at <= c)
+                .is_some_and(|(_, h)| *h)
+        };
+        let (mut since, mut fired, mut out) = (None, false, Vec::new());
+        for &c in checks {
+            if !holds(c) {
+                (since, fired) = (None, false);
+                continue;
+            }
+            let start = *since.get_or_insert(c);
+            if !fired && c - start >= lasting {
+                fired = true;
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    proptest! {
+        /// For every condition timeline and every schedule of checks the
+        /// session's timing allows (a tick every 500 ms handled within
+        /// 250 ms, checks on events at any time, each match received
+        /// within 250 ms), the matches of a correct pattern watch pass
+        /// the model.
+        #[test]
+        fn a_correct_watch_passes_whatever_the_timing(
+            first in any::<bool>(),
+            gaps in proptest::collection::vec(1u64..3_000, 0..12),
+            start in 0u64..1_000,
+            tick_lags in proptest::collection::vec(0u64..=LAG_MS, 60),
+            event_checks in proptest::collection::vec(0u64..25_000, 0..30),
+            receipt_lags in proptest::collection::vec(0u64..=LAG_MS, 30),
+            connected_lag in 0u64..=LAG_MS,
+            lasting in prop_oneof![Just(0u64), 1u64..4_000],
+        ) {
+            // The condition: `first` from the start, flipping after each gap.
+            let mut points = vec![(0u64, first)];
+            let mut at = 0;
+            for gap in gaps {
+                at += gap;
+                let last = points.last().map(|(_, h)| *h).unwrap_or(first);
+                points.push((at, !last));
+            }
+            // Ticks from the connection, each handled in order within LAG.
+            let ticks: Vec<u64> = (1..=tick_lags.len() as u64).map(|k| start + k * TICK).collect();
+            let mut handled = Vec::new();
+            for (tick, lag) in ticks.iter().zip(&tick_lags) {
+                let h = (tick + lag).max(handled.last().copied().unwrap_or(0));
+                handled.push(h);
+            }
+            let end = *ticks.last().unwrap();
+            let mut checks: Vec<u64> = handled
+                .into_iter()
+                .chain(event_checks.into_iter().map(|c| start + c).filter(|c| *c <= end))
+                .collect();
+            checks.sort_unstable();
+            let fired = watch(&points, &checks, lasting);
+            let mut received: Vec<Duration> = Vec::new();
+            for (c, lag) in fired.iter().zip(receipt_lags.iter().cycle()) {
+                let r = ms(c + lag).max(received.last().copied().unwrap_or_default());
+                received.push(r);
+            }
+            let timeline = Timeline {
+                points: points.iter().map(|(at, h)| (ms(*at), *h)).collect(),
+            };
+            let pattern = Sustained {
+                name: "p".into(),
+                when: Guard::Exists("k".into()),
+                lasting: ms(lasting),
+            };
+            let ticks: Vec<Duration> = ticks.into_iter().map(ms).collect();
+            let verdict = timeline.judge(&pattern, &received, Some(ms(start + connected_lag)), &ticks);
+            prop_assert_eq!(verdict, Ok(()), "points {:?} checks {:?} fired {:?}", points, checks, fired);
+        }
+    }
 }

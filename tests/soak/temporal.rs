@@ -142,6 +142,22 @@ fn a_match_renamed_early_repeated_or_while_the_condition_failed_is_named() {
         "{err}"
     );
 
+    // Reported before the session connected (a match decided then would
+    // not have waited its duration).
+    let mut unconnected = good.clone();
+    let connected = unconnected
+        .events
+        .iter_mut()
+        .find(|e| e.event.kind() == "connected")
+        .unwrap();
+    connected.at = t + Duration::from_secs(1);
+    let err = Sustained::check(&patterns, &unconnected).unwrap_err();
+    assert!(
+        err.contains("0.000s after the session connected (at t="),
+        "{err}"
+    );
+    assert!(err.ends_with("its condition must hold for 3.000s"), "{err}");
+
     // Before any basket: the condition did not hold then.
     let mut early = good.clone();
     early.events[index].at = Duration::ZERO;

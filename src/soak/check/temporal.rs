@@ -179,9 +179,10 @@ impl Timeline {
         };
         if t + LAG < connected + pattern.lasting {
             return Err(format!(
-                "{name} matched at t={when}, {} after the session connected: its condition must \
-                 hold for {}",
-                format_time(t - connected),
+                "{name} matched at t={when}, {} after the session connected (at t={}): its \
+                 condition must hold for {}",
+                format_time(t.saturating_sub(connected)),
+                format_time(connected),
                 format_time(pattern.lasting)
             ));
         }

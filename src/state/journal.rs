@@ -82,6 +82,12 @@ impl MemoryJournalSink {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
     }
+
+    /// Every entry recorded so far, in order, leaving the journal empty:
+    /// for a session that is over, without copying what it wrote.
+    pub(crate) fn take(&self) -> Vec<StateMutation> {
+        std::mem::take(&mut *self.entries.lock().unwrap_or_else(|p| p.into_inner()))
+    }
 }
 
 impl JournalSink for MemoryJournalSink {

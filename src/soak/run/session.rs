@@ -346,7 +346,7 @@ pub(crate) async fn play(
         });
     }
     record.session_log = handle.session_log();
-    record.journal = journal.entries();
+    record.journal = journal.take();
     record.sent = control.sent();
     record.server_frames = control.delivered_frames();
     #[cfg(feature = "network")]

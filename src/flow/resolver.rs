@@ -109,6 +109,25 @@ impl CompiledConversation {
         due
     }
 
+    /// Every resolved slot with the id of its stage, in declaration order.
+    pub(crate) fn resolved_slots_by_stage(&self) -> impl Iterator<Item = (&str, &SlotSpec)> {
+        self.stages.iter().flat_map(|stage| {
+            stage
+                .slots
+                .iter()
+                .filter(|slot| slot.resolve_from.is_some())
+                .map(move |slot| (stage.id.as_str(), slot))
+        })
+    }
+
+    /// Replaces each attached resolver with what `wrap` makes of it (the
+    /// soak wraps them to record their runs).
+    pub(crate) fn wrap_resolvers(&mut self, mut wrap: impl FnMut(&str, Resolver) -> Resolver) {
+        for (slot, resolver) in self.resolvers.iter_mut() {
+            *resolver = wrap(slot, resolver.clone());
+        }
+    }
+
     fn resolved_slots(&self) -> impl Iterator<Item = &SlotSpec> {
         self.stages
             .iter()

@@ -126,6 +126,17 @@ impl<'a> Node<'a> {
         })
     }
 
+    /// The object here, whatever its keys (an object keyed by name).
+    pub fn map(&self, what: &str) -> Decoded<Fields<'a>> {
+        let Some(map) = self.value.as_object() else {
+            return self.expected(what);
+        };
+        Ok(Fields {
+            map,
+            path: self.path.clone(),
+        })
+    }
+
     pub fn string(&self, what: &str) -> Decoded<String> {
         match self.value.as_str() {
             Some(text) if !text.trim().is_empty() => Ok(text.to_string()),

@@ -60,7 +60,7 @@ pub use agent::repertoire::{Repertoire, ToolModel};
 pub use agent::tools::{LATENCY_SPIKE, SimTool, TOOL_FAILURE, TOOL_LATENCY, render};
 pub use agent::{
     AGENT_VERSION, Agent, AgentGoal, AgentInvariant, ExtractorSpec, FinalState, PhasePlan,
-    PhaseRule, RunContext, Said, SimulatedUser, Sustained, USER_CALL, USER_MODEL,
+    PhaseRule, RunContext, Said, SimResolver, SimulatedUser, Sustained, USER_CALL, USER_MODEL,
 };
 pub use case::Case;
 pub use check::budget::Budget;
@@ -92,6 +92,7 @@ pub use run::plan::Progress;
 pub use run::record::{
     Calls, ExecutionOutcome, Governance, RunRecord, Settling, TimedEvent, ToolExecution,
 };
+pub use run::resolving::{Resolution, ResolvedSlot};
 pub use run::session::{LIVENESS_BOUND, SETTLE_WINDOW};
 pub use run::shard::Shard;
 pub use run::watching::{WatchCall, Watched};

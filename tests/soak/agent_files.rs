@@ -49,7 +49,8 @@ fn a_misspelt_key_names_the_nearest_valid_one() {
         "agent.json:4:17: at instrucion: unknown key `instrucion` in an agent file; did you mean \
          `instruction`? (valid keys: v, instruction, spec, enforcement, turns, pauses_ms, \
          call_chance, user, model, tools, extractor, invariants, sometimes, budgets, final_state, \
-         phases, temporal, simulated_user, faults, resumable, manual_activity, planted_bug)"
+         phases, temporal, resolvers, simulated_user, faults, resumable, manual_activity, \
+         planted_bug)"
     );
     let text = format!(
         "{{\"v\": 1, {LINES},\n \"tools\": [\n  {{\"name\": \"lookup\",\n   \"latncy_ms\": [1, 2]}}]}}"
@@ -485,4 +486,96 @@ fn temporal_patterns_are_named_once_and_read_the_tools_keys() {
         let err = error(&format!("temporal-{test}"), &with(&temporal), &[]);
         assert!(err.contains(expected), "{test}: {err}");
     }
+}
+
+/// `"resolvers"` fill the resolved slots of the agent's conversation spec:
+/// each names one, each resolved slot has one, no tool writes one, and a
+/// resolver's keys and value are checked.
+#[test]
+fn resolvers_fill_exactly_the_specs_resolved_slots() {
+    let spec = r#"{"v": 1, "kind": "conversation", "stages": [
+        {"id": "party", "allow": ["set_party"], "slots": [{"key": "party_size"}]},
+        {"id": "book", "after": ["party"], "slots": [{"key": "table", "resolve_from": ["party_size"]}]}
+    ]}"#;
+    let with = |tool_writes: &str, resolvers: &str| {
+        format!(
+            "{{\"v\": 1, {LINES}, \"spec\": \"s.spec.json\",\n \"tools\": [{{\"name\": \"set_party\", \"writes\": {tool_writes}}}],\n \"resolvers\": {resolvers}}}"
+        )
+    };
+    let ok = r#"{"table": {"latency_ms": [5, 50], "failure_rate": 0.5, "value": "for {args.party_size}"}}"#;
+    let dir = folder(
+        "resolvers-ok",
+        &with(r#"{"party_size": 4}"#, ok),
+        &[("s.spec.json", spec)],
+    );
+    let loaded = Agent::load(&dir).unwrap();
+    assert_eq!(loaded.resolvers.len(), 1);
+    assert_eq!(loaded.resolvers[0].slot, "table");
+    assert_eq!(
+        loaded.resolvers[0].value_for(&serde_json::json!({"party_size": 4})),
+        serde_json::json!("for 4")
+    );
+    let cases = [
+        (
+            "unknown-slot",
+            r#"{"party_size": 4}"#,
+            r#"{"tabel": {"value": 1}, "table": {"value": 1}}"#,
+            "at resolvers.tabel: tabel is not a resolved slot of the agent's conversation spec \
+             (it resolves table)",
+        ),
+        (
+            "missing",
+            r#"{"party_size": 4}"#,
+            "{}",
+            "at spec: the conversation spec resolves table from other keys, but the agent file \
+             gives it no resolver",
+        ),
+        (
+            "tool-writes-it",
+            r#"{"party_size": 4, "table": 1}"#,
+            ok,
+            "at resolvers.table: tool set_party writes table, but a resolved slot is written by \
+             its resolver alone",
+        ),
+        (
+            "no-value",
+            r#"{"party_size": 4}"#,
+            r#"{"table": {"latency_ms": [5, 50]}}"#,
+            "at resolvers.table: missing key `value`",
+        ),
+        (
+            "bad-rate",
+            r#"{"party_size": 4}"#,
+            r#"{"table": {"failure_rate": 2, "value": 1}}"#,
+            "at resolvers.table.failure_rate: expected failure_rate: a number from 0 to 1",
+        ),
+        (
+            "typo",
+            r#"{"party_size": 4}"#,
+            r#"{"table": {"valu": 1}}"#,
+            "at resolvers.table.valu: unknown key `valu` in a resolver; did you mean `value`?",
+        ),
+        (
+            "not-an-object",
+            r#"{"party_size": 4}"#,
+            "[]",
+            "at resolvers: expected an object of slot → resolver",
+        ),
+    ];
+    for (test, writes, resolvers, expected) in cases {
+        let err = error(
+            &format!("resolvers-{test}"),
+            &with(writes, resolvers),
+            &[("s.spec.json", spec)],
+        );
+        assert!(err.contains(expected), "{test}: {err}");
+    }
+    // A flow spec resolves nothing, so a resolver has no slot to fill.
+    let flow = r#"{"v": 1, "kind": "flow", "steps": [{"id": "a", "allow": ["set_party"]}]}"#;
+    let err = error(
+        "resolvers-flow",
+        &with(r#"{"party_size": 4}"#, ok),
+        &[("s.spec.json", flow)],
+    );
+    assert!(err.contains("(it resolves none)"), "{err}");
 }

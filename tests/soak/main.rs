@@ -27,6 +27,7 @@ mod passk;
 mod past_bugs;
 mod phases;
 mod policy;
+mod resolvers;
 mod resumable;
 mod shrink;
 mod simulated_user;

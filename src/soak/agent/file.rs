@@ -16,14 +16,14 @@ use crate::soak::agent::tools::SimTool;
 use crate::soak::agent::{
     AGENT_VERSION, Agent, AgentGoal, AgentInvariant, ExtractorSpec, StandingTape,
 };
-use crate::soak::agent::{final_state, phases, temporal};
+use crate::soak::agent::{final_state, phases, resolvers, temporal};
 use crate::soak::check::budget::Budget;
 use crate::soak::file_reader::{self, Decoded, Node};
 use crate::soak::generate::args;
 use crate::soak::generate::faults::FaultKind;
 use crate::tape::FileTape;
 
-const TOP_KEYS: [&str; 22] = [
+const TOP_KEYS: [&str; 23] = [
     "v",
     "instruction",
     "spec",
@@ -41,6 +41,7 @@ const TOP_KEYS: [&str; 22] = [
     "final_state",
     "phases",
     "temporal",
+    "resolvers",
     "simulated_user",
     "faults",
     "resumable",
@@ -232,6 +233,10 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
         Some(node) => temporal::decode(&node, &tools, extractor)?,
         None => Vec::new(),
     };
+    let resolvers = match top.get("resolvers") {
+        Some(node) => resolvers::decode(&node, &tools)?,
+        None => Vec::new(),
+    };
     let simulated_user = match top.get("simulated_user") {
         Some(node) => Some(decode_simulated_user(dir, &node)?),
         None => None,
@@ -319,6 +324,7 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
             simulated_user,
             phases,
             temporal,
+            resolvers,
             faults,
             planted_bug,
         },

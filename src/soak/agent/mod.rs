@@ -44,6 +44,7 @@ pub(crate) mod file;
 pub(crate) mod final_state;
 pub(crate) mod phases;
 pub(crate) mod repertoire;
+pub(crate) mod resolvers;
 pub(crate) mod simulated_user;
 pub(crate) mod state_guard;
 pub(crate) mod temporal;
@@ -60,7 +61,7 @@ use crate::llm::LlmExtractor;
 use crate::session::{Live, LiveBuilder};
 use crate::soak::Faults;
 use crate::soak::check::budget::Budget;
-use crate::soak::file_reader::{self, AgentFileError};
+use crate::soak::file_reader::{self, AgentFileError, Node};
 use crate::soak::generate::faults::FaultKind;
 use crate::soak::run::record::{ExecutionOutcome, RunRecord};
 use crate::state::State;
@@ -69,6 +70,7 @@ use file::{Decoded2, decode};
 pub use final_state::FinalState;
 pub use phases::{PhasePlan, PhaseRule};
 use repertoire::Repertoire;
+pub use resolvers::SimResolver;
 pub use simulated_user::{Said, SimulatedUser, USER_CALL, USER_MODEL};
 pub use temporal::Sustained;
 use tools::SimTool;
@@ -248,6 +250,9 @@ pub struct Agent {
     /// Its temporal patterns (`"temporal"`), checked by
     /// `patterns-follow-spec`.
     pub temporal: Vec<Sustained>,
+    /// The resolvers of its conversation's resolved slots
+    /// (`"resolvers"`), checked by `resolvers-follow-spec`.
+    pub resolvers: Vec<SimResolver>,
     /// Its fault tuning: kinds on in every seed that is not calm.
     pub faults: Vec<(FaultKind, f64)>,
     /// The planted bug the agent file names (test builds only).
@@ -343,6 +348,12 @@ impl Agent {
             })?;
             agent.spec = Some((Arc::new(spec), file));
         }
+        let conversation = match agent.spec.as_ref().map(|(spec, _)| spec.as_ref()) {
+            Some(Spec::Conversation(convo)) => Some(convo),
+            _ => None,
+        };
+        resolvers::fit(&Node::root(&value), &agent.resolvers, conversation)
+            .map_err(|m| m.locate(origin, text))?;
         if let Some((file, extractor)) = tape_file {
             let tape = StandingTape::open(&file)?;
             agent.extractor = Some(ExtractorSpec {
@@ -368,7 +379,10 @@ impl Agent {
         if let Some((spec, _)) = &self.spec {
             builder = match spec.as_ref() {
                 Spec::Flow(flow) => builder.govern_with(flow.clone(), self.enforcement),
-                Spec::Conversation(convo) => builder.converse_with(convo, self.enforcement),
+                Spec::Conversation(convo) => builder.converse_with(
+                    &resolvers::attached(convo, &self.resolvers, &ctx.faults),
+                    self.enforcement,
+                ),
             };
         }
         if let Some(extractor) = &self.extractor {

@@ -21,6 +21,7 @@
 //! | `telemetry` | the clock signals the session writes on its timer agree with the run's events: `session:elapsed_ms` grows, and `session:silence_ms` never exceeds the time since a content event the run received |
 //! | `extractor-input` | every question an agent file's extractor asked holds lines the run said: `user: …` or `model: …`, none blank, each a text the reference model made whole (or the user typed), and at least one once the model has spoken |
 //! | `watchers-follow-journal` | each state watcher the builder gave (an agent file's session watches every key its tools write) was called at most once per write of its key, told the value it was last told (or the starting one) and a value a write since left; once settled, once per write |
+//! | `resolvers-follow-spec` | each run of a conversation's slot resolvers started at a turn boundary that made its slot due (stage active, slot unset, inputs set, no run of it in flight), with the inputs' values then; a due slot's resolver starts; each value a resolver gave is written to its slot |
 //! | `determinism` | the same seed gives the same trace (checked on a sample of seeds, and by `livesim sim check`) |
 //!
 //! Calls issued on a connection that has since ended cannot be answered
@@ -51,8 +52,8 @@ use crate::soak::check::model::{Expected, FrameModel};
 use crate::soak::check::reconnects;
 use crate::soak::check::refusals;
 use crate::soak::check::telemetry;
-use crate::soak::check::watchers;
 use crate::soak::check::wire_order;
+use crate::soak::check::{resolvers, watchers};
 use crate::soak::run::record::ExecutionOutcome;
 use crate::soak::run::record::RunRecord;
 
@@ -94,6 +95,8 @@ pub const PHASES_FOLLOW_SPEC: &str = "phases-follow-spec";
 pub const PATTERNS_FOLLOW_SPEC: &str = "patterns-follow-spec";
 /// `watchers-follow-journal`.
 pub const WATCHERS_FOLLOW_JOURNAL: &str = "watchers-follow-journal";
+/// `resolvers-follow-spec`.
+pub const RESOLVERS_FOLLOW_SPEC: &str = "resolvers-follow-spec";
 /// `determinism`.
 pub const DETERMINISM: &str = "determinism";
 /// A run that panicked.
@@ -176,6 +179,7 @@ pub fn builtin() -> Vec<Invariant> {
         Invariant::new(TELEMETRY, telemetry::check),
         Invariant::new(EXTRACTOR_INPUT, extractions::check),
         Invariant::new(WATCHERS_FOLLOW_JOURNAL, watchers::check),
+        Invariant::new(RESOLVERS_FOLLOW_SPEC, resolvers::check),
     ]
 }
 

@@ -24,6 +24,7 @@ pub(crate) mod phases;
 pub(crate) mod reconnects;
 pub(crate) mod refusals;
 pub(crate) mod report;
+pub(crate) mod resolvers;
 pub(crate) mod signature;
 pub(crate) mod sometimes;
 pub(crate) mod state_model;

@@ -1,6 +1,6 @@
 //! The state a run's journal builds, entry by entry, and the state guards
-//! of an agent file evaluated on it: what `phases-follow-spec` and
-//! `patterns-follow-spec` read, apart from the session's own state store
+//! of an agent file evaluated on it: what `phases-follow-spec`,
+//! `patterns-follow-spec` and `resolvers-follow-spec` read, apart from the session's own state store
 //! and the flow's guard code.
 
 use std::collections::BTreeMap;
@@ -26,6 +26,11 @@ impl<'r> StateModel<'r> {
         } else {
             self.values.insert(&entry.key, &entry.value);
         }
+    }
+
+    /// A key's value, if it is set (and not `null`).
+    pub(crate) fn value(&self, key: &str) -> Option<&'r Value> {
+        self.values.get(key).copied()
     }
 
     /// Whether a state guard holds (a guard on tool outcomes never does:

@@ -12,6 +12,7 @@ pub(crate) mod explore;
 pub(crate) mod passk;
 pub(crate) mod plan;
 pub(crate) mod record;
+pub(crate) mod resolving;
 pub(crate) mod session;
 pub(crate) mod shard;
 pub(crate) mod user;

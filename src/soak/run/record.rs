@@ -13,6 +13,7 @@ use crate::flow::{Enforcement, FlowSpec};
 use crate::session::{LiveEvent, Resumption};
 use crate::soak::check::wire_order::Connection;
 use crate::soak::generate::faults::Faults;
+use crate::soak::run::resolving::{Resolution, ResolvedSlot};
 use crate::soak::run::watching::{WatchCall, Watched};
 use crate::state::StateMutation;
 use crate::testing::{ReplayError, ScriptedServer};
@@ -161,6 +162,10 @@ pub struct RunRecord {
     pub watched: Vec<Watched>,
     /// Every call of those watchers, in order.
     pub watch_calls: Vec<WatchCall>,
+    /// The resolved slots of the session's conversation, if it has one.
+    pub resolved_slots: Vec<ResolvedSlot>,
+    /// Every run of their resolvers, in the order they started.
+    pub resolutions: Vec<Resolution>,
     /// The executor's trace of the run.
     pub trace: Trace,
     /// The trace's hash: the run's fingerprint.

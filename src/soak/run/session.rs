@@ -26,6 +26,7 @@ use crate::soak::check::reconnects::reconnect_bound;
 use crate::soak::generate::faults::Faults;
 use crate::soak::run::engine::Target;
 use crate::soak::run::record::{Calls, Governance, RunRecord, Settling, TimedEvent};
+use crate::soak::run::resolving::{self, ResolveLog, ResolvedSlot};
 use crate::soak::run::user;
 use crate::soak::run::watching::{self, WatchLog, Watched};
 use crate::state::{MemoryJournalSink, State};
@@ -59,7 +60,13 @@ fn prepare(
     journal: Arc<MemoryJournalSink>,
     log: &ExecutionLog,
     watching: &WatchLog,
-) -> (LiveBuilder, Option<Governance>, Vec<Watched>) {
+    resolving: &ResolveLog,
+) -> (
+    LiveBuilder,
+    Option<Governance>,
+    Vec<Watched>,
+    Vec<ResolvedSlot>,
+) {
     let state = match builder.inner.state_ref().cloned() {
         Some(state) => state,
         None => {
@@ -71,6 +78,14 @@ fn prepare(
     builder.inner.config.tools = recorded(&builder.inner.config.tools, log);
     let (watchers, watched) = watching::recorded(&builder.inner.config.watchers, &state, watching);
     builder.inner.config.watchers = watchers;
+    let mut resolved = Vec::new();
+    if let Some(governance) = builder.inner.config.governance.as_mut()
+        && let Some(conversation) = governance.conversation.as_mut()
+    {
+        let (wrapped, slots) = resolving::recorded(conversation, resolving);
+        *conversation = Arc::new(wrapped);
+        resolved = slots;
+    }
     let governance = builder
         .inner
         .config
@@ -80,7 +95,7 @@ fn prepare(
             spec: target.spec.clone().unwrap_or_else(|| g.spec.clone()),
             enforcement: g.enforcement,
         });
-    (builder, governance, watched)
+    (builder, governance, watched, resolved)
 }
 
 fn script_pauses(script: &ScriptedServer) -> Duration {
@@ -128,13 +143,15 @@ pub(crate) async fn play(
     };
     let log = ExecutionLog::default();
     let watching = WatchLog::default();
-    let (builder, governance, watched) = prepare(
+    let resolving = ResolveLog::default();
+    let (builder, governance, watched, resolved_slots) = prepare(
         target,
         (target.builder)(&ctx),
         &ctx,
         journal.clone(),
         &log,
         &watching,
+        &resolving,
     );
     let resumption = builder.inner.config.resumption.clone();
     let setup_timeout = builder.inner.config.setup_timeout;
@@ -175,6 +192,8 @@ pub(crate) async fn play(
         logs: Vec::new(),
         watched,
         watch_calls: Vec::new(),
+        resolved_slots,
+        resolutions: Vec::new(),
         trace: Trace::default(),
         trace_hash: 0,
         virtual_time: Duration::ZERO,
@@ -362,6 +381,7 @@ pub(crate) async fn play(
     }
     record.executions = log.runs();
     record.watch_calls = watching.calls();
+    record.resolutions = resolving.runs();
     record.calls = Calls {
         issued: control.issued_calls(),
         answered: control.answered_calls(),

@@ -19,7 +19,9 @@ use crate::soak::agent::simulated_user::SimulatedUser;
 use crate::soak::agent::{Agent, Sustained};
 use crate::soak::case::Case;
 use crate::soak::check::budget::Budget;
-use crate::soak::check::invariants::{Invariant, PATTERNS_FOLLOW_SPEC, PHASES_FOLLOW_SPEC};
+use crate::soak::check::invariants::{
+    Invariant, PATTERNS_FOLLOW_SPEC, PHASES_FOLLOW_SPEC, SPEC_AS_WRITTEN,
+};
 use crate::soak::check::report::Summary;
 use crate::soak::check::sometimes::Sometimes;
 use crate::soak::generate::faults::{FaultKind, Faults};
@@ -174,6 +176,12 @@ impl Soak {
                     let patterns = agent.temporal.clone();
                     Invariant::new(PATTERNS_FOLLOW_SPEC, move |run| {
                         Sustained::check(&patterns, run)
+                    })
+                }))
+                .chain(agent.spec_as_written.clone().map(|written| {
+                    Invariant::new(SPEC_AS_WRITTEN, move |run| match &run.governance {
+                        Some(governance) => written.check(&governance.spec),
+                        None => Err("the agent's spec file governs no session".to_string()),
                     })
                 }))
                 .collect(),

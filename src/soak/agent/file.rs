@@ -326,6 +326,7 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
             temporal,
             resolvers,
             faults,
+            spec_as_written: None,
             planted_bug,
         },
         spec_file,

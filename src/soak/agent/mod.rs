@@ -61,6 +61,7 @@ use crate::llm::LlmExtractor;
 use crate::session::{Live, LiveBuilder};
 use crate::soak::Faults;
 use crate::soak::check::budget::Budget;
+use crate::soak::check::spec_as_written::WrittenSpec;
 use crate::soak::file_reader::{self, AgentFileError, Node};
 use crate::soak::generate::faults::FaultKind;
 use crate::soak::run::record::{ExecutionOutcome, RunRecord};
@@ -255,6 +256,9 @@ pub struct Agent {
     pub resolvers: Vec<SimResolver>,
     /// Its fault tuning: kinds on in every seed that is not calm.
     pub faults: Vec<(FaultKind, f64)>,
+    /// The spec file as read apart from livesim's spec reader, checked
+    /// against the flow each session enforces (`spec-as-written`).
+    pub(crate) spec_as_written: Option<Arc<WrittenSpec>>,
     /// The planted bug the agent file names (test builds only).
     pub(crate) planted_bug: Option<String>,
 }
@@ -346,7 +350,17 @@ impl Agent {
                 path: e.path,
                 problem: e.problem,
             })?;
+            let text = std::fs::read_to_string(&file).map_err(|e| {
+                AgentFileError::plain(file.display(), format!("cannot read it: {e}"))
+            })?;
+            let written = WrittenSpec::read(&text).map_err(|problem| {
+                AgentFileError::plain(
+                    file.display(),
+                    format!("the soak's own reading of this spec failed: {problem}"),
+                )
+            })?;
             agent.spec = Some((Arc::new(spec), file));
+            agent.spec_as_written = Some(Arc::new(written));
         }
         let conversation = match agent.spec.as_ref().map(|(spec, _)| spec.as_ref()) {
             Some(Spec::Conversation(convo)) => Some(convo),

@@ -22,6 +22,7 @@
 //! | `extractor-input` | every question an agent file's extractor asked holds lines the run said: `user: …` or `model: …`, none blank, each a text the reference model made whole (or the user typed), and at least one once the model has spoken |
 //! | `watchers-follow-journal` | each state watcher the builder gave (an agent file's session watches every key its tools write) was called at most once per write of its key, told the value it was last told (or the starting one) and a value a write since left; once settled, once per write |
 //! | `resolvers-follow-spec` | each run of a conversation's slot resolvers started at a turn boundary that made its slot due (stage active, slot unset, inputs set, no run of it in flight), with the inputs' values then; a due slot's resolver starts; each value a resolver gave is written to its slot |
+//! | `spec-as-written` | (an agent file with a `"spec"`) the flow the session enforces is the file's, read apart from livesim's spec reader |
 //! | `determinism` | the same seed gives the same trace (checked on a sample of seeds, and by `livesim sim check`) |
 //!
 //! Calls issued on a connection that has since ended cannot be answered
@@ -95,6 +96,8 @@ pub const PHASES_FOLLOW_SPEC: &str = "phases-follow-spec";
 pub const PATTERNS_FOLLOW_SPEC: &str = "patterns-follow-spec";
 /// `watchers-follow-journal`.
 pub const WATCHERS_FOLLOW_JOURNAL: &str = "watchers-follow-journal";
+/// `spec-as-written` (an agent file's `"spec"`).
+pub const SPEC_AS_WRITTEN: &str = "spec-as-written";
 /// `resolvers-follow-spec`.
 pub const RESOLVERS_FOLLOW_SPEC: &str = "resolvers-follow-spec";
 /// `determinism`.

@@ -27,6 +27,7 @@ pub(crate) mod report;
 pub(crate) mod resolvers;
 pub(crate) mod signature;
 pub(crate) mod sometimes;
+pub(crate) mod spec_as_written;
 pub(crate) mod state_model;
 pub(crate) mod telemetry;
 pub(crate) mod temporal;

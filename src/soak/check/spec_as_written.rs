@@ -261,6 +261,8 @@ fn guard(value: &Value) -> Result<Guard, String> {
 mod tests {
     use super::*;
     use crate::flow::Spec;
+    use proptest::prelude::*;
+    use serde_json::json;
 
     const CHECKOUT: &str = r#"{"v": 1, "kind": "flow", "steps": [
         {"id": "address", "allow": ["set_address"], "done": {"called_ok": "set_address"}},
@@ -314,5 +316,146 @@ mod tests {
                 .unwrap_err()
                 .contains("declares the steps")
         );
+    }
+
+    fn leaf() -> impl Strategy<Value = Value> {
+        let tool = prop_oneof![Just("t0"), Just("t1"), Just("t2")];
+        let key = prop_oneof![Just("k0"), Just("k1"), Just("k2")];
+        let value = prop_oneof![
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<bool>().prop_map(|b| json!(b)),
+            "[a-z]{0,4}".prop_map(|s| json!(s)),
+            (any::<u8>(), "[a-z]{1,3}").prop_map(|(n, s)| json!({ "n": n, "s": s })),
+        ];
+        prop_oneof![
+            tool.clone().prop_map(|t| json!({ "called_ok": t })),
+            tool.prop_map(|t| json!({ "called": t })),
+            key.clone().prop_map(|k| json!({ "is_true": k })),
+            key.clone().prop_map(|k| json!({ "exists": k })),
+            (key, value).prop_map(|(k, v)| json!({"equals": {"key": k, "value": v}})),
+        ]
+    }
+
+    /// A guard as the spec format writes one: a leaf, or `all`, `any`
+    /// (one to three guards) or `not` of guards, a few levels deep.
+    fn guard_json() -> impl Strategy<Value = Value> {
+        leaf().prop_recursive(3, 12, 3, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 1..4).prop_map(|g| json!({ "all": g })),
+                proptest::collection::vec(inner.clone(), 1..4).prop_map(|g| json!({ "any": g })),
+                inner.prop_map(|g| json!({ "not": g })),
+            ]
+        })
+    }
+
+    /// One step (or stage) `i` of a spec, its `after` drawn from the
+    /// steps before it.
+    fn step_json(i: usize, stage: bool) -> impl Strategy<Value = Value> {
+        let tools = proptest::sample::subsequence(vec!["t0", "t1", "t2", "t3"], 0..=4);
+        let after = proptest::sample::subsequence((0..i).collect::<Vec<_>>(), 0..=i);
+        let guards = proptest::collection::btree_map(
+            prop_oneof![Just("t0"), Just("t1"), Just("t4")],
+            guard_json(),
+            0..3,
+        );
+        let escalate = (proptest::option::of(1u32..6), proptest::option::of(1u32..6));
+        let slots = proptest::collection::vec(
+            proptest::option::of(proptest::sample::subsequence(vec!["k0", "k1", "k2"], 1..=2)),
+            0..3,
+        );
+        (
+            tools,
+            after,
+            guards,
+            proptest::option::of(guard_json()),
+            escalate,
+            slots,
+        )
+            .prop_map(
+                move |(tools, after, guards, done, (fails, interruptions), slots)| {
+                    let mut step = Map::new();
+                    step.insert("id".into(), json!(format!("s{i}")));
+                    if !after.is_empty() {
+                        let after: Vec<String> = after.iter().map(|a| format!("s{a}")).collect();
+                        step.insert("after".into(), json!(after));
+                    }
+                    let mut allow = tools.clone();
+                    if !stage {
+                        // A gate is on an allowed tool.
+                        allow.extend(guards.keys().copied());
+                        allow.sort();
+                        allow.dedup();
+                    }
+                    if !allow.is_empty() {
+                        step.insert("allow".into(), json!(allow));
+                    }
+                    if !guards.is_empty() {
+                        step.insert(
+                            (if stage { "commits" } else { "gates" }).into(),
+                            json!(guards),
+                        );
+                    }
+                    if let Some(done) = done {
+                        step.insert("done".into(), done);
+                    }
+                    if fails.is_some() || interruptions.is_some() {
+                        let mut e = Map::new();
+                        if let Some(n) = fails {
+                            e.insert("tool_failures".into(), json!(n));
+                        }
+                        if let Some(n) = interruptions {
+                            e.insert("interruptions".into(), json!(n));
+                        }
+                        step.insert("escalate".into(), Value::Object(e));
+                    }
+                    if stage && !slots.is_empty() {
+                        // Slot keys are unique across stages: named after the stage.
+                        let slots: Vec<Value> = slots
+                            .iter()
+                            .enumerate()
+                            .map(|(j, from)| {
+                                let key = format!("slot{i}_{j}");
+                                match from {
+                                    Some(inputs) => json!({"key": key, "resolve_from": inputs}),
+                                    None => json!({ "key": key }),
+                                }
+                            })
+                            .collect();
+                        step.insert("slots".into(), json!(slots));
+                    }
+                    Value::Object(step)
+                },
+            )
+    }
+
+    fn spec_json() -> impl Strategy<Value = String> {
+        (any::<bool>(), 1usize..5).prop_flat_map(|(stage, n)| {
+            let steps: Vec<_> = (0..n).map(|i| step_json(i, stage)).collect();
+            steps.prop_map(move |steps| {
+                let (kind, list) = if stage {
+                    ("conversation", "stages")
+                } else {
+                    ("flow", "steps")
+                };
+                json!({"v": 1, "kind": kind, list: steps}).to_string()
+            })
+        })
+    }
+
+    proptest! {
+        /// For every spec file the format allows, the flow livesim's reader
+        /// makes of it is the one the documented rules give (read here
+        /// apart): a differential test of the reader and of this check.
+        #[test]
+        fn livesims_reader_agrees_with_the_documented_rules(text in spec_json()) {
+            let spec = Spec::from_json(&text, "generated");
+            prop_assert!(spec.is_ok(), "livesim refused {text}: {}", spec.err().unwrap());
+            let flow = match spec.unwrap() {
+                Spec::Flow(flow) => flow,
+                Spec::Conversation(convo) => convo.flow().clone(),
+            };
+            let written = WrittenSpec::read(&text).unwrap();
+            prop_assert_eq!(written.check(&flow), Ok(()), "{}", text);
+        }
     }
 }

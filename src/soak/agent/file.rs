@@ -2,6 +2,7 @@
 //! [`Agent`]'s parts, every mistake located (see [`crate::soak::agent`] for the
 //! format and `docs/formats/agent.md` for what each key means).
 
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +19,7 @@ use crate::soak::agent::{
 };
 use crate::soak::agent::{final_state, phases, resolvers, temporal};
 use crate::soak::check::budget::Budget;
-use crate::soak::file_reader::{self, Decoded, Node};
+use crate::soak::file_reader::{self, Decoded, Fields, Node};
 use crate::soak::generate::args;
 use crate::soak::generate::faults::FaultKind;
 use crate::tape::FileTape;
@@ -488,17 +489,7 @@ fn decode_tool(node: &Node<'_>) -> Decoded<SimTool> {
             examples.push(example.value.clone());
         }
     }
-    let latency = match fields.get("latency_ms") {
-        Some(n) => {
-            let (lo, hi) = n.span("latency_ms", 0..=600_000)?;
-            Duration::from_millis(lo)..=Duration::from_millis(hi)
-        }
-        None => Duration::from_millis(10)..=Duration::from_millis(100),
-    };
-    let failure_rate = match fields.get("failure_rate") {
-        Some(n) => n.rate("failure_rate")?,
-        None => 0.0,
-    };
+    let (latency, failure_rate) = latency_and_failures(&fields)?;
     let result = fields
         .get("result")
         .map(|n| n.value.clone())
@@ -530,6 +521,25 @@ fn decode_tool(node: &Node<'_>) -> Decoded<SimTool> {
         writes,
         timeout,
     })
+}
+
+/// A simulated tool's or resolver's `latency_ms` (default `[10, 100]`)
+/// and `failure_rate` (default 0).
+pub(crate) fn latency_and_failures(
+    fields: &Fields<'_>,
+) -> Decoded<(RangeInclusive<Duration>, f64)> {
+    let latency = match fields.get("latency_ms") {
+        Some(n) => {
+            let (lo, hi) = n.span("latency_ms", 0..=600_000)?;
+            Duration::from_millis(lo)..=Duration::from_millis(hi)
+        }
+        None => Duration::from_millis(10)..=Duration::from_millis(100),
+    };
+    let failure_rate = match fields.get("failure_rate") {
+        Some(n) => n.rate("failure_rate")?,
+        None => 0.0,
+    };
+    Ok((latency, failure_rate))
 }
 
 fn decode_extractor(dir: &Path, node: &Node<'_>) -> Decoded<(PathBuf, ExtractorSpec)> {

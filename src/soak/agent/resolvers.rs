@@ -23,6 +23,7 @@ use serde_json::Value;
 
 use crate::executor;
 use crate::flow::{CompiledConversation, Resolver, resolver};
+use crate::soak::agent::file::latency_and_failures;
 use crate::soak::agent::tools::{SimTool, TOOL_FAILURE, TOOL_LATENCY, render};
 use crate::soak::file_reader::{Decoded, Node};
 use crate::soak::generate::faults::{FaultKind, Faults};
@@ -132,17 +133,7 @@ pub(crate) fn decode(node: &Node<'_>, tools: &[SimTool]) -> Decoded<Vec<SimResol
             ));
         }
         let spec = item.object("a resolver", &RESOLVER_KEYS)?;
-        let latency = match spec.get("latency_ms") {
-            Some(n) => {
-                let (lo, hi) = n.span("latency_ms", 0..=600_000)?;
-                Duration::from_millis(lo)..=Duration::from_millis(hi)
-            }
-            None => Duration::from_millis(10)..=Duration::from_millis(100),
-        };
-        let failure_rate = match spec.get("failure_rate") {
-            Some(n) => n.rate("failure_rate")?,
-            None => 0.0,
-        };
+        let (latency, failure_rate) = latency_and_failures(&spec)?;
         let value = spec
             .require(
                 "value",

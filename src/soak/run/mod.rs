@@ -15,6 +15,7 @@ pub(crate) mod record;
 pub(crate) mod resolving;
 pub(crate) mod session;
 pub(crate) mod shard;
+pub(crate) mod shared_log;
 pub(crate) mod user;
 pub(crate) mod watching;
 pub(crate) mod workers;

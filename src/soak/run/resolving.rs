@@ -2,7 +2,7 @@
 //! conversation, each wrapped as the builder gave it, kept for
 //! `resolvers-follow-spec`.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::executor;
 use crate::flow::{CompiledConversation, Resolver};
+use crate::soak::run::shared_log::SharedLog;
 
 /// A resolved slot of the session's conversation, as declared.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,21 +39,7 @@ pub struct Resolution {
 }
 
 /// The resolver runs of one session, shared with the recorders.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct ResolveLog {
-    runs: Arc<Mutex<Vec<Resolution>>>,
-}
-
-impl ResolveLog {
-    fn lock(&self) -> MutexGuard<'_, Vec<Resolution>> {
-        self.runs.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Every run so far, in the order they started.
-    pub(crate) fn runs(&self) -> Vec<Resolution> {
-        self.lock().clone()
-    }
-}
+pub(crate) type ResolveLog = SharedLog<Resolution>;
 
 /// The conversation's resolved slots, and its resolvers wrapped to record
 /// each run in `log` (each still runs as given).

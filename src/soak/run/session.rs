@@ -380,8 +380,8 @@ pub(crate) async fn play(
         });
     }
     record.executions = log.runs();
-    record.watch_calls = watching.calls();
-    record.resolutions = resolving.runs();
+    record.watch_calls = watching.entries();
+    record.resolutions = resolving.entries();
     record.calls = Calls {
         issued: control.issued_calls(),
         answered: control.answered_calls(),

@@ -2,13 +2,14 @@
 //! wrapped as the builder gave it, kept for `watchers-follow-journal`.
 //! (An agent file's session watches every key its tools write.)
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::executor;
 use crate::session::WatchCallback;
+use crate::soak::run::shared_log::SharedLog;
 use crate::state::State;
 
 /// One call of a watcher.
@@ -35,21 +36,7 @@ pub struct Watched {
 }
 
 /// The calls of one session's watchers, shared with the recorders.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct WatchLog {
-    calls: Arc<Mutex<Vec<WatchCall>>>,
-}
-
-impl WatchLog {
-    fn lock(&self) -> MutexGuard<'_, Vec<WatchCall>> {
-        self.calls.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Every call so far, in order.
-    pub(crate) fn calls(&self) -> Vec<WatchCall> {
-        self.lock().clone()
-    }
-}
+pub(crate) type WatchLog = SharedLog<WatchCall>;
 
 /// The session's watchers, each still called and recording its calls in
 /// `log`; and what each watches.

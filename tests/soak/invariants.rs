@@ -882,3 +882,35 @@ fn an_invariant_that_panics_fails_by_name_and_the_soak_goes_on() {
             .contains("index out of range in my check")
     );
 }
+
+/// Every turn a governed session completes is a flow evaluation point:
+/// a journal missing one turn's `flow:active` (a control lane that skips
+/// the turn's end) fails `decisions-follow-spec`, naming both counts.
+#[test]
+fn a_turn_the_flow_did_not_evaluate_is_caught() {
+    let run = refusing_run();
+    assert_eq!(verdict(invariants::DECISIONS_FOLLOW_SPEC, &run), Ok(()));
+    let turns = run
+        .session_log
+        .iter()
+        .filter(|e| e.kind() == "turn_complete")
+        .count();
+    assert!(turns >= 1);
+    let mut skipped = run.clone();
+    let at = skipped
+        .journal
+        .iter()
+        .rposition(|m| m.key == "flow:active")
+        .expect("a flow:active entry");
+    skipped.journal.remove(at);
+    let err = verdict(invariants::DECISIONS_FOLLOW_SPEC, &skipped).unwrap_err();
+    assert_eq!(
+        err,
+        format!(
+            "the session completed {turns} turns (turn_complete in its stored log), but the flow \
+             evaluated {} (flow:active entries in the journal): every turn's end is an \
+             evaluation point",
+            turns - 1
+        )
+    );
+}

@@ -38,15 +38,45 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::flow::{Enforcement, FlowSpec, Guard};
+use crate::session::LiveEvent;
 use crate::soak::run::record::RunRecord;
 use crate::state::StateMutation;
 
-/// The check: `Ok` when the journal's decisions are the model's.
+/// The check: `Ok` when the journal's decisions are the model's, and
+/// the flow evaluated every turn the session completed.
 pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
     match &run.governance {
-        Some(governance) => follows(&governance.spec, governance.enforcement, &run.journal),
+        Some(governance) => {
+            every_turn_evaluated(run)?;
+            follows(&governance.spec, governance.enforcement, &run.journal)
+        }
         None => Ok(()),
     }
+}
+
+/// A governed session's control lane hands every `turn_complete` it
+/// emits to the flow at once, which writes the turn's active steps: so
+/// the stored log's turn completions and the journal's `flow:active`
+/// entries come in the same number.
+fn every_turn_evaluated(run: &RunRecord) -> Result<(), String> {
+    let turns = run
+        .session_log
+        .iter()
+        .filter(|e| matches!(e, LiveEvent::TurnComplete { .. }))
+        .count();
+    let evaluated = run
+        .journal
+        .iter()
+        .filter(|e| e.key == "flow:active")
+        .count();
+    if turns != evaluated {
+        return Err(format!(
+            "the session completed {turns} turns (turn_complete in its stored log), but the \
+             flow evaluated {evaluated} (flow:active entries in the journal): every turn's end \
+             is an evaluation point"
+        ));
+    }
+    Ok(())
 }
 
 /// Whether a journal's decisions are what the rules give for `spec`.

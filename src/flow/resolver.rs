@@ -110,6 +110,7 @@ impl CompiledConversation {
     }
 
     /// Every resolved slot with the id of its stage, in declaration order.
+    #[cfg(feature = "simulation")]
     pub(crate) fn resolved_slots_by_stage(&self) -> impl Iterator<Item = (&str, &SlotSpec)> {
         self.stages.iter().flat_map(|stage| {
             stage
@@ -122,6 +123,7 @@ impl CompiledConversation {
 
     /// Replaces each attached resolver with what `wrap` makes of it (the
     /// soak wraps them to record their runs).
+    #[cfg(feature = "simulation")]
     pub(crate) fn wrap_resolvers(&mut self, mut wrap: impl FnMut(&str, Resolver) -> Resolver) {
         for (slot, resolver) in self.resolvers.iter_mut() {
             *resolver = wrap(slot, resolver.clone());

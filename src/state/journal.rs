@@ -85,6 +85,7 @@ impl MemoryJournalSink {
 
     /// Every entry recorded so far, in order, leaving the journal empty:
     /// for a session that is over, without copying what it wrote.
+    #[cfg(feature = "simulation")]
     pub(crate) fn take(&self) -> Vec<StateMutation> {
         std::mem::take(&mut *self.entries.lock().unwrap_or_else(|p| p.into_inner()))
     }

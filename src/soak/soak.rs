@@ -19,8 +19,9 @@ use crate::soak::agent::simulated_user::SimulatedUser;
 use crate::soak::agent::{Agent, Sustained};
 use crate::soak::case::Case;
 use crate::soak::check::budget::Budget;
+use crate::soak::check::extractions;
 use crate::soak::check::invariants::{
-    Invariant, PATTERNS_FOLLOW_SPEC, PHASES_FOLLOW_SPEC, SPEC_AS_WRITTEN,
+    EXTRACTOR_EVERY_TURN, Invariant, PATTERNS_FOLLOW_SPEC, PHASES_FOLLOW_SPEC, SPEC_AS_WRITTEN,
 };
 use crate::soak::check::report::Summary;
 use crate::soak::check::sometimes::Sometimes;
@@ -178,6 +179,12 @@ impl Soak {
                         Sustained::check(&patterns, run)
                     })
                 }))
+                .chain(
+                    agent
+                        .extractor
+                        .as_ref()
+                        .map(|_| Invariant::new(EXTRACTOR_EVERY_TURN, extractions::every_turn)),
+                )
                 .chain(agent.spec_as_written.clone().map(|written| {
                     Invariant::new(SPEC_AS_WRITTEN, move |run| match &run.governance {
                         Some(governance) => written.check(&governance.spec),
@@ -231,6 +238,25 @@ impl Soak {
     /// The agent's name.
     pub fn name(&self) -> &str {
         &self.target.name
+    }
+
+    /// The invariants checked after every run besides the built-in ones
+    /// (`invariants::builtin`): the agent's own, its budgets and final
+    /// state, and what its file declares (phases, patterns, its spec, its
+    /// extractor). Each checks any `RunRecord`, one of this soak's or one
+    /// edited by hand.
+    ///
+    /// ```
+    /// use livesim::soak::{Agent, Soak};
+    ///
+    /// let soak = Soak::agent(&Agent::load("sim/payment")?);
+    /// let names: Vec<&str> = soak.invariants().iter().map(|i| i.name()).collect();
+    /// assert!(names.contains(&"before(verify_identity, take_payment)"));
+    /// assert!(names.contains(&"spec-as-written"));
+    /// # Ok::<(), livesim::soak::AgentFileError>(())
+    /// ```
+    pub fn invariants(&self) -> &[Invariant] {
+        &self.target.invariants
     }
 
     /// Replays the journal of governed runs against `spec` instead of the

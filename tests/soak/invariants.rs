@@ -914,3 +914,63 @@ fn a_turn_the_flow_did_not_evaluate_is_caught() {
         )
     );
 }
+
+/// An agent file's extractor is asked once per turn the session completes
+/// and each answer is announced as extracted: a settled support run
+/// passes, and the same record with a question or an `extracted` event
+/// taken out fails `extractor-every-turn`, naming the counts.
+#[test]
+fn an_extraction_skipped_or_dropped_is_caught() {
+    let soak = Soak::agent(&agent("support")).check_determinism_every(0);
+    let check = soak
+        .invariants()
+        .iter()
+        .find(|i| i.name() == "extractor-every-turn")
+        .expect("an agent file's extractor is checked")
+        .clone();
+    let run = (0..100)
+        .find_map(|s| {
+            let run = soak.run_seed(Seed::new(s));
+            let record = run.record?;
+            let extracted = record.delivered().any(|e| e.kind() == "extracted");
+            (run.failures.is_empty()
+                && extracted
+                && record.settling.settled_at.is_some()
+                && !record.settling.ended)
+                .then_some(record)
+        })
+        .expect("a support seed under 100 extracts and settles");
+    assert_eq!(check.check(&run), Ok(()));
+    let turns = run
+        .session_log
+        .iter()
+        .filter(|e| e.kind() == "turn_complete")
+        .count();
+
+    let mut unasked = run.clone();
+    let at = unasked
+        .journal
+        .iter()
+        .rposition(|m| m.key == "soak:extractor_asked")
+        .unwrap();
+    unasked.journal.remove(at);
+    let err = check.check(&unasked).unwrap_err();
+    assert!(
+        err.starts_with(&format!(
+            "the session completed {turns} turns, but its extractor was asked {} times by the \
+             time the run settled",
+            turns - 1
+        )),
+        "{err}"
+    );
+
+    let mut unannounced = run.clone();
+    let at = unannounced
+        .events
+        .iter()
+        .rposition(|e| e.event.kind() == "extracted")
+        .unwrap();
+    unannounced.events.remove(at);
+    let err = check.check(&unannounced).unwrap_err();
+    assert!(err.contains("each answer is written to state"), "{err}");
+}

@@ -19,7 +19,8 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::soak::agent::EXTRACTOR_ASKED;
+use crate::session::LiveEvent;
+use crate::soak::agent::{EXTRACTOR_ASKED, TAPE_MISS};
 use crate::soak::check::model::{Expected, Stream};
 use crate::soak::check::wire_order;
 use crate::soak::run::record::RunRecord;
@@ -154,4 +155,56 @@ impl Said {
         }
         said
     }
+}
+
+/// `extractor-every-turn`, for an agent file's extractor: it asks its
+/// model once per extraction, and the session queues one extraction per
+/// turn it completes and runs them in order, one at a time; a question
+/// the tape answers becomes the extractor's state write, announced by an
+/// `extracted` event, and one it does not is a failure. So the questions
+/// (noted in the journal) are at most the turns completed (the stored
+/// log's `turn_complete` events), and the `extracted` events at most the
+/// questions the tape answered; once the run settled with its session
+/// running, every queued extraction has run and both are equal.
+pub(crate) fn every_turn(run: &RunRecord) -> Result<(), String> {
+    let turns = run
+        .session_log
+        .iter()
+        .filter(|e| matches!(e, LiveEvent::TurnComplete { .. }))
+        .count();
+    let asked = run
+        .journal
+        .iter()
+        .filter(|m| m.key == EXTRACTOR_ASKED)
+        .count();
+    let missed = run.journal.iter().filter(|m| m.key == TAPE_MISS).count();
+    let answered = asked.saturating_sub(missed);
+    let extracted = run
+        .delivered()
+        .filter(|e| matches!(e, LiveEvent::Extracted { .. }))
+        .count();
+    let settled = run.settling.settled_at.is_some() && !run.settling.ended;
+    if asked > turns || (settled && asked < turns) {
+        return Err(format!(
+            "the session completed {turns} turns, but its extractor was asked {asked} times{}: \
+             one extraction per turn's end",
+            if settled {
+                " by the time the run settled"
+            } else {
+                ""
+            }
+        ));
+    }
+    if extracted > answered || (settled && extracted < answered) {
+        return Err(format!(
+            "the tape answered {answered} of the extractor's {asked} questions, but the session \
+             announced {extracted} extractions{}: each answer is written to state",
+            if settled {
+                " by the time the run settled"
+            } else {
+                ""
+            }
+        ));
+    }
+    Ok(())
 }

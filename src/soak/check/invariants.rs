@@ -22,6 +22,7 @@
 //! | `extractor-input` | every question an agent file's extractor asked holds lines the run said: `user: …` or `model: …`, none blank, each a text the reference model made whole (or the user typed), and at least one once the model has spoken |
 //! | `watchers-follow-journal` | each state watcher the builder gave (an agent file's session watches every key its tools write) was called at most once per write of its key, told the value it was last told (or the starting one) and a value a write since left; once settled, once per write |
 //! | `resolvers-follow-spec` | each run of a conversation's slot resolvers started at a turn boundary that made its slot due (stage active, slot unset, inputs set, no run of it in flight), with the inputs' values then; a due slot's resolver starts; each value a resolver gave is written to its slot |
+//! | `extractor-every-turn` | (an agent file with an `"extractor"`) the extractor was asked once per turn the session completed and each answer the tape had was announced as extracted: at most that many always, exactly once the run settled with its session running |
 //! | `spec-as-written` | (an agent file with a `"spec"`) the flow the session enforces is the file's, read apart from livesim's spec reader |
 //! | `determinism` | the same seed gives the same trace (checked on a sample of seeds, and by `livesim sim check`) |
 //!
@@ -96,6 +97,8 @@ pub const PHASES_FOLLOW_SPEC: &str = "phases-follow-spec";
 pub const PATTERNS_FOLLOW_SPEC: &str = "patterns-follow-spec";
 /// `watchers-follow-journal`.
 pub const WATCHERS_FOLLOW_JOURNAL: &str = "watchers-follow-journal";
+/// `extractor-every-turn` (an agent file's `"extractor"`).
+pub const EXTRACTOR_EVERY_TURN: &str = "extractor-every-turn";
 /// `spec-as-written` (an agent file's `"spec"`).
 pub const SPEC_AS_WRITTEN: &str = "spec-as-written";
 /// `resolvers-follow-spec`.

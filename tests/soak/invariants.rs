@@ -974,3 +974,34 @@ fn an_extraction_skipped_or_dropped_is_caught() {
     let err = check.check(&unannounced).unwrap_err();
     assert!(err.contains("each answer is written to state"), "{err}");
 }
+
+/// A session that ends stops its tools: a record in which a tool run
+/// finishes after the `disconnected` event fails `liveness`, naming the
+/// tool and both times.
+#[test]
+fn a_tool_that_outlives_its_session_is_caught() {
+    let soak = Soak::agent(&agent("weather")).check_determinism_every(0);
+    let run = (0..100)
+        .find_map(|s| {
+            let run = soak.run_seed(Seed::new(s));
+            let record = run.record?;
+            let ended = record.delivered().any(|e| e.kind() == "disconnected");
+            (run.failures.is_empty() && ended && !record.executions.is_empty()).then_some(record)
+        })
+        .expect("a weather seed under 100 runs a tool and ends");
+    assert_eq!(verdict(invariants::LIVENESS, &run), Ok(()));
+    let ended = run
+        .events
+        .iter()
+        .find(|e| e.event.kind() == "disconnected")
+        .unwrap()
+        .at;
+    let mut late = run.clone();
+    late.executions[0].finished = Some(ended + std::time::Duration::from_millis(40));
+    let err = verdict(invariants::LIVENESS, &late).unwrap_err();
+    assert!(
+        err.contains("was still running when the session ended")
+            && err.ends_with("a session that ends stops its tools"),
+        "{err}"
+    );
+}

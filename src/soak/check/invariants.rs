@@ -12,7 +12,7 @@
 //! | `journal-ordered` | journal sequence numbers strictly increase; timestamps never go back |
 //! | `aggregation` | partial chunks concatenate to the full text that follows; nothing partial is stored; `interrupted` rides on the flush; the fast lane delivers what aggregation makes of the frames |
 //! | `wire-order` | the stored log is what the frames the script sent imply, in wire order; after the server's in-band error alone, nothing more is read and the end is fatal |
-//! | `liveness` | the session settles within its bound after the fault phase: every call answered, or the connection over when the script ended it or the server's in-band error did |
+//! | `liveness` | the session settles within its bound after the fault phase: every call answered, or the connection over when the script ended it or the server's in-band error did; a session that ended stops its tools (no tool run finishes after `disconnected`) |
 //! | `tool-ran-once` | no tool runs twice for one call, across reconnects too (a call runs at most once per connection that issued its id) |
 //! | `client-messages-once` | every message the user typed reaches the server once, none invented or sent twice; on a connection that resumes transparently, what the server had not consumed is replayed first, in order, once |
 //! | `reconnect-ends` | every reconnect ends, resumed, fresh or failed, within its bound: the policy's attempts, counted from 1, each backoff at its longest plus a setup timeout |
@@ -638,6 +638,27 @@ fn liveness(run: &RunRecord) -> Result<(), String> {
              the session went on"
                 .to_string(),
         );
+    }
+    // A session that ended stops its tools: no run finishes after the
+    // `disconnected` event (received at or after it was emitted).
+    if let Some(ended) = run
+        .events
+        .iter()
+        .find(|e| e.event.kind() == "disconnected")
+        .map(|e| e.at)
+        && let Some(late) = run
+            .executions
+            .iter()
+            .find(|x| x.finished.is_some_and(|f| f > ended))
+    {
+        return Err(format!(
+            "{} ({}) was still running when the session ended at t={} and finished at t={}: \
+             a session that ends stops its tools",
+            late.tool,
+            late.call_id.as_deref().unwrap_or("no call id"),
+            format_time(ended),
+            format_time(late.finished.unwrap_or_default())
+        ));
     }
     // A session the strict script hung up on is the `protocol` failure.
     if !settling.ended_by_script

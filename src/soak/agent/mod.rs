@@ -344,14 +344,17 @@ impl Agent {
             tape_file,
         } = decoded;
         if let Some(file) = spec_file {
-            let spec = Spec::read(&file).map_err(|e| AgentFileError {
-                file: e.file,
-                position: e.position,
-                path: e.path,
-                problem: e.problem,
-            })?;
+            // Read once: livesim's reader and the soak's own both take the text.
             let text = std::fs::read_to_string(&file).map_err(|e| {
                 AgentFileError::plain(file.display(), format!("cannot read it: {e}"))
+            })?;
+            let spec = Spec::from_json(&text, &file.display().to_string()).map_err(|e| {
+                AgentFileError {
+                    file: e.file,
+                    position: e.position,
+                    path: e.path,
+                    problem: e.problem,
+                }
             })?;
             let written = WrittenSpec::read(&text).map_err(|problem| {
                 AgentFileError::plain(

@@ -167,11 +167,7 @@ impl Said {
 /// questions the tape answered; once the run settled with its session
 /// running, every queued extraction has run and both are equal.
 pub(crate) fn every_turn(run: &RunRecord) -> Result<(), String> {
-    let turns = run
-        .session_log
-        .iter()
-        .filter(|e| matches!(e, LiveEvent::TurnComplete { .. }))
-        .count();
+    let turns = run.turns_completed();
     let asked = run
         .journal
         .iter()
@@ -184,26 +180,21 @@ pub(crate) fn every_turn(run: &RunRecord) -> Result<(), String> {
         .filter(|e| matches!(e, LiveEvent::Extracted { .. }))
         .count();
     let settled = run.settling.settled_at.is_some() && !run.settling.ended;
+    let by = if settled {
+        " by the time the run settled"
+    } else {
+        ""
+    };
     if asked > turns || (settled && asked < turns) {
         return Err(format!(
-            "the session completed {turns} turns, but its extractor was asked {asked} times{}: \
-             one extraction per turn's end",
-            if settled {
-                " by the time the run settled"
-            } else {
-                ""
-            }
+            "the session completed {turns} turns, but its extractor was asked {asked} \
+             times{by}: one extraction per turn's end"
         ));
     }
     if extracted > answered || (settled && extracted < answered) {
         return Err(format!(
             "the tape answered {answered} of the extractor's {asked} questions, but the session \
-             announced {extracted} extractions{}: each answer is written to state",
-            if settled {
-                " by the time the run settled"
-            } else {
-                ""
-            }
+             announced {extracted} extractions{by}: each answer is written to state"
         ));
     }
     Ok(())

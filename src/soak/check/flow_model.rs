@@ -38,7 +38,6 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::flow::{Enforcement, FlowSpec, Guard};
-use crate::session::LiveEvent;
 use crate::soak::run::record::RunRecord;
 use crate::state::StateMutation;
 
@@ -59,11 +58,7 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
 /// the stored log's turn completions and the journal's `flow:active`
 /// entries come in the same number.
 fn every_turn_evaluated(run: &RunRecord) -> Result<(), String> {
-    let turns = run
-        .session_log
-        .iter()
-        .filter(|e| matches!(e, LiveEvent::TurnComplete { .. }))
-        .count();
+    let turns = run.turns_completed();
     let evaluated = run
         .journal
         .iter()

@@ -254,6 +254,15 @@ impl RunRecord {
         self.events.iter().map(|e| &e.event)
     }
 
+    /// How many turns the session completed: the `turn_complete` events
+    /// in its stored log.
+    pub(crate) fn turns_completed(&self) -> usize {
+        self.session_log
+            .iter()
+            .filter(|e| matches!(e, LiveEvent::TurnComplete { .. }))
+            .count()
+    }
+
     /// The executions of calls to `tool`.
     pub fn executions_of<'a>(&'a self, tool: &'a str) -> impl Iterator<Item = &'a ToolExecution> {
         self.executions.iter().filter(move |e| e.tool == tool)

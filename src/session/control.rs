@@ -162,6 +162,10 @@ impl Control {
                     Some(Routed::Interrupted) => lane.interrupted(),
                     Some(Routed::Activity) => {}
                     Some(Routed::Ended(event, at)) => {
+                        #[cfg(feature = "planted-bug")]
+                        if lane.control.config.planted(super::PlantedBug::ToolsOutliveHangUp) {
+                            lane.dispatcher.detach_all();
+                        }
                         lane.dispatcher.abort_all();
                         lane.control.bus.emit(event, at);
                         break;

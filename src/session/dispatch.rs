@@ -186,6 +186,14 @@ impl Dispatcher {
         self.left.extend(std::mem::take(&mut self.running));
     }
 
+    /// Lets every running call go on, unwatched (the planted bug
+    /// `tools-outlive-hang-up`): its task is detached, not aborted.
+    #[cfg(feature = "planted-bug")]
+    pub fn detach_all(&mut self) {
+        self.running.clear();
+        self.left.clear();
+    }
+
     /// Aborts every running call (the session ended).
     pub fn abort_all(&mut self) {
         let left = std::mem::take(&mut self.left);

@@ -45,11 +45,14 @@ pub enum PlantedBug {
     /// A transparent resumption replays the text the server had not
     /// consumed but not the audio (audio, a reconnect).
     AudioNotReplayed,
+    /// The tools still running when the session ends are left to finish
+    /// (the user hanging up, a call running).
+    ToolsOutliveHangUp,
 }
 
 impl PlantedBug {
     /// Every planted bug.
-    pub const ALL: [PlantedBug; 10] = [
+    pub const ALL: [PlantedBug; 11] = [
         PlantedBug::RefusedCallRuns,
         PlantedBug::CancelsTheFirstCall,
         PlantedBug::InterruptionAbortsCalls,
@@ -60,6 +63,7 @@ impl PlantedBug {
         PlantedBug::ShortGoAwayIgnored,
         PlantedBug::ThoughtFlushedAsAnswer,
         PlantedBug::AudioNotReplayed,
+        PlantedBug::ToolsOutliveHangUp,
     ];
 
     /// Its name, as an agent file's `planted_bug` writes it.
@@ -75,6 +79,7 @@ impl PlantedBug {
             PlantedBug::ShortGoAwayIgnored => "short-go-away-ignored",
             PlantedBug::ThoughtFlushedAsAnswer => "thought-flushed-as-answer",
             PlantedBug::AudioNotReplayed => "audio-not-replayed",
+            PlantedBug::ToolsOutliveHangUp => "tools-outlive-hang-up",
         }
     }
 }

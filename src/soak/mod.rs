@@ -75,6 +75,7 @@ pub use check::triage::{Comparison, Status, Triage, TriageEntry};
 pub use check::triage_file::TRIAGE_VERSION;
 pub use file_reader::AgentFileError;
 pub use generate::faults::{CloseKind, FaultKind, Faults, Weather};
+pub use generate::hang_up::ends_in_hang_up;
 pub use generate::script::generate;
 pub use generate::steps::{Step, script as steps_script};
 pub use generate::variant;

@@ -195,12 +195,21 @@ fn shows(kind: FaultKind, script: &ScriptedServer, rep: &Repertoire) -> bool {
         }),
         // An `error` member, beside content or alone.
         FaultKind::ServerError => msgs.iter().any(|(_, m)| m.get("error").is_some()),
+        // The script ends (past a pause) on calls it does not wait for.
+        FaultKind::HangUp => {
+            let mut rest = actions.iter().rev().skip_while(|a| matches!(a, Action::PauseMs(_)));
+            match rest.next() {
+                Some(Action::Call(c)) => !c.wait,
+                Some(Action::CallMany(cs)) => cs.iter().all(|c| !c.wait),
+                _ => false,
+            }
+        }
         FaultKind::ToolFailure | FaultKind::LatencySpike => unreachable!("tool-side kinds"),
         FaultKind::Network => unreachable!("where the run goes, not what the script says"),
     }
 }
 
-const SCRIPT_KINDS: [FaultKind; 21] = [
+const SCRIPT_KINDS: [FaultKind; 22] = [
     FaultKind::Split,
     FaultKind::Thoughts,
     FaultKind::Transcriptions,
@@ -222,6 +231,7 @@ const SCRIPT_KINDS: [FaultKind; 21] = [
     FaultKind::CallChain,
     FaultKind::Document,
     FaultKind::ServerError,
+    FaultKind::HangUp,
 ];
 
 /// Each kind of fault the script carries shows up in scripts when it is

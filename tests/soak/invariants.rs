@@ -13,16 +13,7 @@ use livesim::soak::{ExecutionOutcome, RunRecord, Soak, TimedEvent, ToolExecution
 use livesim::testing::ReplayError;
 use serde_json::json;
 
-use super::agent;
-
-/// The verdict of built-in invariant `name` on `record`.
-fn verdict(name: &str, record: &RunRecord) -> Result<(), String> {
-    invariants::builtin()
-        .into_iter()
-        .find(|i| i.name() == name)
-        .unwrap_or_else(|| panic!("no invariant {name}"))
-        .check(record)
-}
+use super::{agent, verdict};
 
 /// A payment run that refused a call, kept its connection, and passed.
 fn refusing_run() -> RunRecord {

@@ -15,6 +15,7 @@ mod engine;
 mod explore;
 mod final_state;
 mod generator;
+mod hang_up;
 mod hangs;
 mod import;
 mod import_journal;
@@ -38,7 +39,7 @@ mod watchers;
 mod your_agent;
 
 use livesim::executor::SeedPlan;
-use livesim::soak::Agent;
+use livesim::soak::{Agent, RunRecord};
 
 /// The seeds a test runs: `LIVESIM_SEEDS` when set, else `0..default`.
 pub fn seeds(default: u64) -> std::ops::Range<u64> {
@@ -51,4 +52,13 @@ pub fn seeds(default: u64) -> std::ops::Range<u64> {
 /// An agent of `sim/`.
 pub fn agent(name: &str) -> Agent {
     Agent::load(format!("sim/{name}")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The verdict of built-in invariant `name` on `record`.
+pub fn verdict(name: &str, record: &RunRecord) -> Result<(), String> {
+    livesim::soak::invariants::builtin()
+        .into_iter()
+        .find(|i| i.name() == name)
+        .unwrap_or_else(|| panic!("no invariant {name}"))
+        .check(record)
 }

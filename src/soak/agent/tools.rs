@@ -192,17 +192,27 @@ fn render_text(text: &str, args: &Value) -> Value {
 /// The tool runs of one session, shared with the recorders.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ExecutionLog {
-    runs: Arc<Mutex<Vec<ToolExecution>>>,
+    runs: Arc<Mutex<Runs>>,
+    /// Woken each time a run ends (finished, or dropped unfinished).
+    ended: Arc<tokio::sync::Notify>,
+}
+
+#[derive(Debug, Default)]
+struct Runs {
+    runs: Vec<ToolExecution>,
+    /// Runs started and not yet ended.
+    live: usize,
 }
 
 impl ExecutionLog {
-    fn lock(&self) -> MutexGuard<'_, Vec<ToolExecution>> {
+    fn lock(&self) -> MutexGuard<'_, Runs> {
         self.runs.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn start(&self, tool: &str, args: Value) -> usize {
         let mut runs = self.lock();
-        runs.push(ToolExecution {
+        runs.live += 1;
+        runs.runs.push(ToolExecution {
             call_id: call_id(),
             tool: tool.to_string(),
             args,
@@ -210,19 +220,51 @@ impl ExecutionLog {
             finished: None,
             outcome: ExecutionOutcome::Unfinished,
         });
-        runs.len() - 1
+        runs.runs.len() - 1
     }
 
     fn finish(&self, index: usize, outcome: ExecutionOutcome) {
-        if let Some(run) = self.lock().get_mut(index) {
+        let mut runs = self.lock();
+        if let Some(run) = runs.runs.get_mut(index) {
             run.finished = Some(executor::now());
             run.outcome = outcome;
+        }
+        runs.live = runs.live.saturating_sub(1);
+        drop(runs);
+        self.ended.notify_waiters();
+    }
+
+    /// A run dropped before it finished: aborted, or cut by a timeout.
+    fn dropped(&self) {
+        let mut runs = self.lock();
+        runs.live = runs.live.saturating_sub(1);
+        drop(runs);
+        self.ended.notify_waiters();
+    }
+
+    /// Waits until every run that started has ended, or until `deadline`.
+    /// After a session ends this is how long its tools are watched: one
+    /// still running must be seen to finish (it should have been stopped).
+    pub async fn ended_by(&self, deadline: tokio::time::Instant) {
+        loop {
+            let ended = self.ended.notified();
+            tokio::pin!(ended);
+            // Registered before the check, so an end in between wakes us.
+            ended.as_mut().enable();
+            if self.lock().live == 0 {
+                return;
+            }
+            tokio::select! {
+                biased;
+                _ = &mut ended => {}
+                _ = tokio::time::sleep_until(deadline) => return,
+            }
         }
     }
 
     /// Every run so far, in the order they started.
     pub fn runs(&self) -> Vec<ToolExecution> {
-        self.lock().clone()
+        self.lock().runs.clone()
     }
 }
 
@@ -235,11 +277,16 @@ struct Running {
 
 impl Drop for Running {
     fn drop(&mut self) {
-        if !self.done && std::thread::panicking() {
+        if self.done {
+            return;
+        }
+        if std::thread::panicking() {
             self.log.finish(
                 self.index,
                 ExecutionOutcome::Failed("the tool panicked".to_string()),
             );
+        } else {
+            self.log.dropped();
         }
     }
 }

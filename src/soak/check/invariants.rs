@@ -663,6 +663,7 @@ fn liveness(run: &RunRecord) -> Result<(), String> {
     // A session the strict script hung up on is the `protocol` failure.
     if !settling.ended_by_script
         && !gave_up
+        && settling.hung_up_at.is_none()
         && settling.ended
         && run.replay_errors.is_empty()
         && !network_ended_it(run)
@@ -674,7 +675,17 @@ fn liveness(run: &RunRecord) -> Result<(), String> {
                 .map_or("(no disconnected event)".to_string(), ToString::to_string)
         ));
     }
-    if !settling.ended {
+    if let Some(at) = settling.hung_up_at {
+        // The user hung up while calls ran: their answers never come, but
+        // the session must say it ended.
+        if !run.delivered().any(|e| e.kind() == "disconnected") {
+            return Err(format!(
+                "the user hung up at t={} and the session never said it ended (no \
+                 disconnected event)",
+                format_time(at)
+            ));
+        }
+    } else if !settling.ended {
         let left = unanswered(run);
         if !left.is_empty() {
             return Err(format!(

@@ -16,6 +16,7 @@
 //! | `duplicate-id` | a call id came again and was not run twice | agents with tools |
 //! | `cancel-aborted` | a cancellation stopped a running tool | agents with a tool that takes time |
 //! | `cancel-race` | a cancellation came for a call already answered | agents with tools |
+//! | `hung-up-mid-call` | the user hung up while a tool ran, and the session stopped it | agents with a tool that takes time |
 //! | `go-away-mid-call` | a go-away came while a tool ran | agents with a tool that takes time |
 //! | `interrupted-flush` | an interruption cut the model's text | every agent |
 //! | `user-typed` | the user typed a turn (`clientContent`) | every agent |
@@ -240,6 +241,13 @@ pub(crate) fn builtin(reach: &Reach) -> Vec<Sometimes> {
                     .any(|id| run.calls.answered.contains(id))
         }));
         if reach.slow_tools {
+            goals.push(Sometimes::new("hung-up-mid-call", |run| {
+                run.settling.hung_up_at.is_some_and(|at| {
+                    run.executions
+                        .iter()
+                        .any(|e| e.started <= at && e.finished.is_none())
+                })
+            }));
             goals.push(Sometimes::new("go-away-mid-call", |run| {
                 run.events.iter().any(|timed| {
                     matches!(timed.event, LiveEvent::GoAway { .. })

@@ -46,6 +46,7 @@ use serde_json::Value;
 use crate::flow::FlowEntry;
 use crate::session::LiveEvent;
 use crate::soak::check::model::{Expected, FrameModel, Model};
+use crate::soak::check::telemetry::LAG;
 use crate::soak::run::record::RunRecord;
 
 /// What the log must hold at one place.
@@ -369,7 +370,7 @@ fn last_connection_end(run: &RunRecord) -> Option<std::time::Duration> {
 
 /// Whether call `id` is owed an answer: the script did not cancel it,
 /// its connection did not end under it (moved off, or ended for good
-/// before its tool finished), and so the session had its outcome while
+/// before its tool finished and the session took its outcome in), and so the session had its outcome while
 /// the call was still its own to answer.
 fn owed(run: &RunRecord, id: &str, refused: bool, ended_at: Option<std::time::Duration>) -> bool {
     if run.calls.cancelled.contains(id) || run.calls.abandoned.contains(id) {
@@ -379,7 +380,9 @@ fn owed(run: &RunRecord, id: &str, refused: bool, ended_at: Option<std::time::Du
         return true;
     };
     // A refused call is answered at once, with its refusal; a tool's
-    // answer is owed if it finished before the end. A call whose tool
+    // answer is owed if it finished in time to be taken in before the end
+    // (within `LAG`, its outcome may still be on its way to the control
+    // lane when the end comes: the user hanging up races it). A call whose tool
     // never started had its connection end first (the close came with the
     // call, before the session dispatched it).
     let mut runs = run
@@ -390,7 +393,7 @@ fn owed(run: &RunRecord, id: &str, refused: bool, ended_at: Option<std::time::Du
     if runs.peek().is_none() {
         return refused;
     }
-    runs.any(|e| e.finished.is_some_and(|at| at < ended))
+    runs.any(|e| e.finished.is_some_and(|at| at + LAG <= ended))
 }
 
 /// Checks the run's stored log against the frames it got.

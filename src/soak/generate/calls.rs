@@ -48,7 +48,7 @@ impl Generator<'_> {
     }
 
     /// A new call with the next id, each of its own faults drawn.
-    fn one_call(&mut self) -> Call {
+    pub(super) fn one_call(&mut self) -> Call {
         let bad = self.fires(FaultKind::BadArgs);
         let (mut name, mut args) = self.pick_call(bad);
         if self.fires(FaultKind::UnknownTool) {

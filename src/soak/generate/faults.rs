@@ -116,11 +116,19 @@ pub enum FaultKind {
     /// giving up, so the session must end at once, read nothing more and
     /// say the end is fatal.
     ServerError,
+    /// The user hangs up while calls run: the last turn's tool message
+    /// (several calls at once when `parallel-calls` fires) is not waited
+    /// for, and the user ends the session while its tools run. The
+    /// session must end and stop its tools: no tool may finish (a payment
+    /// charged, a booking made) after it said it ended. It takes the place
+    /// of the calm last turn, so a seed with a `close` or the server's
+    /// in-band error at its end never hangs up.
+    HangUp,
 }
 
 impl FaultKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [FaultKind; 25] = [
+    pub const ALL: [FaultKind; 26] = [
         FaultKind::Split,
         FaultKind::Thoughts,
         FaultKind::Transcriptions,
@@ -146,6 +154,7 @@ impl FaultKind {
         FaultKind::Network,
         FaultKind::Document,
         FaultKind::ServerError,
+        FaultKind::HangUp,
     ];
 
     /// The kind's name, as reports, agent files and stream labels write
@@ -177,6 +186,7 @@ impl FaultKind {
             FaultKind::Network => "network",
             FaultKind::Document => "document",
             FaultKind::ServerError => "server-error",
+            FaultKind::HangUp => "hang-up",
         }
     }
 

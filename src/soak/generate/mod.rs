@@ -3,7 +3,8 @@
 //! multi-turn conversation from the agent's repertoire as an ordinary
 //! script ([`script`]), with arguments that fit the tools or do not
 //! ([`args`]), and, for a session that resumes, the connections that end
-//! and the handles it resumes ([`connections`]). A property test writes
+//! and the handles it resumes ([`connections`]); a conversation may end
+//! with the user hanging up while calls run ([`hang_up`]). A property test writes
 //! its conversations as [`steps`] instead; exploration names the runs it
 //! derives from a seed as [`variant`] seeds.
 
@@ -12,6 +13,7 @@ pub(crate) mod audio;
 pub(crate) mod calls;
 pub(crate) mod connections;
 pub(crate) mod faults;
+pub(crate) mod hang_up;
 pub(crate) mod script;
 pub(crate) mod steps;
 pub mod variant;

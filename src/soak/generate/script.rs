@@ -14,9 +14,10 @@
 //! transcriptions, non-ASCII text, bad arguments, unknown tools, repeated
 //! call ids, parallel calls, cancellations racing results, interruptions
 //! mid-text and mid-call, usage frames, unknown messages, a go-away. The
-//! fault phase ends with the seed's close, if it has one; otherwise a last
-//! calm turn follows, with no fault, which the session must handle (the
-//! liveness phase).
+//! fault phase ends with the seed's close, if it has one; otherwise the
+//! user may hang up while the last turn's calls run (`hang-up`); otherwise
+//! a last calm turn follows, with no fault, which the session must handle
+//! (the liveness phase).
 //!
 //! A turn that is not interrupted ends with one of the repertoire's lines,
 //! verbatim, as its last segment of text, so an extractor reading the last
@@ -97,6 +98,10 @@ pub fn generate(
                 generator.model_text(&line);
             }
             generator.push(action);
+        }
+        // Or the user hangs up while the last turn's calls run.
+        None if !repertoire.tools.is_empty() && generator.fires(FaultKind::HangUp) => {
+            generator.hang_up_turn()
         }
         None => generator.calm_turn(),
     }

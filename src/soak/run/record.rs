@@ -95,8 +95,13 @@ pub struct Settling {
     /// not cancel answered (or the connection over), then quiet for the
     /// settle window. `None`: it never did within the soak's cap.
     pub settled_at: Option<Duration>,
-    /// Whether the connection had ended before the soak hung up.
+    /// Whether the session's connection was over once the run settled,
+    /// before the soak's own disconnect at its end: the script, the
+    /// server, the network or the user hanging up ended it.
     pub ended: bool,
+    /// When the user hung up while calls ran (`hang-up`: see
+    /// [`ends_in_hang_up`](crate::soak::ends_in_hang_up)).
+    pub hung_up_at: Option<Duration>,
     /// Whether the script itself ended it (a close or an abort).
     pub ended_by_script: bool,
     /// How long after the fault phase the session may take to settle.

@@ -13,7 +13,11 @@
 //! over when the script ended it, then quiet for the settle window)
 //! within its bound of virtual time ([`LIVENESS_BOUND`], or more for an
 //! agent whose tools are slow: see [`liveness_bound`]; for a session that
-//! resumes, at least the longest reconnect its policy allows).
+//! resumes, at least the longest reconnect its policy allows). A script
+//! that ends with the user hanging up (`hang-up`) skips the wait for
+//! answers: the soak disconnects the session at once, while its tools
+//! run. Once the session has ended, its tools are watched for up to the
+//! bound: none may still be running.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -24,6 +28,7 @@ use crate::soak::agent::RunContext;
 use crate::soak::agent::tools::{ExecutionLog, recorded};
 use crate::soak::check::reconnects::reconnect_bound;
 use crate::soak::generate::faults::Faults;
+use crate::soak::generate::hang_up::ends_in_hang_up;
 use crate::soak::run::engine::Target;
 use crate::soak::run::record::{Calls, Governance, RunRecord, Settling, TimedEvent};
 use crate::soak::run::resolving::{self, ResolveLog, ResolvedSlot};
@@ -212,6 +217,7 @@ pub(crate) async fn play(
         })
         .sum::<u32>();
     let cap = script_pauses(&script) + bound * (RUN_CAP_BOUNDS + calls);
+    let hangs_up = ends_in_hang_up(&record.faults, script.actions());
     // The caller puts its copy of the script in the record.
     let script = script.answers_may_cross_cancellations();
     let spans = script.spans_connections();
@@ -315,6 +321,11 @@ pub(crate) async fn play(
     }
     if script_done(&control) {
         record.settling.script_done_at = Some(executor::now());
+        // The user hangs up while the last calls run.
+        if hangs_up && !session_over {
+            record.settling.hung_up_at = Some(executor::now());
+            handle.disconnect().await;
+        }
     }
     // The liveness phase: quiet for the settle window, with every call
     // answered, or the connection over when the script ended it.
@@ -364,6 +375,9 @@ pub(crate) async fn play(
             event,
         });
     }
+    // The session has ended: a tool it left running would finish within
+    // the bound, where `liveness` sees it.
+    log.ended_by(tokio::time::Instant::now() + bound).await;
     record.session_log = handle.session_log();
     record.journal = journal.take();
     record.sent = control.sent();

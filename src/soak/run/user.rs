@@ -22,7 +22,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::executor::{self, Seed, Stream};
-use crate::session::{EventStream, LiveEvent, LiveHandle};
+use crate::session::{EventStream, LiveEvent, LiveHandle, SessionError};
 use crate::soak::agent::simulated_user::{Said, agent_said, waits_for_words};
 use crate::soak::run::engine::Target;
 use crate::testing::{Action, ReplayControl, ScriptedServer};
@@ -32,10 +32,44 @@ const AUDIO_CHUNK: usize = 320;
 
 /// One message the user sends.
 pub(crate) struct Turn {
-    /// The client message.
-    pub message: Value,
+    /// What identifies it among the messages the server got (its
+    /// [`content_key`]).
+    pub key: String,
+    /// How the user sends it.
+    pub say: Say,
     /// When the user sends it.
     pub when: When,
+}
+
+/// How the user sends a message: through the session handle's method
+/// for it, as a user's code does, so the soak exercises those methods
+/// too; a marker with no method of its own goes as a raw message.
+pub(crate) enum Say {
+    /// A typed turn (`send_text`).
+    Text(String),
+    /// Realtime text (`send_realtime_text`).
+    RealtimeText(String),
+    /// A chunk of audio (`send_audio`).
+    Audio(Vec<u8>),
+    /// An activity marker or `audioStreamEnd` (`send_message`).
+    Message(Value),
+}
+
+impl Say {
+    fn send(&self, handle: &LiveHandle) -> Result<(), SessionError> {
+        match self {
+            Say::Text(text) => handle.send_text(text.as_str()),
+            Say::RealtimeText(text) => handle.send_realtime_text(text.as_str()),
+            Say::Audio(pcm) => handle.send_audio(pcm),
+            Say::Message(message) => handle.send_message(message.clone()),
+        }
+    }
+}
+
+/// A `realtimeInput` marker: the message, sent as it is.
+fn marker(body: Value) -> (Value, Say) {
+    let message = json!({ "realtimeInput": body });
+    (message.clone(), Say::Message(message))
 }
 
 /// When the user sends a message.
@@ -99,27 +133,40 @@ pub(crate) fn turns(target: &Target, seed: Seed, script: &ScriptedServer) -> Vec
             }
             text
         };
-        let message = match key.as_str() {
+        // The message the server should get, written here apart from the
+        // handle's own methods (which build it when the user sends).
+        let (message, say) = match key.as_str() {
             "realtimeInput" | "realtimeInput.text" => {
-                json!({ "realtimeInput": { "text": line() } })
+                let text = line();
+                (
+                    json!({ "realtimeInput": { "text": text } }),
+                    Say::RealtimeText(text),
+                )
             }
             "realtimeInput.audio" => {
                 use base64::Engine as _;
                 let pcm: Vec<u8> = (0..AUDIO_CHUNK)
                     .map(|_| (audio.next_u64() & 0xff) as u8)
                     .collect();
-                let data = base64::engine::general_purpose::STANDARD.encode(pcm);
-                json!({ "realtimeInput": { "audio": { "mimeType": "audio/pcm;rate=16000", "data": data } } })
+                let data = base64::engine::general_purpose::STANDARD.encode(&pcm);
+                (
+                    json!({ "realtimeInput": { "audio": { "mimeType": "audio/pcm;rate=16000", "data": data } } }),
+                    Say::Audio(pcm),
+                )
             }
-            "realtimeInput.activityStart" => json!({ "realtimeInput": { "activityStart": {} } }),
-            "realtimeInput.activityEnd" => json!({ "realtimeInput": { "activityEnd": {} } }),
-            "realtimeInput.audioStreamEnd" => {
-                json!({ "realtimeInput": { "audioStreamEnd": true } })
+            "realtimeInput.activityStart" => marker(json!({ "activityStart": {} })),
+            "realtimeInput.activityEnd" => marker(json!({ "activityEnd": {} })),
+            "realtimeInput.audioStreamEnd" => marker(json!({ "audioStreamEnd": true })),
+            _ => {
+                let text = line();
+                (
+                    json!({ "clientContent": {
+                        "turns": [{ "role": "user", "parts": [{ "text": text }] }],
+                        "turnComplete": true
+                    } }),
+                    Say::Text(text),
+                )
             }
-            _ => json!({ "clientContent": {
-                "turns": [{ "role": "user", "parts": [{ "text": line() }] }],
-                "turnComplete": true
-            } }),
         };
         // Right after `close`/`abort`, then a `reconnect` that resumes a
         // handle: typed while the session is between connections. Right
@@ -148,7 +195,11 @@ pub(crate) fn turns(target: &Target, seed: Seed, script: &ScriptedServer) -> Vec
             } else {
                 When::Reached
             };
-        out.push(Turn { message, when });
+        out.push(Turn {
+            key: content_key(&message).unwrap_or_default(),
+            say,
+            when,
+        });
     }
     out
 }
@@ -234,13 +285,12 @@ pub(crate) async fn follow(
                 continue;
             }
         }
-        let key = content_key(&turn.message).unwrap_or_default();
-        if handle.send_message(turn.message.clone()).is_err() {
+        if turn.say.send(&handle).is_err() {
             return;
         }
         sent.lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push((key, executor::now()));
+            .push((turn.key.clone(), executor::now()));
         last = Some((lost, k));
     }
 }
@@ -303,13 +353,12 @@ pub(crate) async fn play(
                 }
             }
         }
-        let key = content_key(&turn.message).unwrap_or_default();
-        if handle.send_message(turn.message).is_err() {
+        if turn.say.send(&handle).is_err() {
             return;
         }
         sent.lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push((key, executor::now()));
+            .push((turn.key.clone(), executor::now()));
     }
 }
 

@@ -21,9 +21,11 @@ use crate::soak::case::Case;
 use crate::soak::check::budget::Budget;
 use crate::soak::check::extractions;
 use crate::soak::check::invariants::{
-    EXTRACTOR_EVERY_TURN, Invariant, PATTERNS_FOLLOW_SPEC, PHASES_FOLLOW_SPEC, SPEC_AS_WRITTEN,
+    EXTRACTOR_EVERY_TURN, Invariant, PATTERNS_FOLLOW_SPEC, PHASES_FOLLOW_SPEC, SETUP_AS_DECLARED,
+    SPEC_AS_WRITTEN,
 };
 use crate::soak::check::report::Summary;
+use crate::soak::check::setup::DeclaredSetup;
 use crate::soak::check::sometimes::Sometimes;
 use crate::soak::generate::faults::{FaultKind, Faults};
 use crate::soak::generate::steps::{Step, script as steps_script};
@@ -185,6 +187,12 @@ impl Soak {
                         .as_ref()
                         .map(|_| Invariant::new(EXTRACTOR_EVERY_TURN, extractions::every_turn)),
                 )
+                .chain({
+                    let declared = DeclaredSetup::of(agent);
+                    [Invariant::new(SETUP_AS_DECLARED, move |run| {
+                        declared.check(run)
+                    })]
+                })
                 .chain(agent.spec_as_written.clone().map(|written| {
                     Invariant::new(SPEC_AS_WRITTEN, move |run| match &run.governance {
                         Some(governance) => written.check(&governance.spec),
@@ -253,6 +261,7 @@ impl Soak {
     /// let names: Vec<&str> = soak.invariants().iter().map(|i| i.name()).collect();
     /// assert!(names.contains(&"before(verify_identity, take_payment)"));
     /// assert!(names.contains(&"spec-as-written"));
+    /// assert!(names.contains(&"setup-as-declared"));
     /// # Ok::<(), livesim::soak::AgentFileError>(())
     /// ```
     pub fn invariants(&self) -> &[Invariant] {

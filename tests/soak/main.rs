@@ -30,6 +30,7 @@ mod phases;
 mod policy;
 mod resolvers;
 mod resumable;
+mod setup;
 mod shrink;
 mod simulated_user;
 mod swarm;

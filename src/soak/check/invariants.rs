@@ -24,6 +24,7 @@
 //! | `resolvers-follow-spec` | each run of a conversation's slot resolvers started at a turn boundary that made its slot due (stage active, slot unset, inputs set, no run of it in flight), with the inputs' values then; a due slot's resolver starts; each value a resolver gave is written to its slot |
 //! | `extractor-every-turn` | (an agent file with an `"extractor"`) the extractor was asked once per turn the session completed and each answer the tape had was announced as extracted: at most that many always, exactly once the run settled with its session running |
 //! | `spec-as-written` | (an agent file with a `"spec"`) the flow the session enforces is the file's, read apart from livesim's spec reader |
+//! | `setup-as-declared` | (an agent file) every `setup` the session sends holds the file's instruction, declares its tools as the file does, and asks for resumption and manual activity as the file says |
 //! | `determinism` | the same seed gives the same trace (checked on a sample of seeds, and by `livesim sim check`) |
 //!
 //! Calls issued on a connection that has since ended cannot be answered
@@ -101,6 +102,8 @@ pub const WATCHERS_FOLLOW_JOURNAL: &str = "watchers-follow-journal";
 pub const EXTRACTOR_EVERY_TURN: &str = "extractor-every-turn";
 /// `spec-as-written` (an agent file's `"spec"`).
 pub const SPEC_AS_WRITTEN: &str = "spec-as-written";
+/// `setup-as-declared` (every agent file).
+pub const SETUP_AS_DECLARED: &str = "setup-as-declared";
 /// `resolvers-follow-spec`.
 pub const RESOLVERS_FOLLOW_SPEC: &str = "resolvers-follow-spec";
 /// `determinism`.

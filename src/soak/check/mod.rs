@@ -25,6 +25,7 @@ pub(crate) mod reconnects;
 pub(crate) mod refusals;
 pub(crate) mod report;
 pub(crate) mod resolvers;
+pub(crate) mod setup;
 pub(crate) mod signature;
 pub(crate) mod sometimes;
 pub(crate) mod spec_as_written;

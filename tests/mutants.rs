@@ -2,27 +2,39 @@
 //! `.cargo/mutants.toml`) changes one thing at a time in `src/session/`
 //! and `src/flow/` and counts a mutant killed when this soak fails.
 //!
-//! It is ignored in `cargo test` (the suites under `tests/soak` run the
-//! same agents); `cargo test --test mutants -- --ignored` runs it, and the
-//! nightly workflow's mutation job runs it once per mutant. Seeds scale
-//! with `LIVESIM_SEEDS` (default 0..150 per agent).
+//! Two judges: every agent file in `sim/`, and a Rust agent built with the
+//! fluent builder's methods (the agent files reach the session through
+//! the lower-level builder, so a mutant of `LiveBuilder::on_event` or
+//! `model` would go unseen by them). The ignored tests are the judges;
+//! `cargo test --test mutants -- --ignored` runs them, and the weekly
+//! workflow's mutation job runs them once per mutant. Seeds scale with
+//! `LIVESIM_SEEDS` (default 0..150 per agent). A short soak of the Rust
+//! agent runs in `cargo test`, so the judge is known to pass unmutated.
+
+use std::time::Duration;
 
 use livesim::executor::SeedPlan;
-use livesim::soak::{Agent, Soak};
+use livesim::prelude::*;
+use livesim::session::LiveEvent;
+use livesim::soak::{Agent, RunRecord, Soak};
+use serde_json::{Value, json};
+
+fn seeds() -> std::ops::Range<u64> {
+    match SeedPlan::from_env(SeedPlan::Range(0..150)).expect("LIVESIM_SEEDS") {
+        SeedPlan::Range(range) => range,
+        SeedPlan::One(seed) => seed.value()..seed.value() + 1,
+    }
+}
 
 /// Every agent in `sim/` passes every invariant over the seeds: a mutant
 /// of the session or the flow that a user could notice breaks one.
 #[test]
 #[ignore = "the judge of a mutation run: cargo mutants runs it"]
 fn every_agent_in_sim_soaks_clean() {
-    let seeds = match SeedPlan::from_env(SeedPlan::Range(0..150)).expect("LIVESIM_SEEDS") {
-        SeedPlan::Range(range) => range,
-        SeedPlan::One(seed) => seed.value()..seed.value() + 1,
-    };
     let mut broken = Vec::new();
     for agent in Agent::load_all("sim").unwrap_or_else(|e| panic!("{e}")) {
         let soak = Soak::agent(&agent)
-            .seed_range(seeds.clone())
+            .seed_range(seeds())
             .stop_at_first_failure()
             .keep(false);
         if let Err(summary) = soak.try_run() {
@@ -31,4 +43,155 @@ fn every_agent_in_sim_soaks_clean() {
         }
     }
     assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+/// The judge's Rust agent passes every invariant over the seeds.
+#[test]
+#[ignore = "the judge of a mutation run: cargo mutants runs it"]
+fn the_rust_agent_soaks_clean() {
+    let soak = judged_agent().seed_range(seeds()).stop_at_first_failure();
+    if let Err(summary) = soak.try_run() {
+        panic!("{summary}");
+    }
+}
+
+/// The same, over a few seeds, in every `cargo test`.
+#[test]
+fn the_rust_agent_passes_a_short_soak() {
+    if let Err(summary) = judged_agent().seed_range(0..20).try_run() {
+        panic!("{summary}");
+    }
+}
+
+const MODEL: &str = "gemini-judge-model";
+const INSTRUCTION: &str = "You give the weather, one city at a time.";
+const TOOLS: [&str; 2] = ["get_weather", "get_forecast"];
+
+/// A weather agent built with the fluent builder: the model and the
+/// instruction first, so a later method that dropped what came before
+/// shows in the setup; callbacks that count, in the session's state, the
+/// events, texts and turn ends they saw; a governing flow.
+fn builder() -> LiveBuilder {
+    let state = State::new();
+    let count = |state: &State, key: &'static str| {
+        let state = state.clone();
+        move || {
+            let n = state.get_as::<u64>(key).unwrap_or(0);
+            state.set(key, json!(n + 1));
+        }
+    };
+    let (events, texts, turns) = (
+        count(&state, "judge:events"),
+        count(&state, "judge:texts"),
+        count(&state, "judge:turns"),
+    );
+    let weather = T::simple(
+        "get_weather",
+        "Current weather for a city",
+        |args| async move {
+            tokio::time::sleep(Duration::from_millis(80)).await;
+            Ok(json!({ "city": args["city"], "sky": "sunny" }))
+        },
+    )
+    .parameters(json!({
+        "type": "OBJECT",
+        "properties": { "city": { "type": "STRING" } },
+        "required": ["city"]
+    }));
+    let forecast = T::simple("get_forecast", "A city's forecast", |args| async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        Ok(json!({ "city": args["city"], "days": 3 }))
+    });
+    let flow = Flow::new()
+        .step("look")
+        .allow(["get_weather"])
+        .done(Guard::called_ok("get_weather"))
+        .step("plan")
+        .after("look")
+        .allow(["get_forecast"])
+        .build()
+        .expect("the flow is well formed");
+    Live::builder()
+        .model(MODEL)
+        .instruction(INSTRUCTION)
+        .state(state)
+        .tools(weather | forecast)
+        .govern(flow)
+        .on_event(move |_| events())
+        .on_text(move |_| texts())
+        .on_turn_complete(turns)
+        .setup_timeout(Duration::from_secs(7))
+        .session_budget(Duration::from_secs(6 * 3600))
+}
+
+fn judged_agent() -> Soak {
+    Soak::new("judge", builder)
+        .keep(false)
+        .lines(
+            ["Weather in Paris?", "And the forecast?"],
+            ["It is sunny.", "Three fine days ahead."],
+        )
+        .invariant("setup-as-built", setup_as_built)
+        .invariant("callbacks-saw-every-event", callbacks_saw_every_event)
+}
+
+/// Every setup names the model, holds the instruction and declares the
+/// two tools, as `builder` wrote them.
+fn setup_as_built(run: &RunRecord) -> Result<(), String> {
+    for setup in run.sent.iter().filter_map(|m| m.get("setup")) {
+        let model = setup.get("model").and_then(Value::as_str);
+        if model != Some(&format!("models/{MODEL}")) {
+            return Err(format!("the setup asks for model {model:?}"));
+        }
+        let instruction = setup.pointer("/systemInstruction/parts/0/text");
+        if instruction != Some(&json!(INSTRUCTION)) {
+            return Err(format!("the setup's instruction is {instruction:?}"));
+        }
+        let names: Vec<&str> = setup
+            .pointer("/tools/0/functionDeclarations")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|d| d.get("name").and_then(Value::as_str))
+            .collect();
+        if names != TOOLS {
+            return Err(format!("the setup declares {names:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// The callbacks saw what the run saw: `on_event` every event, `on_text`
+/// every text segment that is not a thought, `on_turn_complete` every
+/// turn's end (as the last counts they wrote to the state say).
+fn callbacks_saw_every_event(run: &RunRecord) -> Result<(), String> {
+    let last = |key: &str| {
+        run.journal
+            .iter()
+            .rev()
+            .find(|m| m.key == key)
+            .and_then(|m| m.value.as_u64())
+            .unwrap_or(0)
+    };
+    let events = run.events.len() as u64;
+    let texts = run
+        .delivered()
+        .filter(|e| matches!(e, LiveEvent::TextComplete { thought: false, .. }))
+        .count() as u64;
+    let turns = run
+        .delivered()
+        .filter(|e| matches!(e, LiveEvent::TurnComplete { .. }))
+        .count() as u64;
+    for (what, seen, ran) in [
+        ("on_event", last("judge:events"), events),
+        ("on_text", last("judge:texts"), texts),
+        ("on_turn_complete", last("judge:turns"), turns),
+    ] {
+        if seen != ran {
+            return Err(format!(
+                "{what} was called {seen} times, but the run saw {ran} of its events"
+            ));
+        }
+    }
+    Ok(())
 }

@@ -326,6 +326,47 @@ fn telemetry_signals_that_disagree_with_the_events_are_caught() {
     );
 }
 
+/// A session with phases writes its time in phase on each tick: one that
+/// does not grow, or that counts from before the phase began, fails
+/// `telemetry`.
+#[test]
+fn a_time_in_phase_that_disagrees_with_the_journal_is_caught() {
+    let soak = Soak::agent(&agent("booking")).check_determinism_every(0);
+    let good = (0..50)
+        .filter_map(|s| soak.run_seed(Seed::new(s)).record)
+        .find(|r| {
+            r.journal
+                .iter()
+                .filter(|m| m.key == "session:time_in_phase_ms")
+                .count()
+                >= 2
+        })
+        .expect("a booking run under 50 ticks twice");
+    assert_eq!(verdict(invariants::TELEMETRY, &good), Ok(()));
+    let written: Vec<usize> = good
+        .journal
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.key == "session:time_in_phase_ms")
+        .map(|(i, _)| i)
+        .collect();
+    let mut stuck = good.clone();
+    stuck.journal[written[1]].value = json!(0);
+    let err = verdict(invariants::TELEMETRY, &stuck).unwrap_err();
+    assert!(
+        err.contains("session:time_in_phase_ms is 0, but the session entered phase"),
+        "{err}"
+    );
+    let mut longer = good;
+    let was = longer.journal[written[0]].value.as_u64().unwrap();
+    longer.journal[written[0]].value = json!(was + 500);
+    let err = verdict(invariants::TELEMETRY, &longer).unwrap_err();
+    assert!(
+        err.ends_with(&format!("{was} ms before (journal timestamps)")),
+        "{err}"
+    );
+}
+
 /// What an agent's extractor is given is the conversation the run had: a
 /// question with a blank line, a line nobody said, a line of no speaker,
 /// or no line after the model spoke fails `extractor-input`.

@@ -1,6 +1,10 @@
 //! The `telemetry` invariant: the signals the session writes to state on
 //! its timer agree with what the run saw.
 //!
+//! A session with phases also writes `session:time_in_phase_ms` on each
+//! tick: the time since the latest `session:phase` write, by the
+//! journal's own timestamps.
+//!
 //! Every tick the telemetry lane writes `session:elapsed_ms` (time since
 //! setup) and then `session:silence_ms` (time since content last moved:
 //! model parts or a transcript). This check reads those pairs from the
@@ -43,6 +47,7 @@ struct Tick {
 
 /// Checks the run's telemetry signals against its events.
 pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
+    time_in_phase(run)?;
     let ticks = ticks(run);
     let Some(start) = run
         .events
@@ -97,6 +102,36 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
                     bound.as_millis()
                 ));
             }
+        }
+    }
+    Ok(())
+}
+
+/// Each `session:time_in_phase_ms` a session with phases writes is the
+/// time, by the journal's own timestamps, since the latest
+/// `session:phase` write before it (the phase it is in was entered then).
+fn time_in_phase(run: &RunRecord) -> Result<(), String> {
+    let mut entered = None;
+    for entry in &run.journal {
+        match entry.key.as_str() {
+            "session:phase" => entered = Some((entry.timestamp, entry.value.clone())),
+            "session:time_in_phase_ms" => {
+                let Some((since, phase)) = &entered else {
+                    return Err(format!(
+                        "journal #{}: session:time_in_phase_ms written before any session:phase",
+                        entry.seq
+                    ));
+                };
+                let owed = (entry.timestamp - *since).as_millis() as u64;
+                if entry.value.as_u64() != Some(owed) {
+                    return Err(format!(
+                        "journal #{}: session:time_in_phase_ms is {}, but the session entered \
+                         phase {phase} {owed} ms before (journal timestamps)",
+                        entry.seq, entry.value
+                    ));
+                }
+            }
+            _ => {}
         }
     }
     Ok(())

@@ -113,6 +113,7 @@ fn builder() -> LiveBuilder {
         .expect("the flow is well formed");
     Live::builder()
         .model(MODEL)
+        .text_only()
         .instruction(INSTRUCTION)
         .state(state)
         .tools(weather | forecast)
@@ -135,13 +136,17 @@ fn judged_agent() -> Soak {
         .invariant("callbacks-saw-every-event", callbacks_saw_every_event)
 }
 
-/// Every setup names the model, holds the instruction and declares the
-/// two tools, as `builder` wrote them.
+/// Every setup names the model, asks for text answers, holds the
+/// instruction and declares the two tools, as `builder` wrote them.
 fn setup_as_built(run: &RunRecord) -> Result<(), String> {
     for setup in run.sent.iter().filter_map(|m| m.get("setup")) {
         let model = setup.get("model").and_then(Value::as_str);
         if model != Some(&format!("models/{MODEL}")) {
             return Err(format!("the setup asks for model {model:?}"));
+        }
+        let modalities = setup.pointer("/generationConfig/responseModalities");
+        if modalities != Some(&json!(["TEXT"])) {
+            return Err(format!("the setup asks for modalities {modalities:?}"));
         }
         let instruction = setup.pointer("/systemInstruction/parts/0/text");
         if instruction != Some(&json!(INSTRUCTION)) {

@@ -153,6 +153,8 @@ struct ScriptFile {
     name: String,
     #[serde(default = "default_settle_ms")]
     settle_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    session_id: Option<String>,
     /// A seeds-corpus entry is a script with this member too (which agent,
     /// seed and invariant it failed); the soak reads and checks it, a
     /// script player ignores it.
@@ -204,6 +206,8 @@ pub struct ScriptedServer {
     pub(crate) cap: Duration,
     pub(crate) lenient: bool,
     pub(crate) crossing: bool,
+    /// The id every `setupComplete` carries (`sessionId`), if any.
+    pub(crate) session_id: Option<String>,
     next_call: u32,
 }
 
@@ -223,6 +227,7 @@ impl ScriptedServer {
             cap: Duration::from_secs(30),
             lenient: false,
             crossing: false,
+            session_id: None,
             next_call: 0,
         }
     }
@@ -236,6 +241,20 @@ impl ScriptedServer {
     /// The script's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Every `setupComplete` says `{"sessionId": id}`, as Vertex AI's Live
+    /// endpoint does (Google AI sends `{}`, the default).
+    ///
+    /// ```
+    /// use livesim::testing::ScriptedServer;
+    ///
+    /// let script = ScriptedServer::new().session_id("sess-42");
+    /// assert_eq!(script.to_json()["session_id"], "sess-42");
+    /// ```
+    pub fn session_id(mut self, id: impl Into<String>) -> Self {
+        self.session_id = Some(id.into());
+        self
     }
 
     /// The script's actions, in order.
@@ -472,6 +491,7 @@ impl ScriptedServer {
             v: SCRIPT_VERSION,
             name: self.name.clone(),
             settle_ms: self.settle.as_millis() as u64,
+            session_id: self.session_id.clone(),
             regression: None,
             actions: self.actions.to_vec(),
         })
@@ -503,6 +523,7 @@ impl ScriptedServer {
         let mut script = ScriptedServer::new()
             .named(file.name)
             .settle_after(Duration::from_millis(file.settle_ms));
+        script.session_id = file.session_id;
         let mut issued = Vec::new();
         let mut opens_connection = true;
         for (i, action) in file.actions.into_iter().enumerate() {

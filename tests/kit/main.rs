@@ -6,4 +6,5 @@ mod fixtures;
 mod replay;
 mod seed_000;
 mod seed_paths;
+mod session_id;
 mod strict;

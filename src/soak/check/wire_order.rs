@@ -52,8 +52,8 @@ use crate::soak::run::record::RunRecord;
 /// What the log must hold at one place.
 #[derive(Debug, PartialEq)]
 enum Slot {
-    /// `connected`.
-    Connected,
+    /// `connected`, with the id the first `setupComplete` carried.
+    Connected(Option<String>),
     /// A server event, as the model predicts it.
     Server(Expected),
     /// The refusal of this call.
@@ -77,7 +77,7 @@ impl Slot {
     /// events or none are handled where they are met).
     fn is(&self, event: &LiveEvent) -> bool {
         match (self, event) {
-            (Slot::Connected, LiveEvent::Connected { .. }) => true,
+            (Slot::Connected(id), LiveEvent::Connected { session_id }) => id == session_id,
             (Slot::Disconnected { fatal: false }, LiveEvent::Disconnected { .. }) => true,
             (
                 Slot::Disconnected { fatal: true },
@@ -97,7 +97,8 @@ impl Slot {
 impl fmt::Display for Slot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Slot::Connected => write!(f, "`connected`"),
+            Slot::Connected(None) => write!(f, "`connected` (no session id)"),
+            Slot::Connected(Some(id)) => write!(f, "`connected` (session id {id:?})"),
             Slot::Disconnected { fatal: false } => write!(f, "`disconnected`"),
             Slot::Disconnected { fatal: true } => {
                 write!(
@@ -224,6 +225,22 @@ fn model(run: &RunRecord) -> Vec<Connection> {
     out
 }
 
+/// The `sessionId` the first `setupComplete` that reached the session
+/// carried, if any: what its `connected` event must say.
+fn first_session_id(run: &RunRecord) -> Option<String> {
+    let first = run
+        .server_frames
+        .iter()
+        .filter_map(|frame| frame.payload())
+        .find(|bytes| is_setup_complete(bytes))?;
+    let message: Value = serde_json::from_slice(first).ok()?;
+    message
+        .get("setupComplete")?
+        .get("sessionId")?
+        .as_str()
+        .map(String::from)
+}
+
 /// Whether a frame is a `setupComplete`: the start of a connection.
 pub(crate) fn is_setup_complete(bytes: &[u8]) -> bool {
     // Most frames are not: look for the key before parsing.
@@ -272,7 +289,7 @@ fn expected(run: &RunRecord) -> Vec<Slot> {
         .ended
         .then(|| last_connection_end(run))
         .flatten();
-    let mut slots = vec![Slot::Connected];
+    let mut slots = vec![Slot::Connected(first_session_id(run))];
     for (n, connection) in connections(run).iter().enumerate() {
         if n > 0 {
             slots.push(Slot::Moved(n - 1));

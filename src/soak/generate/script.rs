@@ -25,8 +25,9 @@
 //!
 //! Every choice is drawn from a named stream of the seed:
 //! `soak/script/turns` (the shape of the conversation), `…/text` (lines
-//! and splits), `…/args`, `…/gaps` (pauses) and `…/fault/<kind>` (when
-//! each fault fires).
+//! and splits), `…/args`, `…/gaps` (pauses), `…/fault/<kind>` (when
+//! each fault fires) and `…/session-id` (whether the server's
+//! `setupComplete` carries a `sessionId`, as Vertex AI's does).
 
 use std::time::Duration;
 
@@ -106,6 +107,12 @@ pub fn generate(
         None => generator.calm_turn(),
     }
     let mut script = ScriptedServer::new().named(format!("{name}-{seed}"));
+    // Half the servers say a session id in `setupComplete`, as Vertex AI's
+    // endpoint does (its own stream: no other draw moves).
+    let mut server = Stream::new(seed, "soak/script/session-id");
+    if server.chance(0.5) {
+        script = script.session_id(format!("session-{:012x}", server.next_u64() >> 16));
+    }
     for action in generator.actions {
         script = script.action(action);
     }

@@ -203,7 +203,11 @@ impl<T: Transport> Player<'_, T> {
             }
             None => {}
         }
-        let complete = serde_json::json!({ "setupComplete": {} }).to_string();
+        let complete = match &self.session_id {
+            Some(id) => serde_json::json!({ "setupComplete": { "sessionId": id } }),
+            None => serde_json::json!({ "setupComplete": {} }),
+        }
+        .to_string();
         self.send(Frame::Text(complete)).await?;
         self.go_away_deadline = None;
         self.progress.update(|s| s.connections += 1);

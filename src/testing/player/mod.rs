@@ -389,6 +389,8 @@ struct Player<'a, T: Transport> {
     /// Answers may cross the script's cancellations (see
     /// `ScriptedServer::answers_may_cross_cancellations`).
     crossing: bool,
+    /// What every `setupComplete` carries as `sessionId`.
+    session_id: Option<String>,
     resilient: bool,
     uses_resumption: bool,
     /// The script resumes transparently: consumed messages are kept, to
@@ -479,6 +481,7 @@ impl<'a, T: Transport> Player<'a, T> {
             at: At::default(),
             lenient: script.lenient,
             crossing: script.crossing,
+            session_id: script.session_id,
             resilient,
             expected_seen: 0,
             expects_reached: 0,

@@ -414,3 +414,39 @@ fn a_seed_makes_one_conversation() {
     }
     assert_eq!(distinct.len(), 50);
 }
+
+/// A part holding only a thought signature comes right after a thought,
+/// in some scripts with thoughts on, and never in a calm script.
+#[test]
+fn thought_signatures_follow_thoughts() {
+    let rep = weather();
+    let signature_at = |script: &ScriptedServer| -> Vec<usize> {
+        messages(script)
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, m))| {
+                m.pointer("/serverContent/modelTurn/parts/0/thoughtSignature")
+                    .is_some()
+            })
+            .map(|(i, _)| i)
+            .collect()
+    };
+    let on = Faults::calm().with(FaultKind::Thoughts, 0.5);
+    let mut seen = 0;
+    for s in 0..60 {
+        let script = generate("w", &rep, Seed::new(s), &on);
+        let msgs = messages(&script);
+        for i in signature_at(&script) {
+            seen += 1;
+            let before = &msgs[i - 1].1;
+            assert_eq!(
+                before.pointer("/serverContent/modelTurn/parts/0/thought"),
+                Some(&json!(true)),
+                "seed {s}: a signature after {before}"
+            );
+        }
+        let calm = generate("w", &rep, Seed::new(s), &Faults::calm());
+        assert!(signature_at(&calm).is_empty(), "seed {s}");
+    }
+    assert!(seen >= 10, "{seen} signatures in 60 scripts");
+}

@@ -140,6 +140,8 @@ pub(super) struct Generator<'a> {
     pub(super) text: Stream,
     pub(super) args: Stream,
     pub(super) gaps: Stream,
+    /// Whether a thought ends with a thought signature, and its bytes.
+    signatures: Stream,
     fires: Vec<Stream>,
     pub(super) went_away: bool,
     /// For a session that resumes: its handles and connections.
@@ -158,6 +160,7 @@ impl<'a> Generator<'a> {
             text: stream("text"),
             args: stream("args"),
             gaps: stream("gaps"),
+            signatures: stream("thought-signature"),
             fires: FaultKind::ALL
                 .iter()
                 .map(|kind| stream(&format!("fault/{}", kind.name())))
@@ -342,7 +345,8 @@ impl<'a> Generator<'a> {
         }
     }
 
-    /// A thought, split as text is.
+    /// A thought, split as text is, sometimes followed by its thought
+    /// signature.
     pub(super) fn thought(&mut self, thought: &str) {
         let mut thought = thought.to_string();
         if self.fires(FaultKind::NonAscii) {
@@ -351,6 +355,27 @@ impl<'a> Generator<'a> {
         for chunk in self.split(&thought) {
             self.send(json!({ "serverContent": { "modelTurn": { "parts": [{ "text": chunk, "thought": true }] } } }));
         }
+        // Half the time a thought signature follows, in a part of its own
+        // (alone, or with empty text): a part with nothing to show, which
+        // the session must ignore.
+        if self.signatures.chance(0.5) {
+            let signature = self.signature();
+            let part = if self.signatures.chance(0.5) {
+                json!({ "thoughtSignature": signature })
+            } else {
+                json!({ "text": "", "thoughtSignature": signature })
+            };
+            self.send(json!({ "serverContent": { "modelTurn": { "parts": [part] } } }));
+        }
+    }
+
+    /// A thought signature's bytes, base64 (opaque to the client).
+    fn signature(&mut self) -> String {
+        use base64::Engine as _;
+        let bytes: Vec<u8> = (0..12)
+            .map(|_| (self.signatures.next_u64() & 0xff) as u8)
+            .collect();
+        base64::engine::general_purpose::STANDARD.encode(bytes)
     }
 
     /// The user types a line here: as `clientContent`, or, when `typing`

@@ -95,10 +95,11 @@ pub(crate) fn refused_never_runs(run: &RunRecord) -> Result<(), String> {
 
 /// A refusal because "a call of it is still running" names a tool with a
 /// call admitted before it that had not ended: neither its answer nor the
-/// server's cancellation of it came between the two. (A tool that has
-/// finished but whose answer the session has not sent yet still holds
-/// it; a call of an earlier connection, which is never answered, holds
-/// it too, until the session's end: those are lenient, never false
+/// server's cancellation of it came between the two, on its connection.
+/// (A tool that has finished but whose answer the session has not sent
+/// yet still holds it; a call of an earlier connection, which is never
+/// answered and which a cancellation on a later connection cannot name,
+/// holds it too, until the session's end: those are lenient, never false
 /// alarms. A tool the session forgot to release keeps refusing for the
 /// rest of the session; that is what this catches.)
 fn still_running_is_true(run: &RunRecord) -> Result<(), String> {
@@ -123,7 +124,19 @@ fn still_running_is_true(run: &RunRecord) -> Result<(), String> {
         let mut ended = Vec::new();
         let mut open = false;
         for (i, call) in admitted {
-            let between = &events[i + 1..k];
+            // Ids belong to their connection: an answer or a cancellation
+            // naming the id after the session moved is another call's.
+            // Unanswered by then, the call holds its tool until it ends.
+            let moved = events[i + 1..k]
+                .iter()
+                .position(|e| {
+                    matches!(
+                        e.event,
+                        LiveEvent::Reconnecting { .. } | LiveEvent::Resumed { .. }
+                    )
+                })
+                .map_or(k, |p| i + 1 + p);
+            let between = &events[i + 1..moved];
             let refused = between
                 .iter()
                 .any(|e| matches!(&e.event, LiveEvent::ToolDenied { id: d, .. } if d == call));

@@ -44,7 +44,12 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
     if run.resolved_slots.is_empty() {
         return Ok(());
     }
-    judge(&run.resolved_slots, &run.resolutions, &run.journal)
+    judge(
+        &run.resolved_slots,
+        &run.resolutions,
+        &run.journal,
+        run.clock_skew(),
+    )
 }
 
 /// What the model knows of a slot's resolver at a point of the journal.
@@ -76,6 +81,7 @@ pub(crate) fn judge(
     slots: &[ResolvedSlot],
     runs: &[Resolution],
     journal: &[StateMutation],
+    skew: Duration,
 ) -> Result<(), String> {
     let mut model: Vec<Slot<'_>> = slots
         .iter()
@@ -105,7 +111,7 @@ pub(crate) fn judge(
         let t = at(entry);
         for slot in model.iter_mut() {
             if entry.key == slot.spec.slot {
-                slot.written_at(entry)?;
+                slot.written_at(entry, skew)?;
             }
         }
         if entry.key != ACTIVE {
@@ -135,7 +141,7 @@ pub(crate) fn judge(
             let fits = slot
                 .runs
                 .get(slot.next)
-                .is_some_and(|r| r.started >= t && same(&r.args, &args));
+                .is_some_and(|r| r.started + skew >= t && same(&r.args, &args));
             if fits {
                 slot.flight = Flight::Running(slot.next);
                 slot.next += 1;
@@ -191,7 +197,9 @@ fn inputs(spec: &ResolvedSlot, state: &StateModel<'_>) -> Option<Value> {
 impl Slot<'_> {
     /// A journal write of the slot: the value of the run in flight, if it
     /// gave one; otherwise another writer's (a user's tool may write it).
-    fn written_at(&mut self, entry: &StateMutation) -> Result<(), String> {
+    /// A write of the slot: the value of the run in flight, once it ended
+    /// (by the journal's clock, which may be `skew` behind the run's).
+    fn written_at(&mut self, entry: &StateMutation, skew: Duration) -> Result<(), String> {
         let Flight::Running(i) = self.flight else {
             return Ok(());
         };
@@ -199,7 +207,7 @@ impl Slot<'_> {
         let (Some(Ok(value)), Some(end)) = (&run.outcome, run.finished) else {
             return Ok(());
         };
-        if at(entry) < end {
+        if at(entry) + skew < end {
             return Ok(());
         }
         let written = if entry.removed {
@@ -288,19 +296,19 @@ mod tests {
     #[test]
     fn a_run_at_its_boundary_whose_value_is_written_passes() {
         let runs = [run(200, 260, json!({"party_size": 4}), Ok(json!("T4")))];
-        assert_eq!(judge(&slot(), &runs, &journal()), Ok(()));
+        assert_eq!(judge(&slot(), &runs, &journal(), Duration::ZERO), Ok(()));
     }
 
     #[test]
     fn a_due_slot_with_no_run_fails() {
-        let err = judge(&slot(), &[], &journal()).unwrap_err();
+        let err = judge(&slot(), &[], &journal(), Duration::ZERO).unwrap_err();
         assert!(err.contains("table was due at journal entry 2"), "{err}");
     }
 
     #[test]
     fn a_run_with_other_inputs_fails() {
         let runs = [run(200, 260, json!({"party_size": 5}), Ok(json!("T4")))];
-        let err = judge(&slot(), &runs, &journal()).unwrap_err();
+        let err = judge(&slot(), &runs, &journal(), Duration::ZERO).unwrap_err();
         assert!(err.contains("did not start"), "{err}");
     }
 
@@ -309,7 +317,7 @@ mod tests {
         let mut journal = journal();
         journal.remove(2);
         let runs = [run(200, 260, json!({"party_size": 4}), Ok(json!("T4")))];
-        let err = judge(&slot(), &runs, &journal).unwrap_err();
+        let err = judge(&slot(), &runs, &journal, Duration::ZERO).unwrap_err();
         assert!(err.contains("never written"), "{err}");
     }
 
@@ -318,7 +326,7 @@ mod tests {
         let mut journal = journal();
         journal[2].value = json!("T5");
         let runs = [run(200, 260, json!({"party_size": 4}), Ok(json!("T4")))];
-        let err = judge(&slot(), &runs, &journal).unwrap_err();
+        let err = judge(&slot(), &runs, &journal, Duration::ZERO).unwrap_err();
         assert!(
             err.contains("a resolved slot gets its resolver's value"),
             "{err}"
@@ -331,13 +339,22 @@ mod tests {
         journal.remove(2);
         let failed = run(200, 260, json!({"party_size": 4}), Err("down".into()));
         // Not retried at 900 ms, well past the failure: a miss.
-        let err = judge(&slot(), std::slice::from_ref(&failed), &journal).unwrap_err();
+        let err = judge(
+            &slot(),
+            std::slice::from_ref(&failed),
+            &journal,
+            Duration::ZERO,
+        )
+        .unwrap_err();
         assert!(err.contains("entry 4"), "{err}");
         let retry = run(900, 950, json!({"party_size": 4}), Err("down".into()));
-        assert_eq!(judge(&slot(), &[failed.clone(), retry], &journal), Ok(()));
+        assert_eq!(
+            judge(&slot(), &[failed.clone(), retry], &journal, Duration::ZERO),
+            Ok(())
+        );
         // A boundary right at the failure's end may go either way.
         journal[2] = entry(4, 260, ACTIVE, json!(["book"]));
-        assert_eq!(judge(&slot(), &[failed], &journal), Ok(()));
+        assert_eq!(judge(&slot(), &[failed], &journal, Duration::ZERO), Ok(()));
     }
 
     #[test]
@@ -346,7 +363,7 @@ mod tests {
             run(200, 260, json!({"party_size": 4}), Ok(json!("T4"))),
             run(300, 320, json!({"party_size": 4}), Ok(json!("T4"))),
         ];
-        let err = judge(&slot(), &runs, &journal()).unwrap_err();
+        let err = judge(&slot(), &runs, &journal(), Duration::ZERO).unwrap_err();
         assert!(err.contains("no turn boundary made table due"), "{err}");
     }
 
@@ -356,7 +373,7 @@ mod tests {
         journal[1].value = json!(["party"]);
         journal[3].value = json!(["party"]);
         journal.remove(2);
-        assert_eq!(judge(&slot(), &[], &journal), Ok(()));
+        assert_eq!(judge(&slot(), &[], &journal, Duration::ZERO), Ok(()));
     }
 
     /// What happens next in a generated session: a turn boundary (with the
@@ -456,7 +473,7 @@ mod tests {
             ),
         ) {
             let (journal, runs) = lane(&steps, &timings);
-            prop_assert_eq!(judge(&slot(), &runs, &journal), Ok(()));
+            prop_assert_eq!(judge(&slot(), &runs, &journal, Duration::ZERO), Ok(()));
         }
     }
 }

@@ -322,14 +322,6 @@ pub(crate) fn simulate(
 #[cfg(feature = "network")]
 const NETWORK_LIMIT: Duration = Duration::from_secs(3600);
 
-/// How much virtual time one step of the soak's network takes: every step
-/// ticks both hosts whatever happens, so a run costs its virtual time
-/// over this. 5 ms keeps latencies (drawn from 1–45 ms) apart at the
-/// scale of keepalives (300 ms) and faults (20–800 ms), at a fifth of
-/// the steps of 1 ms.
-#[cfg(feature = "network")]
-const NETWORK_TICK: Duration = Duration::from_millis(5);
-
 /// Runs a case over the simulated network: the script's player on the
 /// server host, the session on the client host, every kind of network
 /// fault drawn by the seed over the conversation's own.
@@ -345,7 +337,7 @@ fn over_network(
     use crate::network::{Network, Tap};
     let network = Network::new(script.clone().answers_may_cross_cancellations())
         .faults(crate::network::Faults::storm())
-        .tick(NETWORK_TICK)
+        .tick(crate::soak::run::record::NETWORK_TICK)
         .duration(NETWORK_LIMIT);
     let tap = Tap::default();
     network.run_scripted(

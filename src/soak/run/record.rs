@@ -28,6 +28,15 @@ pub struct TimedEvent {
     pub event: LiveEvent,
 }
 
+/// How much virtual time one step of the soak's network takes: every step
+/// ticks both hosts whatever happens, so a run costs its virtual time
+/// over this. 5 ms keeps latencies (drawn from 1–45 ms) apart at the
+/// scale of keepalives (300 ms) and faults (20–800 ms), at a fifth of
+/// the steps of 1 ms. A host's own clock (the state's, so the journal's
+/// timestamps) may lag the network's (the executor's, so the times the
+/// soak records of tool and resolver runs) by up to one step.
+pub(crate) const NETWORK_TICK: Duration = Duration::from_millis(5);
+
 /// One run of a tool: which call it answered, when it started and ended,
 /// and how.
 #[derive(Clone, Debug, PartialEq)]
@@ -251,6 +260,18 @@ impl RunRecord {
         match crate::soak::check::reconnects::contents(self) {
             Ok(contents) => contents.replays,
             Err(_) => Vec::new(),
+        }
+    }
+
+    /// How far the journal's timestamps may be from the times the soak
+    /// recorded (tool and resolver runs, events): zero in memory, where
+    /// one clock serves both; up to one network step over the simulated
+    /// network, where a host's clock may lag the network's.
+    pub(crate) fn clock_skew(&self) -> Duration {
+        if self.network.is_some() {
+            NETWORK_TICK
+        } else {
+            Duration::ZERO
         }
     }
 

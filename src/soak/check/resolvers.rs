@@ -196,9 +196,9 @@ fn inputs(spec: &ResolvedSlot, state: &StateModel<'_>) -> Option<Value> {
 
 impl Slot<'_> {
     /// A journal write of the slot: the value of the run in flight, if it
-    /// gave one; otherwise another writer's (a user's tool may write it).
-    /// A write of the slot: the value of the run in flight, once it ended
-    /// (by the journal's clock, which may be `skew` behind the run's).
+    /// gave one and had ended (by the journal's clock, which may be
+    /// `skew` behind the run's); otherwise another writer's (a user's tool
+    /// may write it).
     fn written_at(&mut self, entry: &StateMutation, skew: Duration) -> Result<(), String> {
         let Flight::Running(i) = self.flight else {
             return Ok(());

@@ -114,7 +114,7 @@ fn time_in_phase(run: &RunRecord) -> Result<(), String> {
     let mut entered = None;
     for entry in &run.journal {
         match entry.key.as_str() {
-            "session:phase" => entered = Some((entry.timestamp, entry.value.clone())),
+            "session:phase" => entered = Some((entry.timestamp, &entry.value)),
             "session:time_in_phase_ms" => {
                 let Some((since, phase)) = &entered else {
                     return Err(format!(

@@ -387,8 +387,9 @@ fn last_connection_end(run: &RunRecord) -> Option<std::time::Duration> {
 
 /// Whether call `id` is owed an answer: the script did not cancel it,
 /// its connection did not end under it (moved off, or ended for good
-/// before its tool finished and the session took its outcome in), and so the session had its outcome while
-/// the call was still its own to answer.
+/// before its tool finished and the session took its outcome in), and so
+/// the session had its outcome while the call was still its own to
+/// answer.
 fn owed(run: &RunRecord, id: &str, refused: bool, ended_at: Option<std::time::Duration>) -> bool {
     if run.calls.cancelled.contains(id) || run.calls.abandoned.contains(id) {
         return false;
@@ -399,7 +400,8 @@ fn owed(run: &RunRecord, id: &str, refused: bool, ended_at: Option<std::time::Du
     // A refused call is answered at once, with its refusal; a tool's
     // answer is owed if it finished in time to be taken in before the end
     // (within `LAG`, its outcome may still be on its way to the control
-    // lane when the end comes: the user hanging up races it). A call whose tool
+    // lane when the end comes: the user hanging up races it). A call whose
+    // tool
     // never started had its connection end first (the close came with the
     // call, before the session dispatched it).
     let mut runs = run

@@ -9,8 +9,6 @@
 //! Both read only the script and the faults, so a saved or shrunk case
 //! hangs up where it did.
 
-use serde_json::json;
-
 use crate::soak::generate::faults::{FaultKind, Faults};
 use crate::soak::generate::script::Generator;
 use crate::testing::{Action, Call};
@@ -20,14 +18,13 @@ impl Generator<'_> {
     /// the model calls one tool or several at once (`parallel-calls`),
     /// and the script ends while they run.
     pub(super) fn hang_up_turn(&mut self) {
-        let line = self.user_line();
-        self.send(json!({ "serverContent": { "inputTranscription": { "text": line, "finished": true } } }));
+        self.user_says();
         let n = if self.fires(FaultKind::ParallelCalls) {
             self.shape.range(2..=3)
         } else {
             1
         };
-        let calls: Vec<Call> = (0..n)
+        let mut calls: Vec<Call> = (0..n)
             .map(|_| Call {
                 wait: false,
                 ..self.one_call()
@@ -39,7 +36,7 @@ impl Generator<'_> {
             .min()
             .unwrap_or(0);
         match calls.len() {
-            1 => self.push(Action::Call(calls.into_iter().next().expect("one call"))),
+            1 => self.push(Action::Call(calls.remove(0))),
             _ => self.push(Action::CallMany(calls)),
         }
         if quickest > 1 {

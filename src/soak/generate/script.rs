@@ -286,11 +286,16 @@ impl<'a> Generator<'a> {
 
     /// The last turn when the connection is not closed: no fault at all.
     fn calm_turn(&mut self) {
-        let user = self.user_line();
-        self.send(json!({ "serverContent": { "inputTranscription": { "text": user, "finished": true } } }));
+        self.user_says();
         let line = self.model_line();
         self.send(json!({ "serverContent": { "modelTurn": { "parts": [{ "text": line }] } } }));
         self.send(json!({ "serverContent": { "turnComplete": true } }));
+    }
+
+    /// The user says a line, whole (a finished input transcription).
+    pub(super) fn user_says(&mut self) {
+        let line = self.user_line();
+        self.send(json!({ "serverContent": { "inputTranscription": { "text": line, "finished": true } } }));
     }
 
     fn user_turn(&mut self) {

@@ -108,11 +108,11 @@ pub struct Settling {
     /// before the soak's own disconnect at its end: the script, the
     /// server, the network or the user hanging up ended it.
     pub ended: bool,
+    /// Whether the script itself ended it (a close or an abort).
+    pub ended_by_script: bool,
     /// When the user hung up while calls ran (`hang-up`: see
     /// [`ends_in_hang_up`](crate::soak::ends_in_hang_up)).
     pub hung_up_at: Option<Duration>,
-    /// Whether the script itself ended it (a close or an abort).
-    pub ended_by_script: bool,
     /// How long after the fault phase the session may take to settle.
     pub bound: Duration,
     /// Where the script was when the soak hung up, if it had not played

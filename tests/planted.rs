@@ -234,6 +234,24 @@ fn the_default_soak_finds_tools_outliving_a_hang_up() {
     eprintln!("{report}");
 }
 
+/// A session that checks a new connection's call ids against the ones
+/// the old connection saw (so a server numbering its calls from `call-1`
+/// again gets no answer) is found over seeds 0..2000 of `sim/pharmacy`
+/// (the `id-restart` fault, a reconnect) and shrunk to at most six
+/// actions; the shrunk case passes without the bug.
+#[test]
+fn the_default_soak_finds_ids_outliving_their_connection() {
+    let report = found_and_shrunk(PlantedBug::IdsOutliveTheirConnection, "pharmacy");
+    // The new connection's call goes unanswered.
+    assert!(
+        ["wire-order", "liveness", "answered-once"]
+            .iter()
+            .any(|invariant| report.contains(invariant)),
+        "{report}"
+    );
+    eprintln!("{report}");
+}
+
 /// Soaks `sim/<name>` with `bug` planted over seeds 0..2000 until a seed
 /// fails, shrinks that failure, and checks the shrunk case: at most six
 /// actions, and passing without the bug. Says what it found.

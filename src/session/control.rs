@@ -220,6 +220,17 @@ impl Lane {
             LiveEvent::Resumed { connection, fresh } => {
                 // Call ids belong to their connection: a new one starts
                 // with none seen; tools still running finish unanswered.
+                #[cfg(feature = "planted-bug")]
+                if self
+                    .control
+                    .config
+                    .planted(super::PlantedBug::IdsOutliveTheirConnection)
+                {
+                    self.dispatcher.new_connection_keeping_ids();
+                } else {
+                    self.dispatcher.new_connection();
+                }
+                #[cfg(not(feature = "planted-bug"))]
                 self.dispatcher.new_connection();
                 if let Some(monitor) = self.monitor.as_mut() {
                     monitor.new_connection();

@@ -186,6 +186,13 @@ impl Dispatcher {
         self.left.extend(std::mem::take(&mut self.running));
     }
 
+    /// A new connection that still holds the ids the old one saw (the
+    /// planted bug `ids-outlive-their-connection`).
+    #[cfg(feature = "planted-bug")]
+    pub fn new_connection_keeping_ids(&mut self) {
+        self.left.extend(std::mem::take(&mut self.running));
+    }
+
     /// Lets every running call go on, unwatched (the planted bug
     /// `tools-outlive-hang-up`): its task is detached, not aborted.
     #[cfg(feature = "planted-bug")]

@@ -48,11 +48,16 @@ pub enum PlantedBug {
     /// The tools still running when the session ends are left to finish
     /// (the user hanging up, a call running).
     ToolsOutliveHangUp,
+    /// A new connection's calls are checked against the ids the old one
+    /// saw: a call whose id an earlier connection used is taken for a
+    /// duplicate, never run nor answered (a reconnect, a server that
+    /// numbers its calls from `call-1` again).
+    IdsOutliveTheirConnection,
 }
 
 impl PlantedBug {
     /// Every planted bug.
-    pub const ALL: [PlantedBug; 11] = [
+    pub const ALL: [PlantedBug; 12] = [
         PlantedBug::RefusedCallRuns,
         PlantedBug::CancelsTheFirstCall,
         PlantedBug::InterruptionAbortsCalls,
@@ -64,6 +69,7 @@ impl PlantedBug {
         PlantedBug::ThoughtFlushedAsAnswer,
         PlantedBug::AudioNotReplayed,
         PlantedBug::ToolsOutliveHangUp,
+        PlantedBug::IdsOutliveTheirConnection,
     ];
 
     /// Its name, as an agent file's `planted_bug` writes it.
@@ -80,6 +86,7 @@ impl PlantedBug {
             PlantedBug::ThoughtFlushedAsAnswer => "thought-flushed-as-answer",
             PlantedBug::AudioNotReplayed => "audio-not-replayed",
             PlantedBug::ToolsOutliveHangUp => "tools-outlive-hang-up",
+            PlantedBug::IdsOutliveTheirConnection => "ids-outlive-their-connection",
         }
     }
 }

@@ -493,9 +493,30 @@ impl Soak {
         self
     }
 
-    /// Fault kinds on in every seed that is not calm, at these rates.
+    /// Fault kinds on in every seed that is not calm, at these rates (in
+    /// place of any tuning the agent had).
     pub fn faults(mut self, tuning: &[(FaultKind, f64)]) -> Self {
         self.target.tuning = tuning.to_vec();
+        self
+    }
+
+    /// One more fault kind's rate, on top of the agent's own tuning (0
+    /// turns the kind off). Each kind draws from streams of its own, so a
+    /// kind turned off leaves every other draw of a seed as it was.
+    ///
+    /// ```
+    /// use livesim::soak::{Agent, FaultKind, Soak};
+    ///
+    /// let agent = Agent::load("sim/resumable").unwrap();
+    /// // Its seeds as they were before `id-restart` joined.
+    /// let soak = Soak::agent(&agent).fault(FaultKind::IdRestart, 0.0);
+    /// # let _ = soak;
+    /// ```
+    pub fn fault(mut self, kind: FaultKind, rate: f64) -> Self {
+        match self.target.tuning.iter_mut().find(|(k, _)| *k == kind) {
+            Some(entry) => entry.1 = rate,
+            None => self.target.tuning.push((kind, rate)),
+        }
         self
     }
 

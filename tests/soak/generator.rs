@@ -204,6 +204,15 @@ fn shows(kind: FaultKind, script: &ScriptedServer, rep: &Repertoire) -> bool {
                 _ => false,
             }
         }
+        // A call numbered `call-1` after a reconnect.
+        FaultKind::IdRestart => actions
+            .iter()
+            .skip_while(|a| !matches!(a, Action::Reconnect(_)))
+            .any(|a| match a {
+                Action::Call(c) => c.id == "call-1",
+                Action::CallMany(cs) => cs.iter().any(|c| c.id == "call-1"),
+                _ => false,
+            }),
         FaultKind::ToolFailure | FaultKind::LatencySpike => unreachable!("tool-side kinds"),
         FaultKind::Network => unreachable!("where the run goes, not what the script says"),
     }

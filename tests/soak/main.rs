@@ -17,6 +17,7 @@ mod final_state;
 mod generator;
 mod hang_up;
 mod hangs;
+mod id_restart;
 mod import;
 mod import_journal;
 mod invariants;

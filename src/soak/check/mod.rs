@@ -11,6 +11,7 @@
 //! what it tells in [`triage_report`]).
 
 pub mod budget;
+pub(crate) mod calls_by_connection;
 pub(crate) mod determinism;
 mod digest;
 pub mod distribution;

@@ -10,14 +10,13 @@
 use crate::wire::JsonPath;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::executor::format_time;
 use crate::session::{LiveEvent, Resumption};
-use crate::soak::check::wire_order;
+use crate::soak::check::{calls_by_connection, wire_order};
 use crate::soak::run::record::RunRecord;
 use crate::soak::run::user::content_key;
 use crate::testing::Action;
@@ -26,39 +25,7 @@ use crate::testing::Action;
 /// connections (numbered from 1) that issued it: worked out once per run,
 /// for every check that reads it.
 pub(crate) fn issues(run: &RunRecord) -> &BTreeMap<String, BTreeSet<usize>> {
-    run.issued.get_or_init(|| Arc::new(read_issues(run)))
-}
-
-fn read_issues(run: &RunRecord) -> BTreeMap<String, BTreeSet<usize>> {
-    let mut issues: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
-    let mut connection = 0;
-    for frame in &run.server_frames {
-        let bytes = frame.payload().unwrap_or_default();
-        if wire_order::is_setup_complete(bytes) {
-            connection += 1;
-            continue;
-        }
-        if !wire_order::mentions(bytes, &wire_order::TOOL_CALL) {
-            continue;
-        }
-        let Ok(message) = serde_json::from_slice::<Value>(bytes) else {
-            continue;
-        };
-        let calls = message
-            .at("/toolCall/functionCalls")
-            .and_then(Value::as_array);
-        for id in calls
-            .into_iter()
-            .flatten()
-            .filter_map(|c| c.get("id")?.as_str())
-        {
-            issues
-                .entry(id.to_string())
-                .or_default()
-                .insert(connection.max(1));
-        }
-    }
-    issues
+    &calls_by_connection::server_calls(run).issued
 }
 
 /// How many times a call may be answered or run: once per connection

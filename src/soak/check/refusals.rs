@@ -9,28 +9,28 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::executor::format_time;
-use crate::flow::FlowEntry;
 use crate::session::LiveEvent;
-use crate::soak::check::reconnects;
+use crate::soak::check::calls_by_connection::{
+    CallKey, events_by_connection, journaled_refusals, runs_of, server_calls,
+};
 use crate::soak::run::record::RunRecord;
 
 /// The words of a refusal that reserves a committing tool for a call
 /// still running (the flow's sentence; a change there must come here).
 const STILL_RUNNING: &str = "and a call of it is still running";
 
-fn refusals(run: &RunRecord) -> BTreeMap<String, (String, String)> {
+/// Every call the flow refused: the call → (tool, reason), from the
+/// refusal events and from the journal (a gate that journals a refusal and
+/// runs the tool anyway shows up in the second only).
+fn refusals(run: &RunRecord) -> BTreeMap<CallKey, (String, String)> {
     let mut refused = BTreeMap::new();
-    for event in run.delivered() {
-        if let LiveEvent::ToolDenied { id, name, reason } = event {
-            refused.insert(id.clone(), (name.clone(), reason.clone()));
+    for (connection, timed) in events_by_connection(&run.events) {
+        if let LiveEvent::ToolDenied { id, name, reason } = &timed.event {
+            refused.insert((connection, id.clone()), (name.clone(), reason.clone()));
         }
     }
-    for entry in &run.journal {
-        if let Ok(Some(FlowEntry::ToolDenied { tool, id, reason })) =
-            FlowEntry::parse(&entry.key, &entry.value)
-        {
-            refused.entry(id).or_insert((tool, reason));
-        }
+    for (call, refusal) in journaled_refusals(run) {
+        refused.entry(call).or_insert(refusal);
     }
     refused
 }
@@ -38,21 +38,10 @@ fn refusals(run: &RunRecord) -> BTreeMap<String, (String, String)> {
 pub(crate) fn refused_never_runs(run: &RunRecord) -> Result<(), String> {
     still_running_is_true(run)?;
     let responses = run.responses();
-    let issues = reconnects::issues(run);
-    for (id, (tool, reason)) in refusals(run) {
-        // A later connection may issue the id again, as a new call: each
-        // issue is refused or run, never both.
-        let refused = run
-            .delivered()
-            .filter(|e| matches!(e, LiveEvent::ToolDenied { id: d, .. } if *d == id))
-            .count()
-            .max(1);
-        let mut runs = run
-            .executions
-            .iter()
-            .filter(|e| e.call_id.as_deref() == Some(id.as_str()));
-        let ran_too = runs.clone().count() + refused > reconnects::allowed(issues, &id).max(1);
-        if ran_too && let Some(ran) = runs.next() {
+    let calls = server_calls(run);
+    for (call, (tool, reason)) in refusals(run) {
+        let id = call.1.as_str();
+        if let Some(ran) = runs_of(run, &call).next() {
             return Err(format!(
                 "{tool} ({id}) was refused ({reason}) but ran, from t={}{}",
                 format_time(ran.started),
@@ -61,24 +50,34 @@ pub(crate) fn refused_never_runs(run: &RunRecord) -> Result<(), String> {
                     .unwrap_or_default()
             ));
         }
-        let answer = responses.iter().find(|r| {
-            r.get("id").and_then(Value::as_str) == Some(id.as_str())
-                && r.get("response") == Some(&serde_json::json!({ "error": reason }))
-        });
-        let answer = answer.or_else(|| {
+        let wanted = serde_json::json!({ "error": reason });
+        let with_id = || {
             responses
                 .iter()
-                .find(|r| r.get("id").and_then(Value::as_str) == Some(id.as_str()))
-        });
-        let wanted = serde_json::json!({ "error": reason });
+                .filter(|r| r.get("id").and_then(Value::as_str) == Some(id))
+        };
+        if with_id().any(|r| r.get("response") == Some(&wanted)) {
+            continue;
+        }
+        // Another connection's call with this id may have been answered
+        // otherwise: only an id issued once tells what this one got.
+        let issued_on: Vec<usize> = calls.connections_of(id).collect();
+        let answer = with_id().next().filter(|_| issued_on.len() <= 1);
+        // Ids belong to their connection: the script's view of the id is
+        // its last issue's.
+        let last_issue = issued_on.last().is_none_or(|last| *last == call.0);
         match answer.and_then(|r| r.get("response")) {
-            Some(response) if *response != wanted => {
+            Some(response) => {
                 return Err(format!(
                     "{tool} ({id}) was refused, but was answered {response} instead of {wanted}"
                 ));
             }
-            None if !run.settling.ended && !run.calls.abandoned.contains(&id) => {
-                let cancelled = if run.calls.cancelled.contains(&id) {
+            None if !run.settling.ended
+                && last_issue
+                && !run.calls.abandoned.contains(id)
+                && calls.connections == call.0 =>
+            {
+                let cancelled = if run.calls.cancelled.contains(id) {
                     " (the script cancelled it later, but a refusal is answered at once)"
                 } else {
                     ""
@@ -104,6 +103,7 @@ pub(crate) fn refused_never_runs(run: &RunRecord) -> Result<(), String> {
 /// rest of the session; that is what this catches.)
 fn still_running_is_true(run: &RunRecord) -> Result<(), String> {
     let events = &run.events;
+    let connections: Vec<usize> = events_by_connection(events).map(|(n, _)| n).collect();
     for (k, refusal) in events.iter().enumerate() {
         let LiveEvent::ToolDenied { id, name, reason } = &refusal.event else {
             continue;
@@ -111,6 +111,9 @@ fn still_running_is_true(run: &RunRecord) -> Result<(), String> {
         if !reason.contains(STILL_RUNNING) {
             continue;
         }
+        // Every earlier call of the tool but the refused one itself (an
+        // earlier connection's call with its id is another call).
+        let connections = &connections;
         let admitted = events[..k].iter().enumerate().flat_map(|(i, timed)| {
             let calls = match &timed.event {
                 LiveEvent::ToolCall { calls } => calls.as_slice(),
@@ -118,7 +121,9 @@ fn still_running_is_true(run: &RunRecord) -> Result<(), String> {
             };
             calls
                 .iter()
-                .filter(|call| call.name == *name && call.id != *id)
+                .filter(move |call| {
+                    call.name == *name && (call.id != *id || connections[i] != connections[k])
+                })
                 .map(move |call| (i, call.id.as_str()))
         });
         let mut ended = Vec::new();

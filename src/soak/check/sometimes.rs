@@ -31,6 +31,7 @@
 //! | `reconnect-gave-up` | every reconnect attempt failed and the session ended | agents that resume |
 //! | `transparent-replay` | a resumed connection got again what the server had not consumed | agents that resume transparently |
 //! | `stale-answer` | a tool finished after its call's connection ended, and its answer was not sent | agents that resume, with a tool that takes time |
+//! | `id-reused` | a new connection issued a call id an earlier connection had issued (`id-restart`), and the session answered it as the new call it is | agents that resume, with tools |
 //!
 //! A Rust agent's tools are measured before its soak (see
 //! `run/calibrate.rs`); an agent file's simulated tools take time, fail
@@ -48,6 +49,7 @@ use serde_json::Value;
 
 use crate::session::LiveEvent;
 use crate::soak::agent::TAPE_MISS;
+use crate::soak::check::calls_by_connection::{self, events_by_connection};
 use crate::soak::check::model::Expected;
 use crate::soak::check::wire_order;
 use crate::soak::run::record::{ExecutionOutcome, RunRecord};
@@ -334,6 +336,17 @@ fn resumption_goals(reach: &Reach) -> Vec<Sometimes> {
     if reach.transparent {
         goals.push(Sometimes::new("transparent-replay", |run| {
             !run.replays().is_empty()
+        }));
+    }
+    if reach.tools {
+        goals.push(Sometimes::new("id-reused", |run| {
+            // A later connection's call with an earlier one's id, answered
+            // as the new call it is.
+            let issued = calls_by_connection::server_calls(run);
+            events_by_connection(&run.events).any(|(connection, timed)| {
+                matches!(&timed.event, LiveEvent::ToolResponse { id, .. }
+                    if issued.connections_of(id).any(|earlier| earlier < connection))
+            })
         }));
     }
     if reach.tools && reach.slow_tools {

@@ -43,8 +43,8 @@ use memchr::memmem::Finder;
 
 use serde_json::Value;
 
-use crate::flow::FlowEntry;
 use crate::session::LiveEvent;
+use crate::soak::check::calls_by_connection::{self, CallKey};
 use crate::soak::check::model::{Expected, FrameModel, Model};
 use crate::soak::check::telemetry::LAG;
 use crate::soak::run::record::RunRecord;
@@ -272,15 +272,8 @@ pub(crate) fn fast_lane<'a>(frames: impl IntoIterator<Item = &'a FrameModel>) ->
 
 fn expected(run: &RunRecord) -> Vec<Slot> {
     // The flow's refusals, from the journal (which `journal-replays-clean`
-    // checks against the spec).
-    let refused: BTreeSet<String> = run
-        .journal
-        .iter()
-        .filter_map(|entry| match FlowEntry::parse(&entry.key, &entry.value) {
-            Ok(Some(FlowEntry::ToolDenied { id, .. })) => Some(id),
-            _ => None,
-        })
-        .collect();
+    // checks against the spec), each on its connection.
+    let refused = calls_by_connection::journaled_refusals(run);
     // When the session's last connection ended, if it did before the soak
     // hung up: at the first move after the last `resumed` (attempts that
     // never reached a new connection), or else at `disconnected`.
@@ -310,11 +303,13 @@ fn expected(run: &RunRecord) -> Vec<Slot> {
                 if !seen.insert(id.clone()) {
                     continue;
                 }
-                if refused.contains(&id) {
-                    slots.push(Slot::Denial(id.clone()));
+                let call = (n + 1, id);
+                let denied = refused.contains_key(&call);
+                if denied {
+                    slots.push(Slot::Denial(call.1.clone()));
                 }
-                let owed = owed(run, &id, refused.contains(&id), ended_at);
-                slots.push(Slot::Answer { id, owed });
+                let owed = owed(run, &call, denied, ended_at);
+                slots.push(Slot::Answer { id: call.1, owed });
             }
             if turn_ended {
                 slots.push(Slot::Extractions);
@@ -385,12 +380,23 @@ fn last_connection_end(run: &RunRecord) -> Option<std::time::Duration> {
         .map(|e| e.at)
 }
 
-/// Whether call `id` is owed an answer: the script did not cancel it,
-/// its connection did not end under it (moved off, or ended for good
-/// before its tool finished and the session took its outcome in), and so
-/// the session had its outcome while the call was still its own to
-/// answer.
-fn owed(run: &RunRecord, id: &str, refused: bool, ended_at: Option<std::time::Duration>) -> bool {
+/// Whether `call` is owed an answer: the script did not cancel it, its
+/// connection is the last (a connection left behind leaves its calls
+/// unanswered, call ids belonging to their connection) and did not end
+/// under it (ended for good before its tool finished and the session
+/// took its outcome in), so the session had its outcome while the call
+/// was still its own to answer.
+fn owed(
+    run: &RunRecord,
+    call: &CallKey,
+    refused: bool,
+    ended_at: Option<std::time::Duration>,
+) -> bool {
+    let (connection, id) = (call.0, call.1.as_str());
+    if connection < calls_by_connection::server_calls(run).connections {
+        return false;
+    }
+    // The script's view of an id is its last issue's, which is this one.
     if run.calls.cancelled.contains(id) || run.calls.abandoned.contains(id) {
         return false;
     }
@@ -401,14 +407,9 @@ fn owed(run: &RunRecord, id: &str, refused: bool, ended_at: Option<std::time::Du
     // answer is owed if it finished in time to be taken in before the end
     // (within `LAG`, its outcome may still be on its way to the control
     // lane when the end comes: the user hanging up races it). A call whose
-    // tool
-    // never started had its connection end first (the close came with the
-    // call, before the session dispatched it).
-    let mut runs = run
-        .executions
-        .iter()
-        .filter(|e| e.call_id.as_deref() == Some(id))
-        .peekable();
+    // tool never started had its connection end first (the close came
+    // with the call, before the session dispatched it).
+    let mut runs = calls_by_connection::runs_of(run, call).peekable();
     if runs.peek().is_none() {
         return refused;
     }

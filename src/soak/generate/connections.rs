@@ -29,7 +29,8 @@
 //! lost.
 //!
 //! Calls issued on a connection belong to it: the script never waits for
-//! an answer across a connection's end.
+//! an answer across a connection's end, and under `id-restart` a new
+//! connection may number its calls from `call-1` again.
 //!
 //! Handles are distinctive strings (`handle-<seed>-<n>-<hex>`), so the
 //! soak's `handle-secret` invariant can look for them anywhere. Every draw
@@ -82,6 +83,9 @@ pub(super) struct Connections {
     /// Where the current connection's call ids start in the generator's
     /// list of issued ids.
     pub first_call: usize,
+    /// Whether the current connection numbers its calls from `call-1`
+    /// again (`id-restart`).
+    pub restarted_ids: bool,
 }
 
 impl Connections {
@@ -96,6 +100,7 @@ impl Connections {
             latest: None,
             moving: false,
             first_call: 0,
+            restarted_ids: false,
         }
     }
 }
@@ -275,9 +280,11 @@ impl Generator<'_> {
     /// of its own.
     fn reconnected(&mut self) {
         let first = self.issued.len();
+        let restart = self.connections.is_some() && self.fires(FaultKind::IdRestart);
         if let Some(connections) = &mut self.connections {
             connections.moving = false;
             connections.first_call = first;
+            connections.restarted_ids = restart;
         }
         self.went_away = false;
     }

@@ -14,7 +14,7 @@
 //!   50 % of the chances it gets); `close` draws which close instead.
 //!
 //! Kinds that need a session that resumes ([`FaultKind::needs_resumption`]:
-//! `reconnect`, `network`) are drawn only for such sessions
+//! `reconnect`, `network`, `id-restart`) are drawn only for such sessions
 //! ([`Faults::draw_resuming`]), so other agents' seeds never see them.
 //! `network` is on for about 12 % of the seeds that are not calm, whatever
 //! the weather.
@@ -124,11 +124,18 @@ pub enum FaultKind {
     /// of the calm last turn, so a seed with a `close` or the server's
     /// in-band error at its end never hangs up.
     HangUp,
+    /// On a new connection the server numbers its calls from `call-1`
+    /// again, as a service whose ids belong to their connection may: the
+    /// new connection's `call-1` is another call than the old one's, which
+    /// may still be running. Fires once per new connection, so some of a
+    /// seed's connections start over and others go on counting. Only for
+    /// sessions that resume.
+    IdRestart,
 }
 
 impl FaultKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [FaultKind; 26] = [
+    pub const ALL: [FaultKind; 27] = [
         FaultKind::Split,
         FaultKind::Thoughts,
         FaultKind::Transcriptions,
@@ -155,6 +162,7 @@ impl FaultKind {
         FaultKind::Document,
         FaultKind::ServerError,
         FaultKind::HangUp,
+        FaultKind::IdRestart,
     ];
 
     /// The kind's name, as reports, agent files and stream labels write
@@ -187,13 +195,17 @@ impl FaultKind {
             FaultKind::Document => "document",
             FaultKind::ServerError => "server-error",
             FaultKind::HangUp => "hang-up",
+            FaultKind::IdRestart => "id-restart",
         }
     }
 
     /// Whether the kind only makes sense for a session that resumes on a
     /// new connection: seeds of other sessions never draw it.
     pub fn needs_resumption(self) -> bool {
-        matches!(self, FaultKind::Reconnect | FaultKind::Network)
+        matches!(
+            self,
+            FaultKind::Reconnect | FaultKind::Network | FaultKind::IdRestart
+        )
     }
 
     fn index(self) -> usize {

@@ -216,8 +216,16 @@ impl<'a> Generator<'a> {
             .unwrap_or_else(|| "Okay.".to_string())
     }
 
+    /// A new call id: `call-<n>`, counting every call the conversation
+    /// made, or only the connection's own when it started over
+    /// (`id-restart`).
     pub(super) fn next_id(&mut self) -> String {
-        let id = format!("call-{}", self.issued.len() + 1);
+        let from = self
+            .connections
+            .as_ref()
+            .filter(|c| c.restarted_ids)
+            .map_or(0, |c| c.first_call);
+        let id = format!("call-{}", self.issued.len() - from + 1);
         self.issued.push(id.clone());
         id
     }

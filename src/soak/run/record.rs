@@ -2,7 +2,7 @@
 //! and every "sometimes" counter reads, and that a failure keeps.
 
 use crate::wire::JsonPath;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::executor::{Seed, Swarm, Trace, format_time};
 use crate::flow::{Enforcement, FlowSpec};
 use crate::session::{LiveEvent, Resumption};
+use crate::soak::check::calls_by_connection::ServerCalls;
 use crate::soak::check::wire_order::Connection;
 use crate::soak::generate::faults::Faults;
 use crate::soak::run::resolving::{Resolution, ResolvedSlot};
@@ -194,9 +195,9 @@ pub struct RunRecord {
     /// The reference model's reading of `server_frames`, worked out once
     /// for the checks that read it.
     pub(crate) modelled: WorkedOut<Arc<Vec<Connection>>>,
-    /// Each call id the frames issued, with the connections that issued
-    /// it, worked out once for the checks that read it.
-    pub(crate) issued: WorkedOut<Arc<BTreeMap<String, BTreeSet<usize>>>>,
+    /// The calls the frames issued, connection by connection, worked out
+    /// once for the checks that read them.
+    pub(crate) issued: WorkedOut<Arc<ServerCalls>>,
 }
 
 /// Something the checks work out from a record's fields once. A copy of

@@ -13,9 +13,10 @@
 
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use livesim::executor::SeedPlan;
 use livesim::prelude::*;
-use livesim::session::LiveEvent;
+use livesim::session::{Extracted, Extractor, LiveEvent, TurnContext};
 use livesim::soak::{Agent, RunRecord, Soak};
 use serde_json::{Value, json};
 
@@ -121,6 +122,7 @@ fn builder() -> LiveBuilder {
         .on_event(move |_| events())
         .on_text(move |_| texts())
         .on_turn_complete(turns)
+        .extract(Listener)
         .setup_timeout(Duration::from_secs(7))
         .session_budget(Duration::from_secs(6 * 3600))
 }
@@ -134,6 +136,124 @@ fn judged_agent() -> Soak {
         )
         .invariant("setup-as-built", setup_as_built)
         .invariant("callbacks-saw-every-event", callbacks_saw_every_event)
+        .invariant(
+            "extractor-saw-the-conversation",
+            extractor_saw_the_conversation,
+        )
+}
+
+/// An extractor that notes the whole conversation it is given at each
+/// turn's end, as `speaker: text` lines, in the state
+/// (`judge:transcript`: the journal keeps every turn's).
+struct Listener;
+
+impl Extractor for Listener {
+    fn name(&self) -> &str {
+        "judge-transcript"
+    }
+
+    fn extract(&self, turn: TurnContext) -> BoxFuture<'static, Result<Extracted, String>> {
+        let lines: Vec<String> = turn
+            .transcript
+            .last(0)
+            .into_iter()
+            .map(|line| format!("{}: {}", line.speaker, line.text))
+            .collect();
+        Box::pin(async move { Ok(vec![("judge:transcript".to_string(), json!(lines))]) })
+    }
+}
+
+/// The extractor was given the whole conversation at each turn's end: the
+/// lines the stored log made whole by then (the user's transcriptions, the
+/// model's words and output transcriptions), in order, with what the user
+/// typed among them, every message typed before the turn before at least.
+fn extractor_saw_the_conversation(run: &RunRecord) -> Result<(), String> {
+    let mut said: Vec<String> = Vec::new();
+    let mut said_by_turn: Vec<usize> = Vec::new();
+    for event in &run.session_log {
+        let line = match event {
+            LiveEvent::InputTranscript { text } => format!("user: {text}"),
+            LiveEvent::TextComplete {
+                text,
+                thought: false,
+                ..
+            }
+            | LiveEvent::OutputTranscript { text } => format!("model: {text}"),
+            LiveEvent::TurnComplete { .. } => {
+                said_by_turn.push(said.len());
+                continue;
+            }
+            _ => continue,
+        };
+        if !line
+            .split_once(": ")
+            .is_some_and(|(_, t)| t.trim().is_empty())
+        {
+            said.push(line);
+        }
+    }
+    let turn_ends: Vec<Duration> = run
+        .events
+        .iter()
+        .filter(|e| matches!(e.event, LiveEvent::TurnComplete { .. }))
+        .map(|e| e.at)
+        .collect();
+    // What the user typed (audio and activity markers aside), and when.
+    let typed: Vec<(Duration, String)> = run
+        .typed_at
+        .iter()
+        .zip(&run.typed)
+        .filter(|(_, t)| !t.starts_with("audio ") && !t.starts_with('('))
+        .map(|(at, t)| (*at, format!("user: {t}")))
+        .collect();
+    let seen = run
+        .journal
+        .iter()
+        .filter(|m| m.key == "judge:transcript")
+        .map(|m| serde_json::from_value::<Vec<String>>(m.value.clone()).unwrap_or_default());
+    for (n, lines) in seen.enumerate() {
+        let so_far = &said[..said_by_turn.get(n).copied().unwrap_or(said.len())];
+        // Typed lines are the ones beyond what was said; each must be
+        // something typed, and the rest what was said, in order.
+        let extra = lines.len().checked_sub(so_far.len());
+        let fits = extra.is_some_and(|extra| interleaves(&lines, so_far, &typed, extra));
+        let typed_before = n
+            .checked_sub(1)
+            .and_then(|m| turn_ends.get(m))
+            .map_or(0, |end| typed.iter().filter(|(at, _)| at < end).count());
+        if !fits || extra.unwrap_or(0) < typed_before {
+            return Err(format!(
+                "at turn {} the extractor was given {lines:?}, but by then the run had said \
+                 {so_far:?} and the user had typed {typed_before} message(s) before the turn \
+                 before",
+                n + 1
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `lines` is `said` in order with `extra` lines that were typed
+/// standing among them.
+fn interleaves(
+    lines: &[String],
+    said: &[String],
+    typed: &[(Duration, String)],
+    extra: usize,
+) -> bool {
+    match (lines.split_first(), said.split_first()) {
+        (None, None) => extra == 0,
+        (None, Some(_)) => false,
+        (Some((line, rest)), next) => {
+            let matched = next.is_some_and(|(first, later)| {
+                first == line && interleaves(rest, later, typed, extra)
+            });
+            let was_typed = extra > 0
+                && typed.iter().any(|(_, t)| t == line)
+                && interleaves(rest, said, typed, extra - 1);
+            matched || was_typed
+        }
+    }
 }
 
 /// Every setup names the model, asks for text answers, holds the

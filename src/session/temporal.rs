@@ -25,6 +25,8 @@ type Condition = Arc<dyn Fn(&State) -> bool + Send + Sync>;
 ///     s.get_as::<u64>("session:silence_ms").is_some_and(|ms| ms > 0)
 /// });
 /// assert_eq!(silence.name(), "long_silence");
+/// assert_eq!(silence.duration(), Duration::from_secs(5));
+/// assert!(format!("{silence:?}").contains("5s"));
 /// ```
 #[derive(Clone)]
 pub struct TemporalPattern {

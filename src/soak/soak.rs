@@ -144,6 +144,7 @@ impl Soak {
             allowed_panics: BTreeSet::new(),
             explore: true,
             simulated_user: None,
+            tape_extractor: false,
         })
     }
 
@@ -226,6 +227,7 @@ impl Soak {
             allowed_panics: BTreeSet::new(),
             explore: true,
             simulated_user: agent.simulated_user.clone().map(Arc::new),
+            tape_extractor: agent.extractor.is_some(),
         })
     }
 

@@ -1037,3 +1037,45 @@ fn a_tool_that_outlives_its_session_is_caught() {
         "{err}"
     );
 }
+
+/// An extractor is given the end of the conversation as it stood, in
+/// order: a question that repeats an earlier turn's line in place of the
+/// line said last fails `extractor-input`, though every line in it was
+/// said.
+#[test]
+fn an_extractor_given_a_stale_line_is_caught() {
+    let soak = Soak::agent(&agent("support")).check_determinism_every(0);
+    let asked = "soak:extractor_asked";
+    let questions = |record: &RunRecord| -> Vec<(usize, String)> {
+        record
+            .journal
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.key == asked)
+            .map(|(i, m)| (i, m.value.as_str().unwrap_or_default().to_string()))
+            .collect()
+    };
+    // A passing run where a later question differs from an earlier one.
+    let (good, (stale, at)) = (0..40)
+        .map(|s| soak.run_seed(Seed::new(s)))
+        .find_map(|run| {
+            let record = run.record.filter(|_| run.failures.is_empty())?;
+            let asked = questions(&record);
+            let pair = asked.iter().enumerate().skip(1).find_map(|(n, (at, q))| {
+                asked[..n]
+                    .iter()
+                    .find(|(_, earlier)| earlier != q && earlier.contains(": "))
+                    .map(|(_, earlier)| (earlier.clone(), *at))
+            })?;
+            Some((record, pair))
+        })
+        .expect("a support seed under 40 asks two different questions and passes");
+    assert_eq!(verdict(invariants::EXTRACTOR_INPUT, &good), Ok(()));
+    let mut forged = good.clone();
+    forged.journal[at].value = json!(stale);
+    let err = verdict(invariants::EXTRACTOR_INPUT, &forged).unwrap_err();
+    assert!(
+        err.contains("which is not the last of the lines said by then, in order"),
+        "{err}"
+    );
+}

@@ -13,7 +13,10 @@
 //!   `model`, an input transcription or a message the user typed for
 //!   `user`;
 //! * the question at the `n`-th turn's end has at least one line when the
-//!   model had said something by the end of that turn.
+//!   model had said something by the end of that turn;
+//! * its lines are the last of those said by then, in order (what the user
+//!   typed may stand among them), and all of them when the question is
+//!   shorter than the extractor's window (at least its longest question).
 
 use std::collections::BTreeSet;
 
@@ -37,6 +40,15 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
         return Ok(());
     }
     let said = Said::of(run);
+    // The extractor's window is at least the longest question: a question
+    // shorter than that had room for every line said by then.
+    let window = asked
+        .iter()
+        .filter_map(|q| q.strip_prefix("Transcript:\n"))
+        .filter_map(|body| lines_of(body).ok())
+        .map(|lines| lines.len())
+        .max()
+        .unwrap_or(0);
     for (n, question) in asked.iter().enumerate() {
         let turn = n + 1;
         let Some(body) = question.strip_prefix("Transcript:\n") else {
@@ -76,8 +88,47 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
                 said.model_by_turn[n]
             ));
         }
+        let so_far = &said.lines[..said.lines_by_turn.get(n).copied().unwrap_or(0)];
+        let whole = lines.len() < window;
+        if !ends_the_transcript(&lines, so_far, &said.typed, whole) {
+            let what = if whole { "all" } else { "the last" };
+            return Err(format!(
+                "the extractor's question at turn {turn} holds {:?}, which is not {what} of the \
+                 lines said by then, in order ({:?}), with what the user typed among them",
+                lines, so_far
+            ));
+        }
     }
     Ok(())
+}
+
+/// Whether `question` is the end of `said` (all of it when `whole`), in
+/// order, with any of `typed` among its user lines (a typed message is in
+/// the session's transcript from when it was sent, and in no frame).
+fn ends_the_transcript(
+    question: &[(&'static str, String)],
+    said: &[(&'static str, String)],
+    typed: &BTreeSet<String>,
+    whole: bool,
+) -> bool {
+    // Matched backwards: the question's last `i` lines against the said
+    // lines' last `j`; a typed line may also stand for nothing said.
+    fn ends(
+        question: &[(&'static str, String)],
+        said: &[(&'static str, String)],
+        typed: &BTreeSet<String>,
+        whole: bool,
+    ) -> bool {
+        let Some(((speaker, text), earlier)) = question.split_last() else {
+            return !whole || said.is_empty();
+        };
+        let is_typed = *speaker == "user" && typed.contains(text);
+        let matched = said.split_last().is_some_and(|(last, before)| {
+            last.0 == *speaker && last.1 == *text && ends(earlier, before, typed, whole)
+        });
+        matched || (is_typed && ends(earlier, said, typed, whole))
+    }
+    ends(question, said, typed, whole)
 }
 
 /// A transcript's lines as (speaker, text); a line that names no speaker
@@ -122,16 +173,26 @@ fn transcript_of(value: &Value) -> String {
 struct Said {
     model: BTreeSet<String>,
     user: BTreeSet<String>,
+    /// What the user typed.
+    typed: BTreeSet<String>,
     /// How many model lines were whole by the end of each turn.
     model_by_turn: Vec<usize>,
+    /// Every line made whole, user's and model's, in order.
+    lines: Vec<(&'static str, String)>,
+    /// How many of `lines` were whole by the end of each turn.
+    lines_by_turn: Vec<usize>,
 }
 
 impl Said {
     fn of(run: &RunRecord) -> Said {
+        let typed: BTreeSet<String> = run.typed.iter().cloned().collect();
         let mut said = Said {
             model: BTreeSet::new(),
-            user: run.typed.iter().cloned().collect(),
+            user: typed.clone(),
+            typed,
             model_by_turn: Vec::new(),
+            lines: Vec::new(),
+            lines_by_turn: Vec::new(),
         };
         let mut model_lines = 0;
         for connection in wire_order::connections(run) {
@@ -142,13 +203,18 @@ impl Said {
                         Stream::Text { thought: true } => {}
                         Stream::Text { thought: false } | Stream::Output => {
                             said.model.insert(text.clone());
+                            said.lines.push(("model", text.clone()));
                             model_lines += 1;
                         }
                         Stream::Input => {
                             said.user.insert(text.clone());
+                            said.lines.push(("user", text.clone()));
                         }
                     },
-                    Expected::TurnEnd { .. } => said.model_by_turn.push(model_lines),
+                    Expected::TurnEnd { .. } => {
+                        said.model_by_turn.push(model_lines);
+                        said.lines_by_turn.push(said.lines.len());
+                    }
                     _ => {}
                 }
             }

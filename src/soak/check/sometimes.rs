@@ -22,8 +22,8 @@
 //! | `user-typed` | the user typed a turn (`clientContent`) | every agent |
 //! | `connection-closed` | the server ended the connection | every agent |
 //! | `server-gave-up` | the server sent an in-band error and nothing else, ending the session | every agent |
-//! | `tape-answer` | an extractor wrote an answer from its tape | agents with an extractor |
-//! | `tape-miss` | an extractor's question was not on its tape | agents with an extractor |
+//! | `tape-answer` | an extractor wrote an answer from its tape | agent files with an extractor |
+//! | `tape-miss` | an extractor's question was not on its tape | agent files with an extractor |
 //! | `resumed` | a connection ended (a close or a drop) and the session resumed on the next | agents that resume |
 //! | `fresh-session` | a resume found no session (1008 "session not found") and a fresh one started | agents that resume |
 //! | `resume-retried` | a resume took more than one attempt (a setup refused in passing) and still resumed the same session | agents that resume |
@@ -117,7 +117,8 @@ pub(crate) struct Reach {
     pub checks_args: bool,
     pub governed: bool,
     pub escalates: bool,
-    /// The extractors' names (the state keys they write).
+    /// The names (the state keys they write) of the extractors that answer
+    /// from a tape: an agent file's.
     pub extractors: Vec<String>,
     /// The session resumes on new connections.
     pub resumes: bool,

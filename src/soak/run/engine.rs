@@ -79,6 +79,10 @@ pub(crate) struct Target {
     pub explore: bool,
     /// A user played by a model, answering from its tape.
     pub simulated_user: Option<Arc<SimulatedUser>>,
+    /// The session's extractors answer from a tape (an agent file's
+    /// `"extractor"`), so the tape goals can be reached; a Rust agent's own
+    /// extractors answer otherwise.
+    pub tape_extractor: bool,
 }
 
 impl Target {
@@ -160,6 +164,7 @@ impl Target {
             extractors: config
                 .extractors
                 .iter()
+                .filter(|_| self.tape_extractor)
                 .map(|e| e.name().to_string())
                 .collect(),
             resumes: config.resumption.is_on(),

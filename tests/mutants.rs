@@ -5,7 +5,10 @@
 //! Two judges: every agent file in `sim/`, and a Rust agent built with the
 //! fluent builder's methods (the agent files reach the session through
 //! the lower-level builder, so a mutant of `LiveBuilder::on_event` or
-//! `model` would go unseen by them). The ignored tests are the judges;
+//! `model` would go unseen by them). The Rust agent also has an extractor
+//! that sees the whole conversation and a record resolved from a tool's
+//! input (`Extract::record`), each held to its own invariant. The
+//! ignored tests are the judges;
 //! `cargo test --test mutants -- --ignored` runs them, and the weekly
 //! workflow's mutation job runs them once per mutant. Seeds scale with
 //! `LIVESIM_SEEDS` (default 0..150 per agent). A short soak of the Rust
@@ -15,8 +18,9 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use livesim::executor::SeedPlan;
+use livesim::flow::resolver;
 use livesim::prelude::*;
-use livesim::session::{Extracted, Extractor, LiveEvent, TurnContext};
+use livesim::session::{Extract, Extracted, Extractor, LiveEvent, RecordExtractor, TurnContext};
 use livesim::soak::{Agent, RunRecord, Soak};
 use serde_json::{Value, json};
 
@@ -86,14 +90,19 @@ fn builder() -> LiveBuilder {
         count(&state, "judge:texts"),
         count(&state, "judge:turns"),
     );
-    let weather = T::simple(
-        "get_weather",
-        "Current weather for a city",
-        |args| async move {
+    let record = outlook_record(&state);
+    // The city asked about last: the record's input.
+    let asked = state.clone();
+    let weather = T::simple("get_weather", "Current weather for a city", move |args| {
+        // (A call with bad arguments names no city.)
+        if args["city"].is_string() {
+            asked.set(CITY, args["city"].clone());
+        }
+        async move {
             tokio::time::sleep(Duration::from_millis(80)).await;
             Ok(json!({ "city": args["city"], "sky": "sunny" }))
-        },
-    )
+        }
+    })
     .parameters(json!({
         "type": "OBJECT",
         "properties": { "city": { "type": "STRING" } },
@@ -123,6 +132,7 @@ fn builder() -> LiveBuilder {
         .on_text(move |_| texts())
         .on_turn_complete(turns)
         .extract(Listener)
+        .extract(record)
         .setup_timeout(Duration::from_secs(7))
         .session_budget(Duration::from_secs(6 * 3600))
 }
@@ -140,6 +150,127 @@ fn judged_agent() -> Soak {
             "extractor-saw-the-conversation",
             extractor_saw_the_conversation,
         )
+        .invariant("record-follows-its-input", record_follows_its_input)
+}
+
+/// The state key the weather tool writes: the city asked about last.
+const CITY: &str = "judge:city";
+/// Where the record's resolver notes each call (its arguments).
+const RESOLVED: &str = "judge:resolved";
+/// The record's field, as the session writes it.
+const OUTLOOK: &str = "forecast:outlook";
+/// How long a resolved outlook stays good.
+const OUTLOOK_TTL: Duration = Duration::from_secs(20);
+/// Where the resolver of the record's field with no ttl (`region`, good
+/// for the whole session) notes each call.
+const REGION_RESOLVED: &str = "judge:region_resolved";
+
+/// A record whose field `outlook` is resolved from the city asked about
+/// last, cached for `OUTLOOK_TTL`; its resolver notes each call in the
+/// state.
+fn outlook_record(state: &State) -> RecordExtractor {
+    let (calls, region_calls) = (state.clone(), state.clone());
+    Extract::record("forecast")
+        .field_resolve(
+            "outlook",
+            [CITY],
+            Some(OUTLOOK_TTL),
+            resolver(move |args: Value| {
+                calls.set(RESOLVED, args.clone());
+                async move { Ok(json!({ "city": args[CITY], "outlook": "fine" })) }
+            }),
+        )
+        .field_resolve(
+            "region",
+            [CITY],
+            None,
+            resolver(move |args: Value| {
+                region_calls.set(REGION_RESOLVED, args.clone());
+                async move { Ok(json!({ "city": args[CITY], "region": "north" })) }
+            }),
+        )
+        .build()
+}
+
+/// The record follows its input: each resolver call is given a city the
+/// weather tool was asked about, and comes no sooner than `OUTLOOK_TTL`
+/// after a call with the same city (the cache serves it until then);
+/// each write of `forecast:outlook` says what the resolver gives for a
+/// city it was called with, and differs from the write before it; once
+/// a turn ended after the first city and the run settled with its
+/// session up, the resolver was called and the field written. The field
+/// with no ttl (`region`) is resolved once per city for the session.
+fn record_follows_its_input(run: &RunRecord) -> Result<(), String> {
+    let mut cities: Vec<&Value> = Vec::new();
+    let mut resolved: Vec<&Value> = Vec::new();
+    let mut last_call: Vec<(&Value, livesim::clock::Timestamp)> = Vec::new();
+    let mut written: Option<&Value> = None;
+    let mut owed = false;
+    let mut region_seen: Vec<&Value> = Vec::new();
+    for entry in &run.journal {
+        match entry.key.as_str() {
+            CITY => cities.push(&entry.value),
+            livesim::flow::keys::ACTIVE if !cities.is_empty() => owed = true,
+            REGION_RESOLVED => {
+                if region_seen.contains(&&entry.value) {
+                    return Err(format!(
+                        "the resolver of forecast:region (no ttl: good for the session) was \
+                         called again with {}",
+                        entry.value
+                    ));
+                }
+                region_seen.push(&entry.value);
+            }
+            RESOLVED => {
+                let city = &entry.value[CITY];
+                if entry.value.as_object().map(|o| o.len()) != Some(1) || !cities.contains(&city) {
+                    return Err(format!(
+                        "the resolver was called with {}, but the tool was asked about {cities:?}",
+                        entry.value
+                    ));
+                }
+                if let Some((_, at)) = last_call.iter().rev().find(|(c, _)| *c == city)
+                    && entry.timestamp - *at < OUTLOOK_TTL
+                {
+                    return Err(format!(
+                        "the resolver was called for {city} again {:?} after the last call, \
+                         within the cached value's {OUTLOOK_TTL:?}",
+                        entry.timestamp - *at
+                    ));
+                }
+                last_call.push((city, entry.timestamp));
+                resolved.push(city);
+            }
+            OUTLOOK => {
+                let fits = resolved
+                    .iter()
+                    .any(|city| entry.value == json!({ "city": city, "outlook": "fine" }));
+                if !fits {
+                    return Err(format!(
+                        "{OUTLOOK} was written {}, which no resolver call for {resolved:?} gave",
+                        entry.value
+                    ));
+                }
+                if written == Some(&entry.value) {
+                    return Err(format!(
+                        "{OUTLOOK} was written {} again, though it held that already",
+                        entry.value
+                    ));
+                }
+                written = Some(&entry.value);
+            }
+            _ => {}
+        }
+    }
+    let settled = run.settling.settled_at.is_some() && !run.settling.ended;
+    if owed && settled && (resolved.is_empty() || written.is_none()) {
+        return Err(format!(
+            "a turn ended after the tool was asked about {cities:?} and the run settled, but the \
+             resolver was called {} time(s) and {OUTLOOK} never written",
+            resolved.len()
+        ));
+    }
+    Ok(())
 }
 
 /// An extractor that notes the whole conversation it is given at each

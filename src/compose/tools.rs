@@ -106,8 +106,10 @@ tokio::task_local! {
 /// The id of the tool call being answered, while a session runs a tool's
 /// future; `None` anywhere else (a task the tool spawns included).
 ///
-/// A tool can use it as an idempotency key, or to tell two calls with the
-/// same arguments apart in its own records.
+/// A tool can use it to tell two calls with the same arguments apart in
+/// its own records, or as an idempotency key within one connection: ids
+/// belong to the connection that issued them, and a server may number a
+/// new connection's calls from `call-1` again.
 ///
 /// ```
 /// use livesim::compose::tools::{T, call_id};

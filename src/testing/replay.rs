@@ -23,7 +23,7 @@ use crate::transport::{CloseFrame, Frame, Transport, TransportError};
 /// test calls [`ReplayControl::release`].
 pub struct ReplayTransport {
     connection: ReplayConnection,
-    server: Option<(ScriptedServer, MemoryTransport)>,
+    server: Option<(ScriptedServer, ServerEnd)>,
 }
 
 /// The test's hold on a scripted connection.
@@ -37,14 +37,14 @@ impl ScriptedServer {
     /// The script as a transport and its control, for a test that drives
     /// the connection at its own pace.
     pub fn into_transport(self) -> (ReplayTransport, ReplayControl) {
-        let (client, server) = pair();
         let progress = Arc::new(Progress::default());
+        let (connection, server) = ReplayConnection::open(pair(), &progress);
         let control = ReplayControl {
-            progress: progress.clone(),
+            progress,
             script: self.name.clone(),
         };
         let transport = ReplayTransport {
-            connection: ReplayConnection { client, progress },
+            connection,
             server: Some((self, server)),
         };
         (transport, control)
@@ -76,8 +76,8 @@ pub struct ScriptConnector {
 struct Connecting {
     /// The script, until the first connection starts its player.
     script: Option<ScriptedServer>,
-    incoming: Option<mpsc::UnboundedReceiver<MemoryTransport>>,
-    to_player: mpsc::UnboundedSender<MemoryTransport>,
+    incoming: Option<mpsc::UnboundedReceiver<ServerEnd>>,
+    to_player: mpsc::UnboundedSender<ServerEnd>,
     opened: u32,
     progress: Arc<Progress>,
 }
@@ -118,10 +118,11 @@ impl Connector for ScriptConnector {
             1 => Link::default().label,
             n => format!("memory#{n}"),
         };
-        let (client, server) = pair_with(Link {
+        let ends = pair_with(Link {
             label,
             ..Link::default()
         });
+        let (connection, server) = ReplayConnection::open(ends, &state.progress);
         if let (Some(script), Some(incoming)) = (state.script.take(), state.incoming.take()) {
             let name = format!("script:{}", script.name);
             let play = player::play_connections(script, incoming, state.progress.clone(), false);
@@ -130,19 +131,53 @@ impl Connector for ScriptConnector {
         // The player is gone only once the script has ended: the new
         // connection then finds no server, as after a real server's exit.
         let _ = state.to_player.send(server);
-        let connection = ReplayConnection {
-            client,
-            progress: state.progress.clone(),
-        };
         futures::future::ready(Ok(Box::new(connection) as BoxedTransport)).boxed()
     }
 }
 
-/// The session's end of one scripted connection: counts the frames it
-/// hands over, so a run knows when everything sent was delivered.
+/// The session's end of one scripted connection: keeps the frames it
+/// hands over, so a run knows what the session read and when everything
+/// sent to it was delivered.
 struct ReplayConnection {
     client: MemoryTransport,
     progress: Arc<Progress>,
+    /// This connection's place in the progress's links.
+    link: usize,
+}
+
+/// The script player's end of one scripted connection: counts the frames
+/// sent over it, so a frame the session never read on a connection it
+/// left is known to be lost, not still on its way.
+pub(crate) struct ServerEnd {
+    io: MemoryTransport,
+    progress: Arc<Progress>,
+    link: usize,
+}
+
+impl ReplayConnection {
+    /// A new scripted connection over `(client, server)`: the session's end
+    /// and the player's.
+    fn open(
+        (client, server): (MemoryTransport, MemoryTransport),
+        progress: &Arc<Progress>,
+    ) -> (ReplayConnection, ServerEnd) {
+        let mut link = 0;
+        progress.update(|s| {
+            link = s.links.len();
+            s.links.push(player::LinkCount::default());
+        });
+        let session = ReplayConnection {
+            client,
+            progress: progress.clone(),
+            link,
+        };
+        let player = ServerEnd {
+            io: server,
+            progress: progress.clone(),
+            link,
+        };
+        (session, player)
+    }
 }
 
 impl Transport for ReplayConnection {
@@ -156,7 +191,12 @@ impl Transport for ReplayConnection {
             if let Some(Ok(f)) = &frame
                 && !f.is_close()
             {
-                self.progress.update(|s| s.frames_delivered += 1);
+                let link = self.link;
+                self.progress.update(|s| {
+                    s.frames_delivered += 1;
+                    s.links[link].received += 1;
+                    s.received.push(f.clone());
+                });
             }
             frame
         }
@@ -165,6 +205,32 @@ impl Transport for ReplayConnection {
 
     fn close(&mut self, close: Option<CloseFrame>) -> BoxFuture<'_, Result<(), TransportError>> {
         self.client.close(close)
+    }
+}
+
+impl Drop for ReplayConnection {
+    /// The session left this connection: what it never read is lost.
+    fn drop(&mut self) {
+        let link = self.link;
+        self.progress.update(|s| s.links[link].left = true);
+    }
+}
+
+impl Transport for ServerEnd {
+    fn send(&mut self, frame: Frame) -> BoxFuture<'_, Result<(), TransportError>> {
+        if !frame.is_close() {
+            let link = self.link;
+            self.progress.update(|s| s.links[link].sent += 1);
+        }
+        self.io.send(frame)
+    }
+
+    fn recv(&mut self) -> BoxFuture<'_, Option<Result<Frame, TransportError>>> {
+        self.io.recv()
+    }
+
+    fn close(&mut self, close: Option<CloseFrame>) -> BoxFuture<'_, Result<(), TransportError>> {
+        self.io.close(close)
     }
 }
 
@@ -298,9 +364,7 @@ impl ReplayControl {
     /// Every frame the script sent (`setupComplete` first) that was handed
     /// to the session, in order.
     pub fn delivered_frames(&self) -> Vec<Frame> {
-        let state = self.progress.lock();
-        let delivered = usize::try_from(state.frames_delivered).unwrap_or(usize::MAX);
-        state.sent.iter().take(delivered).cloned().collect()
+        self.progress.lock().received.clone()
     }
 
     /// Whether the script ended the session's last connection itself (a

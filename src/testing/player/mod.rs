@@ -96,6 +96,11 @@ pub(crate) struct Recorded {
     pub finished: bool,
     pub frames_sent: u64,
     pub frames_delivered: u64,
+    /// Every frame the session read, in the order it read them (on an
+    /// in-memory connection; empty otherwise).
+    pub received: Vec<Frame>,
+    /// Each in-memory connection's frames, sent and read.
+    pub links: Vec<LinkCount>,
     /// Every frame the client sent (unless `serving`).
     pub inbound: Vec<Vec<u8>>,
     /// Set for a real server: `inbound` stays empty, and errors are not
@@ -848,9 +853,28 @@ impl<T: Transport> Player<'_, T> {
     }
 }
 
+/// One in-memory connection's frames: those the player sent over it,
+/// those the session read, and whether the session has left it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LinkCount {
+    pub sent: u64,
+    pub received: u64,
+    /// The session dropped its end: what it had not read is lost (it
+    /// moved to a new connection first), not on its way.
+    pub left: bool,
+}
+
 impl Recorded {
-    /// Every action performed and every frame handed to the session.
+    /// Every action performed and every frame handed to the session, but
+    /// those on a connection the session left before reading them.
     pub fn drained(&self) -> bool {
-        self.actions_done && self.frames_delivered >= self.frames_sent
+        if self.links.is_empty() {
+            return self.actions_done && self.frames_delivered >= self.frames_sent;
+        }
+        self.actions_done
+            && self
+                .links
+                .iter()
+                .all(|link| link.left || link.received >= link.sent)
     }
 }

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use livesim::session::LiveEvent;
 use livesim::soak::{Agent, CorpusEntry, RunRecord, Soak, corpus_files};
+use livesim::testing::Action;
 
 /// One real bug, kept as a corpus entry.
 struct PastBug {
@@ -79,6 +80,15 @@ const PAST_BUGS: &[PastBug] = &[
         fixed_by: "ccf8057",
         invariant: "wire-order",
         reaches: tool_finished_after_its_connection_died_on_the_network,
+    },
+    // The soak's own test kit: a frame the player sent on the old
+    // connection as the session moved was never read, yet `wire-order`
+    // expected its event and the run could not settle.
+    PastBug {
+        entry: "resumable/0x10.json",
+        fixed_by: "3981baf",
+        invariant: "wire-order",
+        reaches: a_go_away_left_unread_on_the_old_connection,
     },
     // The flow kept a call the server cancelled as running: every later
     // call of its committing tool was refused for the rest of the session.
@@ -294,6 +304,34 @@ fn tool_finished_after_its_connection_died_on_the_network(run: &RunRecord) -> Re
     } else {
         Err(format!(
             "expected a tool to finish after its connection died ({orphaned}) and a fresh session after ({fresh})"
+        ))
+    }
+}
+
+/// The script sent a `goAway` the session never read (it had moved to a
+/// new connection first), and the session did move.
+fn a_go_away_left_unread_on_the_old_connection(run: &RunRecord) -> Result<(), String> {
+    let sent = run
+        .script
+        .actions()
+        .iter()
+        .filter(|a| matches!(a, Action::Send(m) if m.get("goAway").is_some()))
+        .count();
+    let read = run
+        .server_frames
+        .iter()
+        .filter_map(|f| f.payload())
+        .filter(|bytes| String::from_utf8_lossy(bytes).contains("\"goAway\""))
+        .count();
+    let moved = run
+        .events
+        .iter()
+        .any(|e| matches!(e.event, LiveEvent::Resumed { .. }));
+    if moved && read < sent {
+        Ok(())
+    } else {
+        Err(format!(
+            "expected a move and a goAway left unread (sent {sent}, read {read}, moved {moved})"
         ))
     }
 }

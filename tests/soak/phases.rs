@@ -85,8 +85,10 @@ fn sim_booking_declares_its_phases_in_order() {
                 Guard::All(vec![confirmed.clone(), booked.clone()])
             ),
             rule("sized", "confirmed", confirmed.clone()),
-            rule("confirmed", "booked", booked),
+            rule("confirmed", "booked", booked.clone()),
             rule("large_party", "confirmed", confirmed),
+            // Taken at once on entering booked: a chain of moves.
+            rule("booked", "wrap_up", booked),
         ]
     );
     assert!(!plan.has_cycle());
@@ -245,6 +247,39 @@ fn a_move_owed_at_a_turn_must_come_next() {
     let err = plan.check(&late).unwrap_err();
     assert!(
         err.contains("the transition from \"greet\" to \"sized\" held, but the phase did not move"),
+        "{err}"
+    );
+}
+
+/// A move into a phase whose way out already holds goes on at once (the
+/// session takes a chain of moves in one evaluation): an entry that is not
+/// the flow's between booked and wrap_up fails.
+#[test]
+fn a_chain_of_moves_completes_before_anything_else() {
+    let soak = Soak::agent(&agent("booking")).check_determinism_every(0);
+    let plan = booking_plan();
+    let good = (0..300)
+        .find_map(|s| {
+            let run = soak.run_seed(Seed::new(s));
+            let record = run.record?;
+            (run.failures.is_empty() && phases_of(&record).ends_with(&["wrap_up".to_string()]))
+                .then_some(record)
+        })
+        .expect("a booking seed under 300 books and wraps up");
+    assert_eq!(plan.check(&good), Ok(()));
+    let last = phases_of(&good).len() - 1;
+    let at = phase_write(&good, last);
+    let mut broken = good.clone();
+    let mut note = broken.journal[at].clone();
+    note.key = "note".into();
+    note.value = json!(1);
+    broken.journal.insert(at, note);
+    let err = plan.check(&broken).unwrap_err();
+    assert!(
+        err.contains("after the move to \"booked\" at journal entry #")
+            && err.contains(
+                "the transition from \"booked\" to \"wrap_up\" held, but the phase did not move"
+            ),
         "{err}"
     );
 }

@@ -13,6 +13,10 @@
 //!   evaluates a turn (its `flow:active` entry): when a transition out of
 //!   the phase holds then, the move is the next entry that is not the
 //!   flow's.
+//! - A move into a phase whose own way out already holds goes on at once,
+//!   before any other entry that is not the flow's: the session takes a
+//!   chain of moves in one evaluation (not asked of plans with a cycle,
+//!   where it takes at most one move out of each phase per evaluation).
 //! - Each move is also a `phase_changed` event, in the same order.
 //! - When the run settled with its session still running, no transition
 //!   out of the phase it ended in holds: the session evaluates its phases
@@ -31,16 +35,24 @@ pub(crate) fn check(plan: &PhasePlan, run: &RunRecord) -> Result<(), String> {
     let mut state = StateModel::default();
     let mut current: Option<&str> = None;
     let mut moves: Vec<(&str, &str)> = Vec::new();
-    // A move owed at a turn's end: the turn's entry, and where to.
-    let mut owed: Option<(u64, &str, &str)> = None;
+    // A move owed at a turn's end, or right after a move (a chain): the
+    // entry it is owed from, where from and to, and whether a move.
+    let mut owed: Option<(u64, &str, &str, bool)> = None;
+    // Without a cycle, a chain of moves completes in one evaluation.
+    let chains = !plan.has_cycle();
     for entry in &run.journal {
         if entry.key != "session:phase" {
-            if let Some((turn, from, to)) = owed
+            if let Some((at, from, to, chained)) = owed
                 && !entry.key.starts_with("flow:")
             {
+                let when = if chained {
+                    format!("after the move to {from:?} at journal entry #{at}")
+                } else {
+                    format!("at the turn that ended at journal entry #{at}")
+                };
                 return Err(format!(
-                    "at the turn that ended at journal entry #{turn}, the transition from \
-                     {from:?} to {to:?} held, but the phase did not move (entry #{} came first)",
+                    "{when}, the transition from {from:?} to {to:?} held, but the phase did not \
+                     move (entry #{} came first)",
                     entry.seq
                 ));
             }
@@ -48,7 +60,8 @@ pub(crate) fn check(plan: &PhasePlan, run: &RunRecord) -> Result<(), String> {
             if entry.key == "flow:active"
                 && let Some(from) = current
             {
-                owed = first_that_holds(plan, from, &state).map(|(to, _)| (entry.seq, from, to));
+                owed = first_that_holds(plan, from, &state)
+                    .map(|(to, _)| (entry.seq, from, to, false));
             }
             continue;
         }
@@ -89,6 +102,9 @@ pub(crate) fn check(plan: &PhasePlan, run: &RunRecord) -> Result<(), String> {
         }
         moves.push((from, to));
         current = Some(to);
+        if chains {
+            owed = first_that_holds(plan, to, &state).map(|(next, _)| (entry.seq, to, next, true));
+        }
     }
     let Some(last) = current else {
         // A session that never started has no phase.

@@ -525,3 +525,68 @@ fn the_false_alarms_of_seeds_0x47d3_and_0x3c07_stay_quiet() {
         "seed 0x3c07 no longer writes before its recorded end: {written:?} {ended:?}"
     );
 }
+
+/// A session that holds a handle moves on a `goAway` within half the time
+/// it was given, and waits between reconnect attempts at least half its
+/// policy's backoff step: a move delayed past that, or a second attempt
+/// right after the first, fails `reconnect-ends`.
+#[test]
+fn a_late_go_away_move_or_a_hasty_attempt_is_caught() {
+    let moved = |record: &RunRecord| {
+        record.events.iter().any(|e| {
+            matches!(&e.event, LiveEvent::Reconnecting { cause, attempt: 1 } if cause == "goAway")
+        })
+    };
+    let good = resumable_run("a goAway move", moved);
+    assert_eq!(verdict(invariants::RECONNECT_ENDS, &good), Ok(()));
+    let notice = good
+        .events
+        .iter()
+        .position(|e| matches!(e.event, LiveEvent::GoAway { .. }))
+        .unwrap();
+    let LiveEvent::GoAway { time_left } = good.events[notice].event else {
+        unreachable!()
+    };
+    // Every move and end after the notice comes an hour later.
+    let mut late = good.clone();
+    let g = late.events[notice].at;
+    for event in late
+        .events
+        .iter_mut()
+        .filter(|e| e.at + Duration::from_millis(250) >= g)
+    {
+        if matches!(
+            event.event,
+            LiveEvent::Reconnecting { .. } | LiveEvent::Disconnected { .. }
+        ) {
+            event.at = g + time_left.unwrap_or_default() + Duration::from_secs(3600);
+        }
+    }
+    let err = verdict(invariants::RECONNECT_ENDS, &late).unwrap_err();
+    assert!(err.contains("its move was owed by"), "{err}");
+
+    let retried = |record: &RunRecord| {
+        record.events.windows(2).any(|w| {
+            matches!(&w[0].event, LiveEvent::Reconnecting { cause, attempt: 1 } if cause != "goAway")
+                && matches!(w[1].event, LiveEvent::Reconnecting { attempt: 2, .. })
+        })
+    };
+    let good = resumable_run("a second reconnect attempt", retried);
+    assert_eq!(verdict(invariants::RECONNECT_ENDS, &good), Ok(()));
+    let second = good
+        .events
+        .windows(2)
+        .position(|w| {
+            matches!(&w[0].event, LiveEvent::Reconnecting { cause, attempt: 1 } if cause != "goAway")
+                && matches!(w[1].event, LiveEvent::Reconnecting { attempt: 2, .. })
+        })
+        .unwrap()
+        + 1;
+    let mut hasty = good.clone();
+    hasty.events[second].at = hasty.events[second - 1].at + Duration::from_millis(1);
+    let err = verdict(invariants::RECONNECT_ENDS, &hasty).unwrap_err();
+    assert!(
+        err.contains("came 0.001s after attempt 1, but the policy waits at least"),
+        "{err}"
+    );
+}

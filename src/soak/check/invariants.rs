@@ -15,7 +15,7 @@
 //! | `liveness` | the session settles within its bound after the fault phase: every call answered, or the connection over when the script ended it or the server's in-band error did; a session that ended stops its tools (no tool run finishes after `disconnected`) |
 //! | `tool-ran-once` | no tool runs twice for one call, across reconnects too (a call runs at most once per connection that issued its id) |
 //! | `client-messages-once` | every message the user typed reaches the server once, none invented or sent twice; on a connection that resumes transparently, what the server had not consumed is replayed first, in order, once |
-//! | `reconnect-ends` | every reconnect ends, resumed, fresh or failed, within its bound: the policy's attempts, counted from 1, each backoff at its longest plus a setup timeout |
+//! | `reconnect-ends` | every reconnect ends, resumed, fresh or failed, within its bound: the policy's attempts, counted from 1, each backoff at its longest plus a setup timeout; an attempt waits at least half its backoff step before the next; a session holding a handle starts its `goAway` move within half the time the server gave |
 //! | `stored-once` | the stored log holds `connected` and `disconnected` once, each new connection once and in order, and each call's answer or refusal once per connection that issued it |
 //! | `handle-secret` | no resumption handle the script gave is in an event, the stored log, the journal, the trace, the run's log lines, an error or the report |
 //! | `telemetry` | the clock signals the session writes on its timer agree with the run's events: `session:elapsed_ms` grows, and `session:silence_ms` never exceeds the time since a content event the run received |

@@ -18,6 +18,7 @@ pub mod distribution;
 pub(crate) mod excerpt;
 pub(crate) mod extractions;
 pub(crate) mod flow_model;
+pub(crate) mod go_away;
 pub mod invariants;
 pub mod latency;
 pub(crate) mod model;

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::executor::format_time;
 use crate::session::{LiveEvent, Resumption};
-use crate::soak::check::{calls_by_connection, wire_order};
+use crate::soak::check::{calls_by_connection, go_away, wire_order};
 use crate::soak::run::record::RunRecord;
 use crate::soak::run::user::content_key;
 use crate::testing::Action;
@@ -277,8 +277,25 @@ pub(crate) fn reconnect_bound(policy: &Resumption, setup_timeout: Duration) -> D
     bound
 }
 
+/// The least time between attempt `attempt` of a reconnect and the next,
+/// from the policy's declared numbers: the session says an attempt begins,
+/// then waits before connecting, the exponential step (the initial
+/// backoff doubled per attempt, at most the longest) less up to half of
+/// it; less a millisecond of rounding and the events' delivery (one lane,
+/// so a few milliseconds).
+fn least_wait(policy: &Resumption, attempt: u32) -> Duration {
+    const SLACK: Duration = Duration::from_millis(50);
+    let (initial, max) = policy.backoff_bounds();
+    let mut step = initial;
+    for _ in 1..attempt.min(30) {
+        step = step.saturating_mul(2);
+    }
+    (step.min(max) / 2).saturating_sub(SLACK + Duration::from_millis(1))
+}
+
 /// `reconnect-ends`.
 pub(crate) fn reconnect_ends(run: &RunRecord) -> Result<(), String> {
+    go_away::moved_in_time(run)?;
     let bound = reconnect_bound(&run.resumption, run.setup_timeout);
     let attempts = run.resumption.max_attempts();
     // When the reconnect began, and its last attempt.
@@ -291,6 +308,9 @@ pub(crate) fn reconnect_ends(run: &RunRecord) -> Result<(), String> {
     let mut time_left = Duration::ZERO;
     let mut grace = Duration::ZERO;
     let mut moving = false;
+    // When the reconnect's latest attempt began, and whether it was a
+    // `goAway` move.
+    let mut last_attempt_at: Option<(Duration, bool)> = None;
     for timed in &run.events {
         let at = timed.at;
         match &timed.event {
@@ -315,6 +335,21 @@ pub(crate) fn reconnect_ends(run: &RunRecord) -> Result<(), String> {
                         format_time(at)
                     ));
                 }
+                // (A `goAway` move's attempt starts at once, without a
+                // wait: the one after it may follow as soon as it fails.)
+                if let Some((before, false)) = last_attempt_at {
+                    let least = least_wait(&run.resumption, last);
+                    if at.saturating_sub(before) < least {
+                        return Err(format!(
+                            "reconnect attempt {attempt} at t={} came {} after attempt {last}, \
+                             but the policy waits at least {} before it (half its backoff step)",
+                            format_time(at),
+                            format_time(at.saturating_sub(before)),
+                            format_time(least)
+                        ));
+                    }
+                }
+                last_attempt_at = Some((at, cause == "goAway"));
                 if cause == "goAway" && open.is_none() {
                     grace = time_left;
                     moving = true;
@@ -323,8 +358,12 @@ pub(crate) fn reconnect_ends(run: &RunRecord) -> Result<(), String> {
                 open = Some((began, *attempt));
             }
             // A fresh session is a new start, with attempts of its own.
-            LiveEvent::ResumptionFailed { .. } => open = Some((at, 0)),
+            LiveEvent::ResumptionFailed { .. } => {
+                open = Some((at, 0));
+                last_attempt_at = None;
+            }
             LiveEvent::Resumed { .. } | LiveEvent::Disconnected { .. } => {
+                last_attempt_at = None;
                 if let Some((began, last)) = open.take() {
                     let took = at.saturating_sub(began);
                     if took > bound + grace {

@@ -105,30 +105,21 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
 /// Whether `question` is the end of `said` (all of it when `whole`), in
 /// order, with any of `typed` among its user lines (a typed message is in
 /// the session's transcript from when it was sent, and in no frame).
+/// Matched from the ends: a typed line may also stand for nothing said.
 fn ends_the_transcript(
     question: &[(&'static str, String)],
     said: &[(&'static str, String)],
     typed: &BTreeSet<String>,
     whole: bool,
 ) -> bool {
-    // Matched backwards: the question's last `i` lines against the said
-    // lines' last `j`; a typed line may also stand for nothing said.
-    fn ends(
-        question: &[(&'static str, String)],
-        said: &[(&'static str, String)],
-        typed: &BTreeSet<String>,
-        whole: bool,
-    ) -> bool {
-        let Some(((speaker, text), earlier)) = question.split_last() else {
-            return !whole || said.is_empty();
-        };
-        let is_typed = *speaker == "user" && typed.contains(text);
-        let matched = said.split_last().is_some_and(|(last, before)| {
-            last.0 == *speaker && last.1 == *text && ends(earlier, before, typed, whole)
-        });
-        matched || (is_typed && ends(earlier, said, typed, whole))
-    }
-    ends(question, said, typed, whole)
+    let Some(((speaker, text), earlier)) = question.split_last() else {
+        return !whole || said.is_empty();
+    };
+    let matched = said.split_last().is_some_and(|(last, before)| {
+        last.0 == *speaker && last.1 == *text && ends_the_transcript(earlier, before, typed, whole)
+    });
+    let is_typed = *speaker == "user" && typed.contains(text);
+    matched || (is_typed && ends_the_transcript(earlier, said, typed, whole))
 }
 
 /// A transcript's lines as (speaker, text); a line that names no speaker

@@ -267,30 +267,30 @@ fn sent_during_fresh_reconnects(run: &RunRecord) -> usize {
 /// `initial × 2^(a-1)`, never more than `max`, and each attempt's setup
 /// may take its whole timeout.
 pub(crate) fn reconnect_bound(policy: &Resumption, setup_timeout: Duration) -> Duration {
-    let (initial, max) = policy.backoff_bounds();
-    let mut wait = initial;
-    let mut bound = Duration::ZERO;
-    for _ in 0..policy.max_attempts() {
-        bound += wait.min(max) + setup_timeout;
-        wait = wait.saturating_mul(2);
-    }
-    bound
+    (1..=policy.max_attempts())
+        .map(|attempt| backoff_step(policy, attempt) + setup_timeout)
+        .sum()
 }
 
-/// The least time between attempt `attempt` of a reconnect and the next,
-/// from the policy's declared numbers: the session says an attempt begins,
-/// then waits before connecting, the exponential step (the initial
-/// backoff doubled per attempt, at most the longest) less up to half of
-/// it; less a millisecond of rounding and the events' delivery (one lane,
-/// so a few milliseconds).
-fn least_wait(policy: &Resumption, attempt: u32) -> Duration {
-    const SLACK: Duration = Duration::from_millis(50);
+/// The exponential step of the wait before attempt `attempt` (from 1),
+/// from the policy's declared numbers: the initial backoff doubled per
+/// attempt, at most the longest (the jitter takes up to half of it off).
+fn backoff_step(policy: &Resumption, attempt: u32) -> Duration {
     let (initial, max) = policy.backoff_bounds();
     let mut step = initial;
     for _ in 1..attempt.min(30) {
         step = step.saturating_mul(2);
     }
-    (step.min(max) / 2).saturating_sub(SLACK + Duration::from_millis(1))
+    step.min(max)
+}
+
+/// The least time between attempt `attempt` of a reconnect and the next:
+/// the session says an attempt begins, then waits its backoff step less
+/// up to half of it before connecting; less a millisecond of rounding and
+/// the events' delivery (one lane, so a few milliseconds).
+fn least_wait(policy: &Resumption, attempt: u32) -> Duration {
+    const SLACK: Duration = Duration::from_millis(50);
+    (backoff_step(policy, attempt) / 2).saturating_sub(SLACK + Duration::from_millis(1))
 }
 
 /// `reconnect-ends`.

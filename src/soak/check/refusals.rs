@@ -63,17 +63,15 @@ pub(crate) fn refused_never_runs(run: &RunRecord) -> Result<(), String> {
         // otherwise: only an id issued once tells what this one got.
         let issued_on: Vec<usize> = calls.connections_of(id).collect();
         let answer = with_id().next().filter(|_| issued_on.len() <= 1);
-        // Ids belong to their connection: the script's view of the id is
-        // its last issue's.
-        let last_issue = issued_on.last().is_none_or(|last| *last == call.0);
         match answer.and_then(|r| r.get("response")) {
             Some(response) => {
                 return Err(format!(
                     "{tool} ({id}) was refused, but was answered {response} instead of {wanted}"
                 ));
             }
+            // Only the last connection's call is still the script's to
+            // answer (its view of an id is its last issue's).
             None if !run.settling.ended
-                && last_issue
                 && !run.calls.abandoned.contains(id)
                 && calls.connections == call.0 =>
             {

@@ -94,8 +94,6 @@ pub(crate) struct Recorded {
     /// played as written even though actions may follow.
     pub ended_by_script: bool,
     pub finished: bool,
-    pub frames_sent: u64,
-    pub frames_delivered: u64,
     /// Every frame the session read, in the order it read them (on an
     /// in-memory connection; empty otherwise).
     pub received: Vec<Frame>,
@@ -133,8 +131,6 @@ pub(crate) struct Recorded {
     /// The index of the last `close` or `abort` action performed: the
     /// connection it ended is over.
     pub last_close: Option<usize>,
-    /// Every frame the script sent, in order (`setupComplete` first).
-    pub sent: Vec<Frame>,
     /// Calls issued on a connection that has since been left: nobody can
     /// answer them any more.
     pub abandoned: BTreeSet<String>,
@@ -799,10 +795,6 @@ impl<'a, T: Transport> Player<'a, T> {
         let Some(conn) = self.current.as_mut() else {
             return Err(());
         };
-        self.progress.update(|s| {
-            s.frames_sent += 1;
-            s.sent.push(frame.clone());
-        });
         conn.io().send(frame).await.map_err(|_| ())
     }
 }
@@ -866,11 +858,10 @@ pub(crate) struct LinkCount {
 
 impl Recorded {
     /// Every action performed and every frame handed to the session, but
-    /// those on a connection the session left before reading them.
+    /// those on a connection the session left before reading them (an
+    /// in-memory connection counts its frames; a player on other
+    /// connections is drained once its actions are done).
     pub fn drained(&self) -> bool {
-        if self.links.is_empty() {
-            return self.actions_done && self.frames_delivered >= self.frames_sent;
-        }
         self.actions_done
             && self
                 .links

@@ -92,6 +92,17 @@ pub struct ResumptionUpdate {
     /// server has consumed so far in the session.
     #[serde(default, skip_serializing_if = "is_false")]
     pub transparent: bool,
+    /// How many of the latest client messages the server received are not
+    /// yet in the handle's state (transparent resumption only): the index
+    /// it reports leaves them out, so a session resuming this handle must
+    /// replay them too. The service processes messages as it can; a handle
+    /// issued while some are still queued lags behind.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub behind: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// What the next connection of a script must open with.
@@ -405,6 +416,7 @@ impl ScriptedServer {
             handle: Some(handle.into()),
             resumable,
             transparent: false,
+            behind: 0,
         }))
     }
 
@@ -412,10 +424,31 @@ impl ScriptedServer {
     /// `lastConsumedClientMessageIndex` (transparent resumption): the
     /// session replays every message the server had not consumed.
     pub fn resumption_update_transparent(self, handle: impl Into<String>) -> Self {
+        self.resumption_update_behind(handle, 0)
+    }
+
+    /// A transparent `sessionResumptionUpdate` whose
+    /// `lastConsumedClientMessageIndex` leaves out the latest `behind`
+    /// client messages the server received (it had not processed them):
+    /// a session resuming `handle` replays them as well as what came after.
+    ///
+    /// ```
+    /// use livesim::testing::ScriptedServer;
+    ///
+    /// let script = ScriptedServer::new()
+    ///     .expects("clientContent")
+    ///     .resumption_update_behind("h-1", 1)
+    ///     .close(1011, "restarting")
+    ///     .reconnect_resuming("h-1")
+    ///     .expects("clientContent");
+    /// assert_eq!(script.actions().len(), 5);
+    /// ```
+    pub fn resumption_update_behind(self, handle: impl Into<String>, behind: usize) -> Self {
         self.action(Action::ResumptionUpdate(ResumptionUpdate {
             handle: Some(handle.into()),
             resumable: true,
             transparent: true,
+            behind,
         }))
     }
 
@@ -591,6 +624,14 @@ fn validate(action: &Action, opens_connection: bool, issued: &[String]) -> Resul
             ..
         }) if handle.is_empty() => Err(
             "resumption_update's handle is empty (leave it out for an update without one)"
+                .to_string(),
+        ),
+        Action::ResumptionUpdate(ResumptionUpdate {
+            transparent: false,
+            behind: 1..,
+            ..
+        }) => Err(
+            "resumption_update's behind counts unprocessed messages in a transparent update's index: set transparent, or leave behind out"
                 .to_string(),
         ),
         Action::SendRaw(bytes) => {

@@ -411,6 +411,15 @@ fn script_files_with_connections_round_trip_and_are_checked() {
         error.to_string(),
         "script bad.json: action #2: reconnect resumes a handle that no earlier resumable resumption_update issues"
     );
+    let opaque_lag = json!({ "v": 1, "actions": [
+        { "resumption_update": { "handle": "h1", "behind": 1 } }
+    ]});
+    assert_eq!(
+        ScriptedServer::from_json_str(&opaque_lag.to_string(), "lag.json")
+            .unwrap_err()
+            .to_string(),
+        "script lag.json: action #1: resumption_update's behind counts unprocessed messages in a transparent update's index: set transparent, or leave behind out"
+    );
     let late_reject = json!({ "v": 1, "actions": [
         { "pause_ms": 1 }, { "reject_setup": { "code": 1008 } }
     ]});

@@ -412,6 +412,50 @@ fn transparent_resumption_replays_unconsumed_messages_once_in_order() {
         });
 }
 
+/// Property: a transparent handle whose consumed index lags behind what
+/// the server received is resumed by replaying from that index, so the
+/// messages the server had received but not processed are sent again,
+/// in order, once.
+#[test]
+fn a_lagging_handle_is_resumed_from_its_index() {
+    Runner::new(livesim::test_id!())
+        .seeds(10)
+        .run(|_seed| async {
+            let script = ScriptedServer::new()
+                .named("lagging")
+                .expects("realtimeInput")
+                .expects("realtimeInput")
+                .resumption_update_behind("h", 1)
+                .abort()
+                .reconnect_resuming("h")
+                .expects("realtimeInput")
+                .says("Got all three");
+            let (connector, control) = script.into_connector();
+            let handle = Live::builder()
+                .text_only()
+                .resumption(Resumption::on().transparent(true))
+                .connect_with_connector(connector)
+                .await
+                .unwrap();
+            let mut events = handle.events();
+            control.release();
+            handle.send_realtime_text("one").unwrap();
+            handle.send_realtime_text("two").unwrap();
+            until(&mut events, |e| matches!(e, LiveEvent::Resumed { .. })).await;
+            handle.send_realtime_text("three").unwrap();
+            until(&mut events, turn_complete).await;
+            control.drained().await;
+            assert_eq!(control.errors(), vec![]);
+            let sent = control.sent();
+            let inputs: Vec<&str> = sent
+                .iter()
+                .filter_map(|m| m.pointer("/realtimeInput/text").and_then(Value::as_str))
+                .collect();
+            assert_eq!(inputs, ["one", "two", "two", "three"]);
+            handle.disconnect().await;
+        });
+}
+
 #[derive(Clone, Default)]
 struct Sink(Arc<Mutex<Vec<u8>>>);
 

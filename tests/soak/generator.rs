@@ -213,6 +213,10 @@ fn shows(kind: FaultKind, script: &ScriptedServer, rep: &Repertoire) -> bool {
                 Action::CallMany(cs) => cs.iter().any(|c| c.id == "call-1"),
                 _ => false,
             }),
+        // An index that leaves out messages the server received.
+        FaultKind::HandleLag => actions
+            .iter()
+            .any(|a| matches!(a, Action::ResumptionUpdate(u) if u.behind > 0)),
         FaultKind::ToolFailure | FaultKind::LatencySpike => unreachable!("tool-side kinds"),
         FaultKind::Network => unreachable!("where the run goes, not what the script says"),
     }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use livesim::Seed;
 use livesim::executor::{Simulation, Swarm};
 use livesim::prelude::*;
+use livesim::session::Resumption;
 use livesim::soak::{Agent, Case, Faults, RunContext, Soak, import_wire_log};
 use livesim::testing::{Action, Call, ScriptedServer};
 use livesim::transport::recording::{MemorySink, Recording, WireLogWriter};
@@ -196,4 +197,88 @@ fn the_python_sdk_recording_imports_as_the_script_it_played() {
         !text.contains("FAKE-KEY"),
         "the client's key never reached the log"
     );
+}
+
+/// A transparent session's log, recorded: the handle's index lags one
+/// message behind what the server received, the connection fails, and the
+/// session replays that message on the next before saying something new.
+const TRANSPARENT: &str = r#"{"v":1,"kind":"wire_log","started_at_ms":0}
+{"dir":"out","t_ms":0,"type":"text","json":{"setup":{"model":"models/m","sessionResumption":{"transparent":true}}}}
+{"dir":"in","t_ms":40,"type":"binary","json":{"setupComplete":{}}}
+{"dir":"out","t_ms":50,"type":"text","json":{"realtimeInput":{"text":"one"}}}
+{"dir":"out","t_ms":60,"type":"text","json":{"realtimeInput":{"text":"two"}}}
+{"dir":"in","t_ms":70,"type":"binary","json":{"sessionResumptionUpdate":{"newHandle":"SECRET-H","resumable":true,"lastConsumedClientMessageIndex":"1"}}}
+{"dir":"in","t_ms":80,"type":"close","close":{"code":1011,"reason":"Internal error encountered."}}
+{"dir":"out","t_ms":200,"type":"text","json":{"setup":{"model":"models/m","sessionResumption":{"handle":"SECRET-H","transparent":true}}}}
+{"dir":"in","t_ms":240,"type":"binary","json":{"setupComplete":{}}}
+{"dir":"out","t_ms":250,"type":"text","json":{"realtimeInput":{"text":"two"}}}
+{"dir":"out","t_ms":260,"type":"text","json":{"realtimeInput":{"text":"three"}}}
+{"dir":"in","t_ms":300,"type":"binary","json":{"serverContent":{"turnComplete":true}}}
+"#;
+
+/// An imported transparent resumption keeps how far its handle lagged
+/// (`behind`, from the recorded index) and waits for what the resumed
+/// session said new, not for its replays: played against a session that
+/// resumes transparently, the script is satisfied and checks the replay.
+#[test]
+fn a_transparent_resumption_imports_with_its_lag_and_without_its_replays() {
+    let imported = import_wire_log("transparent.jsonl", TRANSPARENT.as_bytes(), "t").unwrap();
+    assert!(imported.damaged.is_empty(), "{:?}", imported.damaged);
+    let actions: Vec<String> = imported
+        .script
+        .actions()
+        .iter()
+        .filter(|a| !matches!(a, Action::PauseMs(_)))
+        .map(|a| serde_json::to_string(a).unwrap())
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            r#"{"expect":"realtimeInput.text"}"#,
+            r#"{"expect":"realtimeInput.text"}"#,
+            r#"{"resumption_update":{"handle":"handle-1","transparent":true,"behind":1}}"#,
+            r#"{"close":{"code":1011,"reason":"Internal error encountered."}}"#,
+            r#"{"reconnect":{"handle":"handle-1"}}"#,
+            r#"{"expect":"realtimeInput.text"}"#,
+            r#"{"send":{"serverContent":{"turnComplete":true}}}"#,
+        ]
+    );
+    let script = imported.script;
+    let texts = Simulation::new(Seed::new(5))
+        .run(|| async move {
+            let (connector, control) = script.into_connector();
+            let handle = Live::builder()
+                .text_only()
+                .resumption(Resumption::on().transparent(true))
+                .connect_with_connector(connector)
+                .await
+                .unwrap();
+            let mut events = handle.events();
+            control.release();
+            handle.send_realtime_text("one").unwrap();
+            handle.send_realtime_text("two").unwrap();
+            while let Some(event) = events.next().await {
+                if matches!(event, LiveEvent::Resumed { .. }) {
+                    break;
+                }
+            }
+            handle.send_realtime_text("three").unwrap();
+            while let Some(event) = events.next().await {
+                if matches!(event, LiveEvent::TurnComplete { .. }) {
+                    break;
+                }
+            }
+            control.drained().await;
+            assert_eq!(control.errors(), vec![]);
+            handle.disconnect().await;
+            control
+                .sent()
+                .iter()
+                .filter_map(|m| m.pointer("/realtimeInput/text").and_then(|t| t.as_str()))
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
+        .unwrap()
+        .value;
+    assert_eq!(texts, ["one", "two", "two", "three"]);
 }

@@ -15,6 +15,7 @@ mod engine;
 mod explore;
 mod final_state;
 mod generator;
+mod handle_lag;
 mod hang_up;
 mod hangs;
 mod id_restart;

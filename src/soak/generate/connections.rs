@@ -5,7 +5,9 @@
 //! A resuming session gets what the service gives: a resumable handle
 //! after most turns (`sessionResumptionUpdate`, with
 //! `lastConsumedClientMessageIndex` when the session resumes
-//! transparently), and sometimes, while a call runs, news that it cannot
+//! transparently; under `handle-lag` that index lags one or two messages
+//! behind what the server received, as a handle issued before the server
+//! processed them does), and sometimes, while a call runs, news that it cannot
 //! resume right now. Its connections end as the service ends them:
 //!
 //! * `go-away`: the turn goes on after the `goAway`, a fresh handle follows
@@ -148,6 +150,7 @@ impl Generator<'_> {
                 handle: None,
                 resumable: false,
                 transparent: false,
+                behind: 0,
             }));
         }
         let Some(connections) = &mut self.connections else {
@@ -210,10 +213,16 @@ impl Generator<'_> {
         );
         connections.latest = Some(handle.clone());
         let transparent = connections.transparent;
+        let behind = if transparent && self.fires(FaultKind::HandleLag) {
+            self.fault_stream(FaultKind::HandleLag).range(1..=2) as usize
+        } else {
+            0
+        };
         self.push(Action::ResumptionUpdate(ResumptionUpdate {
             handle: Some(handle.clone()),
             resumable: true,
             transparent,
+            behind,
         }));
         handle
     }

@@ -14,8 +14,10 @@
 //!   50 % of the chances it gets); `close` draws which close instead.
 //!
 //! Kinds that need a session that resumes ([`FaultKind::needs_resumption`]:
-//! `reconnect`, `network`, `id-restart`) are drawn only for such sessions
-//! ([`Faults::draw_resuming`]), so other agents' seeds never see them.
+//! `reconnect`, `network`, `id-restart`, `handle-lag`) are drawn only for
+//! such sessions ([`Faults::draw_resuming`]), so other agents' seeds never
+//! see them; `handle-lag` is then left off for a session that resumes
+//! without replaying.
 //! `network` is on for about 12 % of the seeds that are not calm, whatever
 //! the weather.
 //!
@@ -131,11 +133,18 @@ pub enum FaultKind {
     /// seed's connections start over and others go on counting. Only for
     /// sessions that resume.
     IdRestart,
+    /// A transparent resumption handle whose consumed index
+    /// (`lastConsumedClientMessageIndex`) lags one or two messages behind
+    /// what the server received, as a handle issued before the server
+    /// processed them does: a session resuming it must replay them too.
+    /// Fires per handle; never reports less than an index before it. Only
+    /// for sessions that resume transparently.
+    HandleLag,
 }
 
 impl FaultKind {
     /// Every kind, in a fixed order.
-    pub const ALL: [FaultKind; 27] = [
+    pub const ALL: [FaultKind; 28] = [
         FaultKind::Split,
         FaultKind::Thoughts,
         FaultKind::Transcriptions,
@@ -163,6 +172,7 @@ impl FaultKind {
         FaultKind::ServerError,
         FaultKind::HangUp,
         FaultKind::IdRestart,
+        FaultKind::HandleLag,
     ];
 
     /// The kind's name, as reports, agent files and stream labels write
@@ -196,6 +206,7 @@ impl FaultKind {
             FaultKind::ServerError => "server-error",
             FaultKind::HangUp => "hang-up",
             FaultKind::IdRestart => "id-restart",
+            FaultKind::HandleLag => "handle-lag",
         }
     }
 
@@ -204,7 +215,7 @@ impl FaultKind {
     pub fn needs_resumption(self) -> bool {
         matches!(
             self,
-            FaultKind::Reconnect | FaultKind::Network | FaultKind::IdRestart
+            FaultKind::Reconnect | FaultKind::Network | FaultKind::IdRestart | FaultKind::HandleLag
         )
     }
 

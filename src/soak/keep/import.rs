@@ -87,22 +87,58 @@ pub fn import_wire_log(file: &str, bytes: &[u8], name: &str) -> Result<Imported,
         script,
         frames: frames.len(),
         damaged,
-        handles: handles.0.len(),
+        handles: handles.placeholders.len(),
         notes: Vec::new(),
     })
 }
 
-/// Handles seen, each with the placeholder it becomes.
+/// What the import follows of the session's resumption: each handle seen,
+/// with the placeholder it becomes, and (transparent resumption) how many
+/// content messages the server had received, so an update says how far its
+/// consumed index lags behind and a resumed connection's replays are not
+/// taken for new messages.
 #[derive(Default)]
-struct Handles(BTreeMap<String, String>);
+struct Handles {
+    placeholders: BTreeMap<String, String>,
+    /// Content messages the server holds in this session.
+    received: usize,
+    /// The consumed index each placeholder came with.
+    index_of: BTreeMap<String, usize>,
+    /// Replays the resumed connection still owes.
+    replays_due: usize,
+}
 
 impl Handles {
     fn placeholder(&mut self, handle: &str) -> String {
-        let next = self.0.len() + 1;
-        self.0
+        let next = self.placeholders.len() + 1;
+        self.placeholders
             .entry(handle.to_string())
             .or_insert_with(|| format!("handle-{next}"))
             .clone()
+    }
+
+    /// A setup on a later connection, resuming `handle` or starting fresh.
+    fn opened(&mut self, handle: Option<&str>) {
+        match handle.map(|h| self.index_of.get(h).copied()) {
+            Some(Some(index)) => {
+                self.replays_due = self.received.saturating_sub(index);
+                self.received = index;
+            }
+            // Without a consumed index nothing is replayed.
+            Some(None) => self.replays_due = 0,
+            None => (self.received, self.replays_due) = (0, 0),
+        }
+    }
+
+    /// A content message the session sent: whether it is new (not a
+    /// replay the resumed connection owed).
+    fn content(&mut self) -> bool {
+        self.received += 1;
+        if self.replays_due > 0 {
+            self.replays_due -= 1;
+            return false;
+        }
+        true
     }
 }
 
@@ -129,6 +165,7 @@ fn script_of(frames: &[FrameLine], name: &str, handles: &mut Handles) -> Scripte
                             .at("/sessionResumption/handle")
                             .and_then(Value::as_str)
                             .map(|h| handles.placeholder(h));
+                        handles.opened(handle.as_deref());
                         script = script.action(Action::Reconnect(Reconnect { handle }));
                         last_at = None;
                     }
@@ -138,6 +175,10 @@ fn script_of(frames: &[FrameLine], name: &str, handles: &mut Handles) -> Scripte
                 // the script waits for the session to send. (Google's
                 // Python SDK writes the top-level keys in snake_case.)
                 if message.contains_key("toolResponse") || message.contains_key("tool_response") {
+                    continue;
+                }
+                // A replay is what the script's server checks, not waits for.
+                if !handles.content() {
                     continue;
                 }
                 if let Some((key, body)) = message.iter().next() {
@@ -238,6 +279,13 @@ fn server_action(frames: &[FrameLine], k: usize, handles: &mut Handles) -> Optio
             .get("newHandle")
             .and_then(Value::as_str)
             .map(|h| handles.placeholder(h));
+        let index = update
+            .get("lastConsumedClientMessageIndex")
+            .and_then(|i| i.as_str().and_then(|s| s.parse().ok()).or(i.as_u64()))
+            .map(|i| usize::try_from(i).unwrap_or(usize::MAX));
+        if let (Some(handle), Some(index)) = (&handle, index) {
+            handles.index_of.insert(handle.clone(), index);
+        }
         return Some(Action::ResumptionUpdate(ResumptionUpdate {
             handle,
             resumable: update
@@ -245,6 +293,7 @@ fn server_action(frames: &[FrameLine], k: usize, handles: &mut Handles) -> Optio
                 .and_then(Value::as_bool)
                 .unwrap_or(true),
             transparent: update.get("lastConsumedClientMessageIndex").is_some(),
+            behind: index.map_or(0, |i| handles.received.saturating_sub(i)),
         }));
     }
     if let Some(left) = message.at("/goAway/timeLeft") {

@@ -351,6 +351,7 @@ impl<'a> Walk<'a> {
                 handle: Some(handle),
                 resumable: true,
                 transparent,
+                behind: 0,
             }));
         }
     }

@@ -99,6 +99,11 @@ impl Target {
         if number > 0 {
             drawn = drawn.perturbed(seed, resuming);
         }
+        if !self.repertoire.resumption.is_transparent() {
+            // A handle's index means nothing to a session that never
+            // replays.
+            drawn = drawn.with(FaultKind::HandleLag, 0.0);
+        }
         drawn.tuned(&self.tuning)
     }
 

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::Player;
+use super::{Consumed, Player};
 use crate::transport::{Frame, Transport};
 
 impl<T: Transport> Player<'_, T> {
@@ -91,12 +91,18 @@ impl<T: Transport> Player<'_, T> {
                     .fail(problem, 1007, "Request contains an invalid argument.")
                     .await;
             }
-            self.consumed.push(kept);
+            self.consumed.push(Consumed {
+                message: kept,
+                expected_before: self.expected_seen,
+            });
             if !self.replay_rematches {
                 return Ok(());
             }
         } else {
-            self.consumed.push(kept);
+            self.consumed.push(Consumed {
+                message: kept,
+                expected_before: self.expected_seen,
+            });
         }
         // Expected messages are matched in script order, whenever they
         // arrive: a client may send before the script gets to its

@@ -225,11 +225,21 @@ impl<T: Transport> Player<'_, T> {
             body.insert("newHandle".into(), Value::String(handle.clone()));
         }
         body.insert("resumable".into(), Value::Bool(update.resumable));
+        // The handle covers what the server had processed: all it received
+        // but the latest `behind` messages, and never less than an index it
+        // reported before.
+        let received = self.consumed.len();
+        let consumed = received
+            .saturating_sub(update.behind)
+            .max(self.reported.min(received));
+        if update.transparent {
+            self.reported = consumed;
+        }
         if update.transparent {
             // An int64, which the wire carries as a string.
             body.insert(
                 "lastConsumedClientMessageIndex".into(),
-                Value::String(self.consumed.len().to_string()),
+                Value::String(consumed.to_string()),
             );
         }
         self.send_message(&json!({ "sessionResumptionUpdate": body }), true)
@@ -238,9 +248,12 @@ impl<T: Transport> Player<'_, T> {
             self.handles.push(Issued {
                 handle: handle.clone(),
                 action: index,
-                expected_seen: self.expected_seen,
+                expected_seen: self
+                    .consumed
+                    .get(consumed)
+                    .map_or(self.expected_seen, |c| c.expected_before),
                 expects_reached: self.expects_reached,
-                consumed: self.consumed.len(),
+                consumed,
                 transparent: update.transparent,
             });
         }

@@ -137,6 +137,7 @@ impl<T: Transport> Player<'_, T> {
             // script over would play the same reconnect again, forever).
             Expect::Scripted(None) if self.resilient && handle.is_none() => {
                 self.consumed.clear();
+                self.reported = 0;
                 self.replay.clear();
             }
             Expect::Scripted(want) if !self.resilient => {
@@ -178,6 +179,7 @@ impl<T: Transport> Player<'_, T> {
                 None if n > 1 => {
                     self.handles.clear();
                     self.consumed.clear();
+                    self.reported = 0;
                     self.replay.clear();
                     self.expected_seen = 0;
                     self.expects_reached = 0;
@@ -199,6 +201,7 @@ impl<T: Transport> Player<'_, T> {
             // no replay: it counts its client messages from 1 again.
             None if n > 1 && !self.resilient => {
                 self.consumed.clear();
+                self.reported = 0;
                 self.replay.clear();
             }
             None => {}
@@ -259,7 +262,8 @@ impl<T: Transport> Player<'_, T> {
             self.expects_reached = issued.expects_reached;
         }
         let tail: Vec<Value> = if consumed < self.consumed.len() {
-            self.consumed.split_off(consumed)
+            let tail = self.consumed.split_off(consumed);
+            tail.into_iter().map(|c| c.message).collect()
         } else {
             Vec::new()
         };

@@ -413,7 +413,10 @@ struct Player<'a, T: Transport> {
     /// Content messages (`clientContent`, `realtimeInput`) the session
     /// has consumed, counted for `lastConsumedClientMessageIndex`; their
     /// text is kept only when the script resumes transparently.
-    consumed: Vec<Value>,
+    consumed: Vec<Consumed>,
+    /// The latest `lastConsumedClientMessageIndex` sent: a later one never
+    /// reports less.
+    reported: usize,
     /// After a transparent resumption: what the old connection received
     /// past the consumed point, which the client must replay first, in
     /// order, once each.
@@ -439,12 +442,21 @@ pub(crate) struct Issue {
     pub times: u32,
 }
 
+/// A content message the server received, and how many of the script's
+/// expected messages it had seen before it: where a resumption whose
+/// handle leaves the message out goes back to.
+#[derive(Clone)]
+struct Consumed {
+    message: Value,
+    expected_before: usize,
+}
+
 /// Where the script and its checks stood on a connection being left.
 struct Saved {
     next: usize,
     expected_seen: usize,
     expects_reached: usize,
-    consumed: Vec<Value>,
+    consumed: Vec<Consumed>,
     replay: std::collections::VecDeque<Value>,
     replay_rematches: bool,
     go_away_deadline: Option<Instant>,
@@ -491,6 +503,7 @@ impl<'a, T: Transport> Player<'a, T> {
             go_away_deadline: None,
             handles: Vec::new(),
             consumed: Vec::new(),
+            reported: 0,
             replay: Default::default(),
             replay_rematches: false,
             saved: None,

@@ -201,6 +201,36 @@ fn outlook_record(state: &State) -> RecordExtractor {
 /// session up, the resolver was called and the field written. The field
 /// with no ttl (`region`) is resolved once per city for the session.
 fn record_follows_its_input(run: &RunRecord) -> Result<(), String> {
+    // The record says where its fields land: `<record>:<field>`.
+    let record = outlook_record(&State::new());
+    if (record.name(), record.key("outlook").as_str()) != ("forecast", OUTLOOK) {
+        return Err(format!(
+            "the record calls itself {:?} and its field's key {:?}, not \"forecast\" and {OUTLOOK:?}",
+            record.name(),
+            record.key("outlook")
+        ));
+    }
+    // Each write of the field is announced, by the record, with its value.
+    let announced: Vec<&Value> = run
+        .delivered()
+        .filter_map(|e| match e {
+            LiveEvent::Extracted { extractor, values } if extractor == "forecast" => {
+                values.get(OUTLOOK)
+            }
+            _ => None,
+        })
+        .collect();
+    let stored: Vec<&Value> = run
+        .journal
+        .iter()
+        .filter(|m| m.key == OUTLOOK)
+        .map(|m| &m.value)
+        .collect();
+    if announced != stored {
+        return Err(format!(
+            "{OUTLOOK} was written {stored:?}, but the record's extracted events announced {announced:?}"
+        ));
+    }
     let mut cities: Vec<&Value> = Vec::new();
     let mut resolved: Vec<&Value> = Vec::new();
     let mut last_call: Vec<(&Value, livesim::clock::Timestamp)> = Vec::new();

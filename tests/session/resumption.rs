@@ -446,6 +446,8 @@ fn a_lagging_handle_is_resumed_from_its_index() {
             until(&mut events, turn_complete).await;
             control.drained().await;
             assert_eq!(control.errors(), vec![]);
+            // The handle keeps the setup it opened with, as the server got it.
+            assert_eq!(Some(&handle.setup()["setup"]), setups(&control).first());
             let sent = control.sent();
             let inputs: Vec<&str> = sent
                 .iter()

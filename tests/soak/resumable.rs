@@ -136,8 +136,9 @@ fn a_session_that_does_not_resume_stays_on_one_connection() {
 /// them must replay): a fingerprint of each seed's faults and script,
 /// seeds 0..30, taken with the soak as it was before. Changing the
 /// generator or the swarm on purpose changes these; say so when you do
-/// (every agent's last changed when thoughts began to carry thought
-/// signatures; before that, when half the servers began to send a
+/// (every agent's last changed when the `document` fault began to send
+/// code parts and charts; before that, when thoughts began to carry
+/// thought signatures; before that, when half the servers began to send a
 /// `sessionId`; before that, when the `hang-up` fault joined; before
 /// that, `checkout`'s when its basket became an object and a third
 /// example joined, the others' when the `server-error` fault joined, and
@@ -147,11 +148,11 @@ fn a_session_that_does_not_resume_stays_on_one_connection() {
 #[test]
 fn the_other_agents_seeds_are_unchanged() {
     let recorded = [
-        ("weather", 0xc82b_31a0_9523_d8eb_u64),
-        ("payment", 0xe7ea_e3e3_ea75_c4e4),
-        ("booking", 0xc224_f48c_6b0b_614f),
-        ("support", 0xffd6_f5da_0578_34da),
-        ("checkout", 0xaeaa_979d_ca9b_d081),
+        ("weather", 0xec4d_3765_8175_c76c_u64),
+        ("payment", 0xec9f_f1da_bf46_c923),
+        ("booking", 0xc374_ec66_7a7a_f3a7),
+        ("support", 0x1481_006c_857e_652a),
+        ("checkout", 0xa41f_7a63_c2bd_75a2),
     ];
     for (name, fingerprint) in recorded {
         let soak = Soak::agent(&agent(name)).check_determinism_every(0);
@@ -382,7 +383,16 @@ fn an_event_stored_twice_is_caught() {
         .position(|e| matches!(e, LiveEvent::Resumed { .. }))
         .unwrap();
     let resumed = again.session_log[at].clone();
-    again.session_log.insert(at + 1, resumed);
+    again.session_log.insert(at + 1, resumed.clone());
+    // (Delivered twice too, or the stored log is caught holding an event
+    // that was not delivered.)
+    let delivered = again
+        .events
+        .iter()
+        .position(|e| e.event == resumed)
+        .unwrap();
+    let twice = again.events[delivered].clone();
+    again.events.insert(delivered + 1, twice);
     let err = verdict(invariants::STORED_ONCE, &again).unwrap_err();
     assert!(
         err.contains("says the session resumed on connection #2, after connection #2"),
@@ -396,9 +406,30 @@ fn an_event_stored_twice_is_caught() {
         .position(|e| e.kind() == "tool_response")
         .unwrap();
     let response = answered.session_log[at].clone();
-    answered.session_log.insert(at + 1, response);
+    answered.session_log.insert(at + 1, response.clone());
+    let delivered = answered
+        .events
+        .iter()
+        .position(|e| e.event == response)
+        .unwrap();
+    let twice = answered.events[delivered].clone();
+    answered.events.insert(delivered + 1, twice);
     let err = verdict(invariants::STORED_ONCE, &answered).unwrap_err();
     assert!(err.contains("answered 2 times"), "{err}");
+
+    // An event delivered and never stored.
+    let mut lost = good.clone();
+    let at = lost
+        .session_log
+        .iter()
+        .position(|e| e.kind() == "turn_complete")
+        .unwrap();
+    lost.session_log.remove(at);
+    let err = verdict(invariants::STORED_ONCE, &lost).unwrap_err();
+    assert!(
+        err.contains("`turn_complete` events differ from those delivered"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -48,8 +48,9 @@ pub(crate) enum Expected {
         data: String,
         interrupted: bool,
     },
-    /// Parts that are not text (code, code results, files), together.
-    Content { interrupted: bool },
+    /// Parts that are not text (code, code results, files), together;
+    /// `live` when audio, video or an image is among them (not stored).
+    Content { interrupted: bool, live: bool },
     /// The model's calls: (id, name, arguments).
     Calls(Vec<(String, String, Value)>),
     /// The end of the turn.
@@ -104,7 +105,7 @@ impl Expected {
                     ..
                 },
             ) => mime_type == m && data == d && interrupted == i,
-            (Expected::Content { interrupted }, LiveEvent::Content { interrupted: i, .. }) => {
+            (Expected::Content { interrupted, .. }, LiveEvent::Content { interrupted: i, .. }) => {
                 interrupted == i
             }
             (Expected::Calls(calls), LiveEvent::ToolCall { calls: got }) => {
@@ -127,6 +128,7 @@ impl Expected {
         match self {
             Expected::Chunk { .. } => false,
             Expected::Media { mime_type, .. } => !live_media(mime_type),
+            Expected::Content { live, .. } => !live,
             _ => true,
         }
     }
@@ -462,7 +464,14 @@ impl Model {
                 }
                 None => {
                     self.flush(false, out);
-                    out.push(Expected::Content { interrupted });
+                    let live = run.iter().any(|p| {
+                        member(p, "inlineData")
+                            .and_then(Value::as_object)
+                            .and_then(|blob| member(blob, "mimeType"))
+                            .and_then(Value::as_str)
+                            .is_some_and(live_media)
+                    });
+                    out.push(Expected::Content { interrupted, live });
                 }
             }
         }

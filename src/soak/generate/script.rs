@@ -464,7 +464,8 @@ impl<'a> Generator<'a> {
 
     /// A file sent inline (`document`): no live media, so the session
     /// stores it; half the time a line of text leads it in the same frame
-    /// (the text stays pending beside it).
+    /// (the text stays pending beside it). A quarter of the time the code
+    /// that made it comes first, a quarter a chart with its code instead.
     fn document(&mut self) {
         let data = self.inline_bytes(16);
         let file = json!({ "inlineData": { "mimeType": "application/pdf", "data": data } });
@@ -472,6 +473,22 @@ impl<'a> Generator<'a> {
             json!([{ "text": "Here is the file. " }, file])
         } else {
             json!([file])
+        };
+        // Sometimes the file comes with the code that made it, or a chart
+        // with it: parts that are neither text nor media alone, which the
+        // session keeps as content (stored unless an image is among them).
+        let stream = self.fault_stream(FaultKind::Document);
+        let parts = match stream.below(4) {
+            0 => json!([
+                { "executableCode": { "language": "PYTHON", "code": "print(2 + 2)" } },
+                { "codeExecutionResult": { "outcome": "OUTCOME_OK", "output": "4\n" } },
+                parts[parts.as_array().map_or(0, |p| p.len() - 1)]
+            ]),
+            1 => json!([
+                { "executableCode": { "language": "PYTHON", "code": "plot()" } },
+                { "inlineData": { "mimeType": "image/png", "data": data } }
+            ]),
+            _ => parts,
         };
         self.send(json!({ "serverContent": { "modelTurn": { "parts": parts } } }));
     }

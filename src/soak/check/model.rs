@@ -182,7 +182,9 @@ impl std::fmt::Display for Expected {
     }
 }
 
-fn live_media(mime_type: &str) -> bool {
+/// Audio, video or an image: media played as it comes, which the stored
+/// log leaves out.
+pub(crate) fn live_media(mime_type: &str) -> bool {
     ["audio/", "video/", "image/"]
         .iter()
         .any(|p| mime_type.starts_with(p))

@@ -481,11 +481,7 @@ fn by_kind<'a>(
 /// notices (warnings, phase moves, pattern matches) and inline audio,
 /// video or images.
 fn stays(event: &LiveEvent) -> bool {
-    let live = |mime: &str| {
-        ["audio/", "video/", "image/"]
-            .iter()
-            .any(|m| mime.starts_with(m))
-    };
+    let live = super::model::live_media;
     match event {
         LiveEvent::TextDelta { .. }
         | LiveEvent::InputTranscriptDelta { .. }

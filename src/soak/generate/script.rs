@@ -470,9 +470,9 @@ impl<'a> Generator<'a> {
         let data = self.inline_bytes(16);
         let file = json!({ "inlineData": { "mimeType": "application/pdf", "data": data } });
         let parts = if self.shape.chance(0.5) {
-            json!([{ "text": "Here is the file. " }, file])
+            json!([{ "text": "Here is the file. " }, file.clone()])
         } else {
-            json!([file])
+            json!([file.clone()])
         };
         // Sometimes the file comes with the code that made it, or a chart
         // with it: parts that are neither text nor media alone, which the
@@ -482,7 +482,7 @@ impl<'a> Generator<'a> {
             0 => json!([
                 { "executableCode": { "language": "PYTHON", "code": "print(2 + 2)" } },
                 { "codeExecutionResult": { "outcome": "OUTCOME_OK", "output": "4\n" } },
-                parts[parts.as_array().map_or(0, |p| p.len() - 1)]
+                file
             ]),
             1 => json!([
                 { "executableCode": { "language": "PYTHON", "code": "plot()" } },

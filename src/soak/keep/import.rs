@@ -279,10 +279,10 @@ fn server_action(frames: &[FrameLine], k: usize, handles: &mut Handles) -> Optio
             .get("newHandle")
             .and_then(Value::as_str)
             .map(|h| handles.placeholder(h));
-        let index = update
-            .get("lastConsumedClientMessageIndex")
-            .and_then(|i| i.as_str().and_then(|s| s.parse().ok()).or(i.as_u64()))
-            .map(|i| usize::try_from(i).unwrap_or(usize::MAX));
+        let index = serde_json::from_value::<crate::wire::SessionResumptionUpdate>(update.clone())
+            .ok()
+            .and_then(|u| u.last_consumed_client_message_index)
+            .map(|i| usize::try_from(i).unwrap_or(0));
         if let (Some(handle), Some(index)) = (&handle, index) {
             handles.index_of.insert(handle.clone(), index);
         }

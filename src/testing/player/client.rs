@@ -81,28 +81,22 @@ impl<T: Transport> Player<'_, T> {
         } else {
             Value::Null
         };
-        if let Some(owed) = self.replay.pop_front() {
-            if owed != *message {
-                let problem = format!(
-                    "client message #{index} should replay what the server received as #{index} before the connection changed (it had not consumed it), but differs (lost or sent twice?): {}",
-                    summary(Some(message), bytes)
-                );
-                return self
-                    .fail(problem, 1007, "Request contains an invalid argument.")
-                    .await;
-            }
-            self.consumed.push(Consumed {
-                message: kept,
-                expected_before: self.expected_seen,
-            });
-            if !self.replay_rematches {
-                return Ok(());
-            }
-        } else {
-            self.consumed.push(Consumed {
-                message: kept,
-                expected_before: self.expected_seen,
-            });
+        let replayed = self.replay.pop_front();
+        if replayed.as_ref().is_some_and(|owed| owed != message) {
+            let problem = format!(
+                "client message #{index} should replay what the server received as #{index} before the connection changed (it had not consumed it), but differs (lost or sent twice?): {}",
+                summary(Some(message), bytes)
+            );
+            return self
+                .fail(problem, 1007, "Request contains an invalid argument.")
+                .await;
+        }
+        self.consumed.push(Consumed {
+            message: kept,
+            expected_before: self.expected_seen,
+        });
+        if replayed.is_some() && !self.replay_rematches {
+            return Ok(());
         }
         // Expected messages are matched in script order, whenever they
         // arrive: a client may send before the script gets to its

@@ -234,8 +234,6 @@ impl<T: Transport> Player<'_, T> {
             .max(self.reported.min(received));
         if update.transparent {
             self.reported = consumed;
-        }
-        if update.transparent {
             // An int64, which the wire carries as a string.
             body.insert(
                 "lastConsumedClientMessageIndex".into(),

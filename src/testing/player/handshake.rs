@@ -136,9 +136,7 @@ impl<T: Transport> Player<'_, T> {
             // The script's own fresh session: it goes on (starting the
             // script over would play the same reconnect again, forever).
             Expect::Scripted(None) if self.resilient && handle.is_none() => {
-                self.consumed.clear();
-                self.reported = 0;
-                self.replay.clear();
+                self.forget_consumed();
             }
             Expect::Scripted(want) if !self.resilient => {
                 if let Some(problem) = self.wrong_handle(want.as_deref(), handle.as_deref()) {
@@ -178,9 +176,7 @@ impl<T: Transport> Player<'_, T> {
                 // A fresh session: the script starts over.
                 None if n > 1 => {
                     self.handles.clear();
-                    self.consumed.clear();
-                    self.reported = 0;
-                    self.replay.clear();
+                    self.forget_consumed();
                     self.expected_seen = 0;
                     self.expects_reached = 0;
                     opened = Opened::Resumed(0);
@@ -200,9 +196,7 @@ impl<T: Transport> Player<'_, T> {
             // A scripted fresh session has consumed nothing yet, and owes
             // no replay: it counts its client messages from 1 again.
             None if n > 1 && !self.resilient => {
-                self.consumed.clear();
-                self.reported = 0;
-                self.replay.clear();
+                self.forget_consumed();
             }
             None => {}
         }
@@ -244,6 +238,13 @@ impl<T: Transport> Player<'_, T> {
                     .to_string(),
             ),
         }
+    }
+
+    /// A fresh session: nothing consumed, nothing reported, nothing owed.
+    fn forget_consumed(&mut self) {
+        self.consumed.clear();
+        self.reported = 0;
+        self.replay.clear();
     }
 
     /// Resuming `handle`: with transparent resumption, what the server

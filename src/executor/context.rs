@@ -301,7 +301,9 @@ impl Context {
 
     /// Appends `head` and its `detail` as one entry under the current label.
     pub(crate) fn record_detailed(&self, head: &str, detail: &str) {
-        self.record_detailed_fmt(format_args!("{head}"), format_args!("{detail}"));
+        let label = self.label.borrow().clone();
+        let at = self.now_cached();
+        self.trace().push_detailed(at, label, head, detail);
     }
 
     /// Appends `head` and its `detail` as one entry under the current

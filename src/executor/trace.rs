@@ -100,6 +100,18 @@ pub fn format_time(at: Duration) -> String {
     format!("{}.{:03}s", at.as_secs(), at.subsec_millis())
 }
 
+/// Formats `args` onto `text`; a text without arguments (`record("tick")`,
+/// most entries' heads) is copied without the formatting machinery.
+fn write_args(text: &mut String, args: fmt::Arguments<'_>) {
+    match args.as_str() {
+        Some(literal) => text.push_str(literal),
+        // Writing to a String cannot fail.
+        None => {
+            let _ = text.write_fmt(args);
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 struct Slot {
     at: Duration,
@@ -142,7 +154,10 @@ impl Trace {
 
     /// Appends one entry.
     pub fn push(&mut self, at: Duration, label: Label, event: &str) {
-        self.push_fmt(at, label, format_args!("{event}"));
+        let start = self.text.len();
+        self.text.push_str(event);
+        let end = self.text.len();
+        self.push_slot(at, label, start, end, false);
     }
 
     /// Appends one entry, formatting its event straight into the trace.
@@ -158,7 +173,11 @@ impl Trace {
 
     /// Appends one entry whose event is `head` followed by `detail`.
     pub fn push_detailed(&mut self, at: Duration, label: Label, head: &str, detail: &str) {
-        self.push_detailed_fmt(at, label, format_args!("{head}"), format_args!("{detail}"));
+        let start = self.text.len();
+        self.text.push_str(head);
+        let detail_at = self.text.len();
+        self.text.push_str(detail);
+        self.push_slot(at, label, start, detail_at, false);
     }
 
     /// Appends one entry whose event is `head` followed by `detail`, both
@@ -171,31 +190,35 @@ impl Trace {
         detail: fmt::Arguments<'_>,
     ) {
         let start = self.text.len();
-        // Writing to a String cannot fail.
-        let _ = self.text.write_fmt(head);
+        write_args(&mut self.text, head);
         let detail_at = self.text.len();
-        let _ = self.text.write_fmt(detail);
+        write_args(&mut self.text, detail);
+        self.push_slot(at, label, start, detail_at, false);
+    }
+
+    fn append(&mut self, at: Duration, label: Label, event: fmt::Arguments<'_>, scheduling: bool) {
+        let start = self.text.len();
+        write_args(&mut self.text, event);
+        let end = self.text.len();
+        self.push_slot(at, label, start, end, scheduling);
+    }
+
+    /// Ends the entry whose text runs from `start` to the buffer's end,
+    /// its detail (if any) from `detail`.
+    fn push_slot(
+        &mut self,
+        at: Duration,
+        label: Label,
+        start: usize,
+        detail: usize,
+        scheduling: bool,
+    ) {
         self.slots.push(Slot {
             at,
             label,
             start,
             end: self.text.len(),
-            detail: detail_at,
-            scheduling: false,
-        });
-    }
-
-    fn append(&mut self, at: Duration, label: Label, event: fmt::Arguments<'_>, scheduling: bool) {
-        let start = self.text.len();
-        // Writing to a String cannot fail.
-        let _ = self.text.write_fmt(event);
-        let end = self.text.len();
-        self.slots.push(Slot {
-            at,
-            label,
-            start,
-            end,
-            detail: end,
+            detail,
             scheduling,
         });
     }

@@ -73,7 +73,7 @@ async fn handshake(
 ) -> Result<Opened, SessionError> {
     let mut transport: BoxedTransport = Box::new(Redacted::new(transport, redactor));
     transport
-        .send(Frame::Text(setup.to_string()))
+        .send(Frame::Text(crate::wire::to_json(setup)))
         .await
         .map_err(|e| SessionError::Transport(e.to_string()))?;
     let (session_id, early) = await_setup(&mut transport).await?;

@@ -157,7 +157,7 @@ impl WireLane {
                                 if is_content(&message) {
                                     self.link.sent_content(&message);
                                 }
-                                if let Err(e) = self.transport.send(Frame::Text(message.to_string())).await {
+                                if let Err(e) = self.transport.send(Frame::Text(crate::wire::to_json(&message))).await {
                                     return End::Lost(e.as_closed(), lost(&e, "send failed"));
                                 }
                             }
@@ -231,7 +231,11 @@ impl WireLane {
                     }
                     self.link.sent_content(&message);
                 }
-                if let Err(e) = self.transport.send(Frame::Text(message.to_string())).await {
+                if let Err(e) = self
+                    .transport
+                    .send(Frame::Text(crate::wire::to_json(&message)))
+                    .await
+                {
                     return Some(End::Lost(e.as_closed(), lost(&e, "send failed")));
                 }
             }
@@ -247,7 +251,11 @@ impl WireLane {
                     self.warn(stale_answer(&message));
                     return None;
                 }
-                if let Err(e) = self.transport.send(Frame::Text(message.to_string())).await {
+                if let Err(e) = self
+                    .transport
+                    .send(Frame::Text(crate::wire::to_json(&message)))
+                    .await
+                {
                     return Some(End::Lost(e.as_closed(), lost(&e, "send failed")));
                 }
             }

@@ -282,7 +282,7 @@ impl std::fmt::Display for Brief<'_> {
             }
             _ => {}
         }
-        let text = self.0.to_string();
+        let text = crate::wire::to_json(self.0);
         let cut = crate::wire::truncate_at_char(&text, MAX);
         if cut.len() == text.len() {
             f.write_str(&text)

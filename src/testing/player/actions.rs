@@ -190,7 +190,7 @@ impl<T: Transport> Player<'_, T> {
                 }
             });
         }
-        let text = message.to_string();
+        let text = crate::wire::to_json(message);
         let frame = if binary {
             Frame::Binary(text.into_bytes())
         } else {

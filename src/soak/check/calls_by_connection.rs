@@ -25,13 +25,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
-
 use crate::flow::FlowEntry;
 use crate::session::LiveEvent;
+use crate::soak::check::json::Json;
 use crate::soak::check::wire_order;
 use crate::soak::run::record::{RunRecord, TimedEvent, ToolExecution};
-use crate::wire::JsonPath;
 
 /// A call as the checks name it: the connection (from 1) that issued it,
 /// and its id.
@@ -86,16 +84,17 @@ fn read_server_calls(run: &RunRecord) -> ServerCalls {
         if !wire_order::mentions(bytes, &wire_order::TOOL_CALL) {
             continue;
         }
-        let Ok(message) = serde_json::from_slice::<Value>(bytes) else {
+        let Some(message) = Json::parse(bytes) else {
             continue;
         };
         let issued = message
-            .at("/toolCall/functionCalls")
-            .and_then(Value::as_array);
+            .as_object()
+            .and_then(|m| m.get("toolCall")?.as_object()?.get("functionCalls"))
+            .and_then(Json::as_array);
         for id in issued
             .into_iter()
             .flatten()
-            .filter_map(|c| c.get("id")?.as_str())
+            .filter_map(|c| c.as_object()?.get("id")?.as_str())
         {
             calls
                 .issued

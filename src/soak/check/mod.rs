@@ -20,6 +20,7 @@ pub(crate) mod extractions;
 pub(crate) mod flow_model;
 pub(crate) mod go_away;
 pub mod invariants;
+pub(crate) mod json;
 pub mod latency;
 pub(crate) mod model;
 pub(crate) mod phases;

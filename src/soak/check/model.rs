@@ -15,7 +15,9 @@
 //! usage, goAway, resumption updates, cancellations and messages the
 //! protocol does not name by kind.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+use super::json::{Json, Object};
 
 use crate::session::LiveEvent;
 use crate::transport::Frame;
@@ -212,7 +214,7 @@ pub(crate) struct Model {
 
 /// A member by its protocol name, or by the snake_case spelling the
 /// Python SDK sends.
-fn member<'a>(object: &'a Map<String, Value>, camel: &str) -> Option<&'a Value> {
+fn member<'o, 'a>(object: &'o Object<'a>, camel: &str) -> Option<&'o Json<'a>> {
     object.get(camel).or_else(|| {
         // Most members looked up are absent: compare with the snake_case
         // spelling key by key rather than building it.
@@ -238,10 +240,10 @@ fn is_snake_of(key: &str, camel: &str) -> bool {
     key.next().is_none()
 }
 
-fn flag(object: Option<&Map<String, Value>>, camel: &str) -> bool {
+fn flag(object: Option<&Object<'_>>, camel: &str) -> bool {
     object
         .and_then(|o| member(o, camel))
-        .and_then(Value::as_bool)
+        .and_then(Json::as_bool)
         == Some(true)
 }
 
@@ -273,15 +275,12 @@ fn known(key: &str, names: &[&str]) -> bool {
 
 /// A part that carries nothing to show: no text and no payload (a lone
 /// thought signature, an empty text).
-fn empty(part: &Map<String, Value>) -> bool {
-    match member(part, "text").and_then(Value::as_str) {
+fn empty(part: &Object<'_>) -> bool {
+    match member(part, "text").and_then(Json::as_str) {
         Some(text) => text.is_empty(),
-        None => part.keys().all(|k| {
-            matches!(
-                k.as_str(),
-                "thought" | "thoughtSignature" | "thought_signature"
-            )
-        }),
+        None => part
+            .keys()
+            .all(|k| matches!(k, "thought" | "thoughtSignature" | "thought_signature")),
     }
 }
 
@@ -290,10 +289,7 @@ impl Model {
     /// A frame that is no JSON object, or an error the server ends the
     /// session with, makes none.
     pub(crate) fn frame(&mut self, frame: &Frame) -> FrameModel {
-        let Some(Value::Object(message)) = frame
-            .payload()
-            .and_then(|p| serde_json::from_slice::<Value>(p).ok())
-        else {
+        let Some(Json::Object(message)) = frame.payload().and_then(Json::parse) else {
             return FrameModel::default();
         };
         let fatal = message.contains_key("error")
@@ -306,7 +302,7 @@ impl Model {
                 ..FrameModel::default()
             };
         }
-        let content = member(&message, "serverContent").and_then(Value::as_object);
+        let content = member(&message, "serverContent").and_then(Json::as_object);
         let interrupted = flag(content, "interrupted");
         let turn_complete = flag(content, "turnComplete");
         let generation_complete = flag(content, "generationComplete");
@@ -315,17 +311,18 @@ impl Model {
         if member(&message, "usageMetadata").is_some() {
             out.push(Expected::Kind("usage"));
         }
-        let parts: Vec<&Map<String, Value>> = content
+        let parts: Vec<&Object<'_>> = content
             .and_then(|c| member(c, "modelTurn"))
+            .and_then(Json::as_object)
             .and_then(|t| t.get("parts"))
-            .and_then(Value::as_array)
-            .map(|parts| parts.iter().filter_map(Value::as_object).collect())
+            .and_then(Json::as_array)
+            .map(|parts| parts.iter().filter_map(Json::as_object).collect())
             .unwrap_or_default();
         self.parts(&parts, interrupted, &mut out);
         for (key, input) in [("inputTranscription", true), ("outputTranscription", false)] {
             if let Some(chunk) = content
                 .and_then(|c| member(c, key))
-                .and_then(Value::as_object)
+                .and_then(Json::as_object)
             {
                 self.transcript(chunk, input, &mut out);
             }
@@ -350,25 +347,24 @@ impl Model {
         if member(&message, "toolCallCancellation").is_some() {
             out.push(Expected::Kind("tool_cancelled"));
         }
-        if let Some(call) = member(&message, "toolCall").and_then(Value::as_object) {
+        if let Some(call) = member(&message, "toolCall").and_then(Json::as_object) {
             self.flush(false, &mut out);
             let calls = member(call, "functionCalls")
-                .and_then(Value::as_array)
+                .and_then(Json::as_array)
                 .map(|calls| {
                     calls
                         .iter()
                         .map(|c| {
+                            let c = c.as_object();
                             let text = |k: &str| {
-                                c.get(k)
-                                    .and_then(Value::as_str)
+                                c.and_then(|c| c.get(k))
+                                    .and_then(Json::as_str)
                                     .unwrap_or_default()
                                     .to_string()
                             };
-                            let args = c.get("args").cloned().unwrap_or(Value::Object(Map::new()));
-                            let args = if args.is_null() {
-                                Value::Object(Map::new())
-                            } else {
-                                args
+                            let args = match c.and_then(|c| c.get("args")) {
+                                None | Some(Json::Null) => Value::Object(Default::default()),
+                                Some(args) => args.to_value(),
                             };
                             (text("id"), text("name"), args)
                         })
@@ -386,7 +382,7 @@ impl Model {
         // `waitingForInput: false` says nothing; anything else unnamed is
         // kept whole.
         let said_nothing =
-            |k: &str, v: &Value| known(k, &["waitingForInput"]) && *v == Value::Bool(false);
+            |k: &str, v: &Json<'_>| known(k, &["waitingForInput"]) && *v == Json::Bool(false);
         let unknown_content = content.is_some_and(|c| {
             c.iter()
                 .any(|(k, v)| !known(k, &KNOWN_CONTENT) && !said_nothing(k, v))
@@ -407,7 +403,7 @@ impl Model {
 
     /// Rules 2, 3 and 6: text streams, other parts flush it and go out
     /// together, media streams beside it.
-    fn parts(&mut self, parts: &[&Map<String, Value>], interrupted: bool, out: &mut Vec<Expected>) {
+    fn parts(&mut self, parts: &[&Object<'_>], interrupted: bool, out: &mut Vec<Expected>) {
         let mut at = 0;
         while at < parts.len() {
             let part = parts[at];
@@ -415,8 +411,8 @@ impl Model {
             if empty(part) {
                 continue;
             }
-            if let Some(text) = member(part, "text").and_then(Value::as_str) {
-                let thought = part.get("thought").and_then(Value::as_bool) == Some(true);
+            if let Some(text) = member(part, "text").and_then(Json::as_str) {
+                let thought = part.get("thought").and_then(Json::as_bool) == Some(true);
                 if !self.text.is_empty() && self.thought != thought {
                     self.flush(false, out);
                 }
@@ -433,7 +429,7 @@ impl Model {
             while at < parts.len() {
                 let next = parts[at];
                 if member(next, "text")
-                    .and_then(Value::as_str)
+                    .and_then(Json::as_str)
                     .is_some_and(|t| !t.is_empty())
                 {
                     break;
@@ -449,7 +445,7 @@ impl Model {
                     let blob = member(p, "inlineData")?.as_object()?;
                     let text = |k: &str| {
                         member(blob, k)
-                            .and_then(Value::as_str)
+                            .and_then(Json::as_str)
                             .unwrap_or_default()
                             .to_string()
                     };
@@ -468,9 +464,9 @@ impl Model {
                     self.flush(false, out);
                     let live = run.iter().any(|p| {
                         member(p, "inlineData")
-                            .and_then(Value::as_object)
+                            .and_then(Json::as_object)
                             .and_then(|blob| member(blob, "mimeType"))
-                            .and_then(Value::as_str)
+                            .and_then(Json::as_str)
                             .is_some_and(live_media)
                     });
                     out.push(Expected::Content { interrupted, live });
@@ -481,16 +477,13 @@ impl Model {
 
     /// Rule 7: one buffer per direction, a chunk streams, `finished`
     /// emits the whole utterance.
-    fn transcript(&mut self, chunk: &Map<String, Value>, input: bool, out: &mut Vec<Expected>) {
+    fn transcript(&mut self, chunk: &Object<'_>, input: bool, out: &mut Vec<Expected>) {
         let (buffer, stream) = if input {
             (&mut self.input, Stream::Input)
         } else {
             (&mut self.output, Stream::Output)
         };
-        let text = chunk
-            .get("text")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let text = chunk.get("text").and_then(Json::as_str).unwrap_or_default();
         if !text.is_empty() {
             buffer.get_or_insert_with(String::new).push_str(text);
             out.push(Expected::Chunk {
@@ -498,7 +491,7 @@ impl Model {
                 text: text.to_string(),
             });
         }
-        if chunk.get("finished").and_then(Value::as_bool) == Some(true) {
+        if chunk.get("finished").and_then(Json::as_bool) == Some(true) {
             out.push(whole(stream, buffer.take().unwrap_or_default(), false));
         }
     }

@@ -249,7 +249,7 @@ impl WireLane {
                 // Sent (and emitted) before the switch: the old
                 // connection's own calls.
                 Command::Answer { message, .. } => {
-                    let _ = old.send(Frame::Text(message.to_string())).await;
+                    let _ = old.send(Frame::Text(crate::wire::to_json(&message))).await;
                 }
                 other => later.push(other),
             }
@@ -319,7 +319,11 @@ impl WireLane {
             replay
         };
         for message in replay {
-            if let Err(e) = self.transport.send(Frame::Text(message.to_string())).await {
+            if let Err(e) = self
+                .transport
+                .send(Frame::Text(crate::wire::to_json(&message)))
+                .await
+            {
                 return Some(End::Lost(
                     e.as_closed(),
                     super::wire_lane::lost(&e, "send failed"),
@@ -330,7 +334,11 @@ impl WireLane {
             if is_content(&message) {
                 self.link.sent_content(&message);
             }
-            if let Err(e) = self.transport.send(Frame::Text(message.to_string())).await {
+            if let Err(e) = self
+                .transport
+                .send(Frame::Text(crate::wire::to_json(&message)))
+                .await
+            {
                 return Some(End::Lost(
                     e.as_closed(),
                     super::wire_lane::lost(&e, "send failed"),

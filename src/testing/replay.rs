@@ -5,6 +5,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -195,6 +196,7 @@ impl Transport for ReplayConnection {
                 self.progress.update(|s| {
                     s.links[link].received += 1;
                     s.received.push(f.clone());
+                    s.received_at.push(crate::executor::now());
                 });
             }
             frame
@@ -281,10 +283,19 @@ impl ReplayControl {
     /// Every message the session sent, parsed as JSON (unparseable frames
     /// are left out; `outbound_frames` has them).
     pub fn sent(&self) -> Vec<Value> {
-        self.outbound_frames()
+        self.sent_timed().0
+    }
+
+    /// [`sent`](Self::sent), and when each arrived (virtual time in a
+    /// simulation).
+    pub(crate) fn sent_timed(&self) -> (Vec<Value>, Vec<Duration>) {
+        let progress = self.progress.lock();
+        progress
+            .inbound
             .iter()
-            .filter_map(|bytes| serde_json::from_slice(bytes).ok())
-            .collect()
+            .zip(&progress.inbound_at)
+            .filter_map(|(bytes, at)| Some((serde_json::from_slice(bytes).ok()?, *at)))
+            .unzip()
     }
 
     /// What the session did that the script did not allow.
@@ -364,6 +375,12 @@ impl ReplayControl {
     /// to the session, in order.
     pub fn delivered_frames(&self) -> Vec<Frame> {
         self.progress.lock().received.clone()
+    }
+
+    /// When the session read each of [`delivered_frames`](Self::delivered_frames)
+    /// (virtual time in a simulation).
+    pub(crate) fn delivered_at(&self) -> Vec<Duration> {
+        self.progress.lock().received_at.clone()
     }
 
     /// Whether the script ended the session's last connection itself (a

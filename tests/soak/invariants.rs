@@ -326,6 +326,54 @@ fn telemetry_signals_that_disagree_with_the_events_are_caught() {
     );
 }
 
+/// The other way round: a `silence_ms` smaller than the time since
+/// content could last have moved (a session counting something else as
+/// content) fails `telemetry`, with a least silence that is no more than
+/// the one the session wrote and within the lane's margin of it (250 ms,
+/// and a few of rounding).
+#[test]
+fn a_silence_shorter_than_the_quiet_before_it_is_caught() {
+    let soak = Soak::agent(&agent("weather")).check_determinism_every(0);
+    let long = Duration::from_millis(1_000);
+    let quiet = |record: &RunRecord| -> Vec<(usize, u64)> {
+        record
+            .journal
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.key == "session:silence_ms")
+            .filter_map(|(i, m)| Some((i, m.value.as_u64()?)))
+            .filter(|&(_, silence)| Duration::from_millis(silence) >= long)
+            .collect()
+    };
+    let good = (0..20)
+        .filter_map(|s| soak.run_seed(Seed::new(s)).record)
+        .find(|r| verdict(invariants::TELEMETRY, r).is_ok() && quiet(r).len() >= 3)
+        .expect("a weather seed under 20 with three quiet ticks that passes");
+    let mut caught = 0;
+    for (i, silence) in quiet(&good) {
+        let mut hushed = good.clone();
+        hushed.journal[i].value = json!(0);
+        let Err(err) = verdict(invariants::TELEMETRY, &hushed) else {
+            continue;
+        };
+        caught += 1;
+        assert!(
+            err.contains("silence_ms is 0, but content last moved at t="),
+            "{err}"
+        );
+        let least: u64 = err
+            .rsplit("so it is at least ")
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{err}"));
+        assert!(
+            least <= silence && least + 255 >= silence,
+            "{silence}: {err}"
+        );
+    }
+    assert!(caught >= 2, "only {caught} hushed quiet tick(s) caught");
+}
+
 /// A session with phases writes its time in phase on each tick: one that
 /// does not grow, or that counts from before the phase began, fails
 /// `telemetry`.

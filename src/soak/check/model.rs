@@ -192,6 +192,26 @@ pub(crate) fn live_media(mime_type: &str) -> bool {
         .any(|p| mime_type.starts_with(p))
 }
 
+/// Whether `frame` moves content (documented: model parts or a
+/// transcript), which resets the session's silence. Read generously: a
+/// parts list of any length, a transcript of any shape.
+pub(crate) fn moves_content(frame: &Frame) -> bool {
+    let Some(Json::Object(message)) = frame.payload().and_then(Json::parse) else {
+        return false;
+    };
+    let Some(content) = member(&message, "serverContent").and_then(Json::as_object) else {
+        return false;
+    };
+    let parts = member(content, "modelTurn")
+        .and_then(Json::as_object)
+        .and_then(|turn| turn.get("parts"))
+        .and_then(Json::as_array);
+    parts.is_some_and(|parts| !parts.is_empty())
+        || ["inputTranscription", "outputTranscription"]
+            .iter()
+            .any(|key| member(content, key).is_some())
+}
+
 /// What one frame makes, and the flags it carried.
 #[derive(Debug, Default)]
 pub(crate) struct FrameModel {

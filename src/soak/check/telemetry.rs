@@ -22,13 +22,25 @@
 //!   the two margins cover both, and are small next to what a session
 //!   that stops counting some content writes (seconds, growing all run).
 //!
+//! * `silence_ms` is never less than the time since the latest moment
+//!   content could have moved: a content frame the session read (model
+//!   parts or a transcript, by the reference model's reading), plus
+//!   [`LAG`] for the lane to hear of it; a content message the server got
+//!   (or the tick's time, if it got it within [`LAG`] after); something
+//!   the soak's user sent, plus [`LAG`]; the connection. A session that
+//!   counts other messages as content (a tool's answer, say) writes less.
+//!   In-memory runs only (the times come from the script's connections).
+//!
 //! A tick's time is read as the `connected` event's time plus the tick's
-//! `elapsed_ms`: the telemetry lane starts with the connection.
+//! `elapsed_ms`: the telemetry lane starts with the connection. The lower
+//! bound reads it from the journal's own timestamp of `silence_ms`.
 
 use std::time::Duration;
 
+use crate::clock::VIRTUAL_EPOCH;
 use crate::executor::format_time;
 use crate::session::LiveEvent;
+use crate::soak::check::model;
 use crate::soak::run::record::RunRecord;
 
 /// How long before a tick a content event must have been received for
@@ -43,6 +55,8 @@ pub(crate) const LAG: Duration = Duration::from_millis(250);
 struct Tick {
     elapsed: Duration,
     silence: Duration,
+    /// When the journal says `silence_ms` was written (virtual time).
+    written: Duration,
 }
 
 /// Checks the run's telemetry signals against its events.
@@ -63,6 +77,7 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
         .filter(|e| moves_content(&e.event))
         .map(|e| e.at)
         .collect();
+    let moments = content_moments(run, start);
     let mut before: Option<Tick> = None;
     for (n, tick) in ticks.iter().enumerate() {
         let name = || {
@@ -103,6 +118,85 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
                 ));
             }
         }
+        if let Some(moments) = &moments {
+            least_silence(tick, moments).map_err(|e| format!("{}: {e}", name()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The moments content may have moved, each as (the latest time the
+/// session may have heard of it, whether it could be past a tick made
+/// before it), in order; `None` when the run's times are not all there
+/// (over a network, or in a record a test changed).
+struct Moments {
+    /// Frames read and the user's sends: heard at most [`LAG`] after.
+    heard: Vec<Duration>,
+    /// Content messages the server got: sent at most then.
+    sent: Vec<Duration>,
+    /// The connection.
+    start: Duration,
+}
+
+fn content_moments(run: &RunRecord, start: Duration) -> Option<Moments> {
+    if run.network.is_some()
+        || run.server_frames_at.len() != run.server_frames.len()
+        || run.sent_at.len() != run.sent.len()
+    {
+        return None;
+    }
+    let mut heard: Vec<Duration> = run
+        .server_frames
+        .iter()
+        .zip(&run.server_frames_at)
+        .filter(|(frame, _)| model::moves_content(frame))
+        .map(|(_, at)| *at + LAG)
+        .chain(run.typed_at.iter().map(|at| *at + LAG))
+        .collect();
+    heard.sort();
+    let sent = run
+        .sent
+        .iter()
+        .zip(&run.sent_at)
+        .filter(|(message, _)| {
+            message.get("clientContent").is_some() || message.get("realtimeInput").is_some()
+        })
+        .map(|(_, at)| *at)
+        .collect();
+    Some(Moments { heard, sent, start })
+}
+
+/// `tick`'s silence against the latest moment content may have moved
+/// before it.
+fn least_silence(tick: &Tick, moments: &Moments) -> Result<(), String> {
+    // Millisecond rounding of the tick's time and of the silence.
+    const ROUNDING: Duration = Duration::from_millis(2);
+    let at = tick.written;
+    let heard = moments
+        .heard
+        .iter()
+        .rev()
+        .find(|&&h| h.saturating_sub(LAG) <= at);
+    // A message the server got within LAG after the tick may have left
+    // before it.
+    let sent = moments.sent.iter().rev().find(|&&s| s <= at + LAG);
+    let latest = [Some(&moments.start), heard, sent]
+        .into_iter()
+        .flatten()
+        .map(|&m| m.min(at))
+        .max()
+        .unwrap_or(at);
+    let least = (at - latest).saturating_sub(ROUNDING);
+    if tick.silence < least {
+        return Err(format!(
+            "at t={} silence_ms is {}, but content last moved at t={} at the latest (a \
+             content frame read, a message sent, the user's input or the connection), so it \
+             is at least {}",
+            format_time(at),
+            tick.silence.as_millis(),
+            format_time(latest),
+            least.as_millis()
+        ));
     }
     Ok(())
 }
@@ -160,7 +254,11 @@ fn ticks(run: &RunRecord) -> Vec<Tick> {
             "session:elapsed_ms" => elapsed = millis(&entry.value),
             "session:silence_ms" => {
                 if let (Some(elapsed), Some(silence)) = (elapsed.take(), millis(&entry.value)) {
-                    out.push(Tick { elapsed, silence });
+                    out.push(Tick {
+                        elapsed,
+                        silence,
+                        written: entry.timestamp - VIRTUAL_EPOCH,
+                    });
                 }
             }
             _ => {}

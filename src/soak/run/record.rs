@@ -145,9 +145,14 @@ pub struct RunRecord {
     pub journal: Vec<StateMutation>,
     /// Every message the session sent, in order.
     pub sent: Vec<Value>,
+    /// When the script got each of [`sent`](Self::sent) (virtual time).
+    pub sent_at: Vec<Duration>,
     /// Every frame the script sent that reached the session, in order
     /// (`setupComplete` first).
     pub server_frames: Vec<Frame>,
+    /// When the session read each of [`server_frames`](Self::server_frames)
+    /// (virtual time); empty for a run over the simulated network.
+    pub server_frames_at: Vec<Duration>,
     /// Every tool run, in the order they started.
     pub executions: Vec<ToolExecution>,
     /// The script's view of its calls.

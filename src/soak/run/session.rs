@@ -181,7 +181,9 @@ pub(crate) async fn play(
         session_log: Vec::new(),
         journal: Vec::new(),
         sent: Vec::new(),
+        sent_at: Vec::new(),
         server_frames: Vec::new(),
+        server_frames_at: Vec::new(),
         executions: Vec::new(),
         calls: Calls::default(),
         replay_errors: Vec::new(),
@@ -380,13 +382,15 @@ pub(crate) async fn play(
     log.ended_by(tokio::time::Instant::now() + bound).await;
     record.session_log = handle.session_log();
     record.journal = journal.take();
-    record.sent = control.sent();
+    (record.sent, record.sent_at) = control.sent_timed();
     record.server_frames = control.delivered_frames();
+    record.server_frames_at = control.delivered_at();
     #[cfg(feature = "network")]
     if let Some(tap) = tap {
         // On a network, what reached the session is what it was told.
         let heard = tap.heard();
         record.server_frames = heard.received;
+        record.server_frames_at.clear();
         record.network = Some(crate::soak::run::record::NetworkRun {
             lost_before_setup: false,
             written: heard.written,

@@ -97,10 +97,15 @@ pub(crate) struct Recorded {
     /// Every frame the session read, in the order it read them (on an
     /// in-memory connection; empty otherwise).
     pub received: Vec<Frame>,
+    /// When the session read each of `received` (virtual time in a
+    /// simulation).
+    pub received_at: Vec<Duration>,
     /// Each in-memory connection's frames, sent and read.
     pub links: Vec<LinkCount>,
     /// Every frame the client sent (unless `serving`).
     pub inbound: Vec<Vec<u8>>,
+    /// When each of `inbound` arrived (virtual time in a simulation).
+    pub inbound_at: Vec<Duration>,
     /// Set for a real server: `inbound` stays empty, and errors are not
     /// logged here (they may quote a client's credential; the server's log
     /// redacts them).
@@ -853,6 +858,7 @@ impl<T: Transport> Player<'_, T> {
         self.progress.update(|s| {
             if !s.serving {
                 s.inbound.push(bytes.to_vec());
+                s.inbound_at.push(crate::executor::now());
             }
         });
     }

@@ -10,6 +10,7 @@
 //! parsed (numbers keep their literal).
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -18,6 +19,10 @@ use serde_json::Value;
 /// The key serde_json's `arbitrary_precision` feature hands a number's
 /// literal under (a number arrives as a one-member map).
 const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+
+/// How many members an object holds before a name named again is
+/// looked up in an index rather than member by member.
+const SMALL: usize = 16;
 
 /// One JSON value, borrowing its strings where the text has no escapes.
 #[derive(Clone, Debug, PartialEq)]
@@ -107,15 +112,6 @@ impl<'a> Object<'a> {
     pub(crate) fn keys(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(|(k, _)| k.as_ref())
     }
-
-    /// Adds a member; one named again takes the new value in its first
-    /// place (as a `Value` map does).
-    fn insert(&mut self, key: Cow<'a, str>, value: Json<'a>) {
-        match self.0.iter_mut().find(|(k, _)| *k == key) {
-            Some(member) => member.1 = value,
-            None => self.0.push((key, value)),
-        }
-    }
 }
 
 impl<'de> Deserialize<'de> for Json<'de> {
@@ -187,9 +183,38 @@ impl<'de> Visitor<'de> for JsonVisitor {
             let Key(literal) = map.next_value()?;
             return Ok(Json::Number(literal));
         }
-        object.insert(first, map.next_value()?);
+        object.0.push((first, map.next_value()?));
+        // Frames' objects are small: a name named again is looked for
+        // member by member, until an object is large enough (a hostile
+        // frame's, say) for that to cost more than an index of names.
+        let mut index: Option<BTreeMap<Cow<'de, str>, usize>> = None;
         while let Some(Key(key)) = map.next_key()? {
-            object.insert(key, map.next_value()?);
+            let value = map.next_value()?;
+            if index.is_none() && object.0.len() >= SMALL {
+                index = Some(
+                    object
+                        .0
+                        .iter()
+                        .enumerate()
+                        .map(|(i, (k, _))| (k.clone(), i))
+                        .collect(),
+                );
+            }
+            let at = match &mut index {
+                Some(index) => match index.get(&key) {
+                    Some(&at) => Some(at),
+                    None => {
+                        index.insert(key.clone(), object.0.len());
+                        None
+                    }
+                },
+                None => object.0.iter().position(|(k, _)| *k == key),
+            };
+            match at {
+                // Named again: the new value, in the first place.
+                Some(at) => object.0[at].1 = value,
+                None => object.0.push((key, value)),
+            }
         }
         Ok(Json::Object(object))
     }
@@ -313,6 +338,21 @@ mod tests {
         }
         assert_eq!(Json::parse(b"{\"a\":"), None);
         assert_eq!(Json::parse(b"\xff"), None);
+    }
+
+    /// A large object (past the size where names get an index) means the
+    /// same, and a hostile one with many members reads in linear time.
+    #[test]
+    fn a_large_object_reads_as_a_value_does() {
+        let members: Vec<String> = (0..40).map(|i| format!("\"k{}\":{i}", i % 25)).collect();
+        let text = format!("{{{}}}", members.join(","));
+        let value: Value = serde_json::from_str(&text).unwrap();
+        let json = Json::parse(text.as_bytes()).unwrap();
+        assert_eq!(json.to_value().to_string(), value.to_string());
+        let many: Vec<String> = (0..200_000).map(|i| format!("\"m{i}\":0")).collect();
+        let text = format!("{{{}}}", many.join(","));
+        let json = Json::parse(text.as_bytes()).unwrap();
+        assert_eq!(json.as_object().unwrap().keys().count(), 200_000);
     }
 
     /// Strings without escapes are borrowed from the frame, not copied.

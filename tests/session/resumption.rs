@@ -275,6 +275,36 @@ fn fatal_closes_end_and_no_handle_means_no_reconnect() {
     }
 }
 
+/// A reconnect whose setup the server refuses for good (a bad key, 1007)
+/// ends the session there, with the server's code: no further attempts.
+#[test]
+fn a_fatal_refusal_while_reconnecting_ends_the_session() {
+    Simulation::new(Seed::new(9))
+        .run(|| async {
+            let script = ScriptedServer::new()
+                .named("refused for good")
+                .resumption_update("h", true)
+                .close(1011, "Internal error encountered.")
+                .reconnect_resuming("h")
+                .rejects_setup(1007, "API key not valid. Please pass a valid API key.");
+            let (handle, control) = connect(script, Live::builder().text_only()).await;
+            handle.closed().await;
+            let log = handle.session_log();
+            let attempts = log.iter().filter(|e| e.kind() == "reconnecting").count();
+            assert_eq!(attempts, 1, "{log:?}");
+            assert!(
+                matches!(
+                    log.last(),
+                    Some(LiveEvent::Disconnected { code: Some(1007), reason, .. })
+                        if reason.starts_with("reconnecting: setup rejected")
+                ),
+                "{log:?}"
+            );
+            assert_eq!(control.connections(), 1);
+        })
+        .unwrap();
+}
+
 #[test]
 fn attempts_are_capped_and_backoff_waits_in_virtual_time() {
     Simulation::new(Seed::new(8))

@@ -283,19 +283,23 @@ impl ReplayControl {
     /// Every message the session sent, parsed as JSON (unparseable frames
     /// are left out; `outbound_frames` has them).
     pub fn sent(&self) -> Vec<Value> {
-        self.sent_timed().0
+        self.sent_timed()
+            .into_iter()
+            .map(|(message, ..)| message)
+            .collect()
     }
 
-    /// [`sent`](Self::sent), and when each arrived (virtual time in a
-    /// simulation).
-    pub(crate) fn sent_timed(&self) -> (Vec<Value>, Vec<Duration>) {
+    /// [`sent`](Self::sent), and for each when it arrived (virtual time in
+    /// a simulation) and which connection the script was playing then.
+    pub(crate) fn sent_timed(&self) -> Vec<(Value, Duration, u32)> {
         let progress = self.progress.lock();
         progress
             .inbound
             .iter()
             .zip(&progress.inbound_at)
-            .filter_map(|(bytes, at)| Some((serde_json::from_slice(bytes).ok()?, *at)))
-            .unzip()
+            .zip(&progress.inbound_on)
+            .filter_map(|((bytes, at), on)| Some((serde_json::from_slice(bytes).ok()?, *at, *on)))
+            .collect()
     }
 
     /// What the session did that the script did not allow.

@@ -229,6 +229,59 @@ fn a_replay_lost_or_a_message_sent_twice_is_caught() {
     assert!(err.ends_with("a client message sent twice"), "{err}");
 }
 
+/// A `goAway` move whose new connection never completes sends the held
+/// content on the connection the session went back to, after the new
+/// connection's setup: `client-messages-once` reads it as the old
+/// connection's (new, owing nothing), not as the new one's replay. Had the
+/// script been playing the new connection when it came, it would have
+/// been a replay out of order.
+#[test]
+fn content_on_the_connection_a_failed_move_went_back_to_is_not_a_replay() {
+    // A transparent resume that replays at least two messages.
+    let good = resumable_run("a resume replaying two messages", |r| {
+        let replays = r.replays();
+        replays.len() >= 2 && r.sent_on.len() == r.sent.len() && {
+            let first = replays[0];
+            let setup = (0..first)
+                .rfind(|&i| r.sent[i].get("setup").is_some())
+                .unwrap();
+            replays
+                .iter()
+                .filter(|&&i| i > setup)
+                .take_while(|&&i| {
+                    !r.sent[setup + 1..=i]
+                        .iter()
+                        .any(|m| m.get("setup").is_some())
+                })
+                .count()
+                >= 2
+                && (0..setup).any(|i| is_content(&r.sent[i]))
+        }
+    });
+    assert_eq!(verdict(invariants::CLIENT_MESSAGES_ONCE, &good), Ok(()));
+    let first = good.replays()[0];
+    let setup = (0..first)
+        .rfind(|&i| good.sent[i].get("setup").is_some())
+        .unwrap();
+    let last = (0..setup).rfind(|&i| is_content(&good.sent[i])).unwrap();
+    // The failed move's setup (the same handle) arrives just before the
+    // last message the old connection got.
+    let mut failed = good.clone();
+    failed.sent.insert(last, good.sent[setup].clone());
+    failed.sent_at.insert(last, good.sent_at[last]);
+    failed.sent_on.insert(last, good.sent_on[setup]);
+    assert_ne!(failed.sent_on[last + 1], failed.sent_on[last]);
+    assert_eq!(verdict(invariants::CLIENT_MESSAGES_ONCE, &failed), Ok(()));
+    // Played on the new connection, the same message is out of order.
+    let mut misplaced = failed.clone();
+    misplaced.sent_on[last + 1] = misplaced.sent_on[last];
+    let err = verdict(invariants::CLIENT_MESSAGES_ONCE, &misplaced).unwrap_err();
+    assert!(
+        err.contains("which the server had not consumed, but got"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_message_the_user_typed_and_the_server_never_got_is_caught() {
     // The last typed message sent once (not a replay of it; not audio).

@@ -125,8 +125,16 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
     // Content the current connection got: none means it was refused or
     // died at once, and the next one owes what it owed.
     let mut got = 0;
+    // Which connection the script played when each message came, where
+    // the record has it: content that came while the script played
+    // another connection than the latest setup's came on a connection
+    // the session went back to (a move whose new connection never
+    // completed), not on the new one.
+    let on = |at: usize| (run.sent_on.len() == run.sent.len()).then(|| run.sent_on[at]);
+    let mut setup_on = None;
     for (at, message) in run.sent.iter().enumerate() {
         if let Some(setup) = message.get("setup") {
+            setup_on = on(at);
             connection += 1;
             if connection == 1 {
                 continue;
@@ -158,6 +166,13 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
         let Some(text) = content_key(message) else {
             continue;
         };
+        if on(at) != setup_on {
+            // On the connection the session went back to: new, and
+            // nothing the latest one owes.
+            session.push(text.clone());
+            out.new.push(text);
+            continue;
+        }
         got += 1;
         if let Some(next) = due.pop_front() {
             if next != text {

@@ -182,6 +182,7 @@ pub(crate) async fn play(
         journal: Vec::new(),
         sent: Vec::new(),
         sent_at: Vec::new(),
+        sent_on: Vec::new(),
         server_frames: Vec::new(),
         server_frames_at: Vec::new(),
         executions: Vec::new(),
@@ -382,7 +383,11 @@ pub(crate) async fn play(
     log.ended_by(tokio::time::Instant::now() + bound).await;
     record.session_log = handle.session_log();
     record.journal = journal.take();
-    (record.sent, record.sent_at) = control.sent_timed();
+    for (message, at, on) in control.sent_timed() {
+        record.sent.push(message);
+        record.sent_at.push(at);
+        record.sent_on.push(on);
+    }
     record.server_frames = control.delivered_frames();
     record.server_frames_at = control.delivered_at();
     #[cfg(feature = "network")]

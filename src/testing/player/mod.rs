@@ -106,6 +106,11 @@ pub(crate) struct Recorded {
     pub inbound: Vec<Vec<u8>>,
     /// When each of `inbound` arrived (virtual time in a simulation).
     pub inbound_at: Vec<Duration>,
+    /// The connection the player was playing when each of `inbound`
+    /// arrived, by its number (a late frame from a connection the client
+    /// left counts on the one being played; a connection the client went
+    /// back to keeps its number).
+    pub inbound_on: Vec<u32>,
     /// Set for a real server: `inbound` stays empty, and errors are not
     /// logged here (they may quote a client's credential; the server's log
     /// redacts them).
@@ -855,10 +860,12 @@ async fn sleep_until(deadline: Option<Instant>) {
 impl<T: Transport> Player<'_, T> {
     /// Keeps a copy of a client frame for the test, unless told not to.
     fn keep_inbound(&self, bytes: &[u8]) {
+        let on = self.connection;
         self.progress.update(|s| {
             if !s.serving {
                 s.inbound.push(bytes.to_vec());
                 s.inbound_at.push(crate::executor::now());
+                s.inbound_on.push(on);
             }
         });
     }

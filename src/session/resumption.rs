@@ -122,7 +122,20 @@ impl Resumption {
     }
 
     /// The declared backoff: the wait before the first attempt, and the
-    /// longest wait it doubles up to.
+    /// longest wait it doubles up to. The soak's `reconnect-ends` bounds
+    /// every reconnect with these numbers, not with the session's own
+    /// backoff.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use livesim::session::Resumption;
+    ///
+    /// let policy = Resumption::on().backoff(Duration::from_millis(250), Duration::from_secs(4));
+    /// assert_eq!(
+    ///     policy.backoff_bounds(),
+    ///     (Duration::from_millis(250), Duration::from_secs(4))
+    /// );
+    /// ```
     pub fn backoff_bounds(&self) -> (Duration, Duration) {
         (self.initial, self.max)
     }

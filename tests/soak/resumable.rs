@@ -358,6 +358,40 @@ fn a_reconnect_that_never_ends_or_overstays_its_bound_is_caught() {
     );
 }
 
+/// A reconnect attempt waits at most its backoff step before it connects:
+/// a setup that reaches the server later than that after the attempt's
+/// `reconnecting` (here, delivered a minute late) fails `reconnect-ends`.
+#[test]
+fn an_attempt_that_waits_past_its_backoff_is_caught() {
+    let waits = |r: &RunRecord| {
+        r.events.iter().position(
+            |e| matches!(&e.event, LiveEvent::Reconnecting { cause, .. } if cause != "goAway"),
+        )
+    };
+    let good = resumable_run("a reconnect that waits", |r| {
+        r.network.is_none() && r.sent_at.len() == r.sent.len() && waits(r).is_some()
+    });
+    assert_eq!(verdict(invariants::RECONNECT_ENDS, &good), Ok(()));
+    let begins = good.events[waits(&good).unwrap()].at;
+    let setup = (0..good.sent.len())
+        .find(|&i| good.sent[i].get("setup").is_some() && good.sent_at[i] >= begins)
+        .expect("the attempt's setup");
+    let mut late = good.clone();
+    for at in &mut late.sent_at[setup..] {
+        *at += Duration::from_secs(60);
+    }
+    for event in &mut late.events {
+        if event.at > good.sent_at[setup] {
+            event.at += Duration::from_secs(60);
+        }
+    }
+    let err = verdict(invariants::RECONNECT_ENDS, &late).unwrap_err();
+    assert!(
+        err.contains("its setup reached the server at") && err.contains("before connecting"),
+        "{err}"
+    );
+}
+
 /// A `goAway` move whose new connection failed may stay on the old one
 /// until the server ends it, so its reconnect may take the time the
 /// server said it had left on top of the policy's bound, whether the

@@ -326,8 +326,23 @@ pub(crate) fn reconnect_ends(run: &RunRecord) -> Result<(), String> {
     // When the reconnect's latest attempt began, and whether it was a
     // `goAway` move.
     let mut last_attempt_at: Option<(Duration, bool)> = None;
+    let setups = setups_at(run);
+    // The latest attempt that waits its backoff, until the next event of
+    // its reconnect: when it began, its number.
+    let mut waiting: Option<(Duration, u32)> = None;
     for timed in &run.events {
         let at = timed.at;
+        if matches!(
+            timed.event,
+            LiveEvent::Reconnecting { .. }
+                | LiveEvent::ResumptionFailed { .. }
+                | LiveEvent::Resumed { .. }
+                | LiveEvent::Disconnected { .. }
+        ) && let Some(setups) = &setups
+            && let Some(attempt) = waiting.take()
+        {
+            waited_at_most(run, setups, attempt, Some(at))?;
+        }
         match &timed.event {
             LiveEvent::GoAway { time_left: left } => {
                 time_left = left.unwrap_or_default();
@@ -365,6 +380,9 @@ pub(crate) fn reconnect_ends(run: &RunRecord) -> Result<(), String> {
                     }
                 }
                 last_attempt_at = Some((at, cause == "goAway"));
+                if cause != "goAway" {
+                    waiting = Some((at, *attempt));
+                }
                 if cause == "goAway" && open.is_none() {
                     grace = time_left;
                     moving = true;
@@ -399,6 +417,9 @@ pub(crate) fn reconnect_ends(run: &RunRecord) -> Result<(), String> {
             _ => {}
         }
     }
+    if let (Some(setups), Some(attempt)) = (&setups, waiting) {
+        waited_at_most(run, setups, attempt, None)?;
+    }
     match open {
         Some((began, last)) => Err(format!(
             "a reconnect that began at t={} (attempt {last}) never ended: no `resumed`, no \
@@ -407,6 +428,50 @@ pub(crate) fn reconnect_ends(run: &RunRecord) -> Result<(), String> {
         )),
         None => Ok(()),
     }
+}
+
+/// When the script got each setup, in order; `None` over a network (its
+/// delivery takes its own time) or in a record whose times a test took
+/// out.
+fn setups_at(run: &RunRecord) -> Option<Vec<Duration>> {
+    (run.network.is_none() && run.sent_at.len() == run.sent.len()).then(|| {
+        run.sent
+            .iter()
+            .zip(&run.sent_at)
+            .filter(|(message, _)| message.get("setup").is_some())
+            .map(|(_, at)| *at)
+            .collect()
+    })
+}
+
+/// An attempt that began at `began` waits at most its backoff step before
+/// it connects: the setup the script got after it, before the next event
+/// of its reconnect (`until`), came no later than that step after it
+/// (plus delivery). An attempt whose connection failed before its setup
+/// has none to time.
+fn waited_at_most(
+    run: &RunRecord,
+    setups: &[Duration],
+    (began, attempt): (Duration, u32),
+    until: Option<Duration>,
+) -> Result<(), String> {
+    const SLACK: Duration = Duration::from_millis(50);
+    let first = setups.partition_point(|&s| s < began);
+    let Some(&setup) = setups.get(first).filter(|&&s| until.is_none_or(|u| s <= u)) else {
+        return Ok(());
+    };
+    let step = backoff_step(&run.resumption, attempt);
+    if setup - began > step + SLACK {
+        return Err(format!(
+            "reconnect attempt {attempt} began at t={}, but its setup reached the server at \
+             t={}, {} later: the policy waits at most {} (its backoff step) before connecting",
+            format_time(began),
+            format_time(setup),
+            format_time(setup - began),
+            format_time(step)
+        ));
+    }
+    Ok(())
 }
 
 /// `stored-once`.

@@ -383,6 +383,7 @@ impl ReplayControl {
 
     /// When the session read each of [`delivered_frames`](Self::delivered_frames)
     /// (virtual time in a simulation).
+    #[cfg(feature = "simulation")]
     pub(crate) fn delivered_at(&self) -> Vec<Duration> {
         self.progress.lock().received_at.clone()
     }

@@ -125,10 +125,7 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
     Ok(())
 }
 
-/// The moments content may have moved, each as (the latest time the
-/// session may have heard of it, whether it could be past a tick made
-/// before it), in order; `None` when the run's times are not all there
-/// (over a network, or in a record a test changed).
+/// The moments content may have moved, each kind in order of time.
 struct Moments {
     /// Frames read and the user's sends: heard at most [`LAG`] after.
     heard: Vec<Duration>,
@@ -138,6 +135,8 @@ struct Moments {
     start: Duration,
 }
 
+/// The run's [`Moments`]; `None` when its times are not all there (over
+/// a network, or in a record a test changed).
 fn content_moments(run: &RunRecord, start: Duration) -> Option<Moments> {
     if run.network.is_some()
         || run.server_frames_at.len() != run.server_frames.len()

@@ -70,6 +70,10 @@ impl Timeline {
             embedded_json(&data)
         );
         page::page(
+            page::Format {
+                kind: "timeline",
+                version: page::TIMELINE_VERSION,
+            },
             &format!("livesim timeline: {}", self.title),
             STYLE,
             &body,
@@ -83,9 +87,12 @@ impl Timeline {
     }
 
     /// The model as JSON (every entry, lane, span, text, verdict, the
-    /// failure; times in nanoseconds), for other tools.
+    /// failure; times in nanoseconds), for other tools, led by its format:
+    /// `"v"` ([`TIMELINE_VERSION`](super::TIMELINE_VERSION)) and `"kind":
+    /// "timeline"`.
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+        let model = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        page::versioned("timeline", page::TIMELINE_VERSION, model)
     }
 
     fn header(&self, out: &mut String) {

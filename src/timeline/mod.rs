@@ -33,6 +33,6 @@ pub use failed_test::{test_timeline_path, write_test_timeline};
 pub use model::{
     Entry, FailurePoint, Lane, LaneKind, MarkKind, Span, SpanEnd, TextRun, Timeline, Verdict,
 };
-pub use page::escape;
+pub use page::{SOAK_REPORT_VERSION, TIMELINE_VERSION, escape};
 pub use soak_latency::{Bin, HISTOGRAM_BINS, LatencyEntry};
 pub use soak_page::{AgentEntry, CheckCount, FAILURES_SHOWN, FailureEntry, GoalCount, SoakPage};

@@ -46,6 +46,37 @@ pub(crate) fn escape_into(out: &mut String, text: &str) {
     }
 }
 
+/// The format version a timeline's JSON and page carry (`"v"`, with
+/// `"kind": "timeline"`): raised when a key changes meaning or goes, so a
+/// tool that reads timelines can tell which it was given.
+///
+/// ```
+/// use livesim::executor::Trace;
+/// use livesim::timeline::{TIMELINE_VERSION, Timeline};
+///
+/// let json = Timeline::from_trace(&Trace::default()).to_json();
+/// assert_eq!(json["v"], TIMELINE_VERSION);
+/// assert_eq!(json["kind"], "timeline");
+/// ```
+pub const TIMELINE_VERSION: u32 = 1;
+
+/// The format version a soak report's JSON and page carry (`"v"`, with
+/// `"kind": "soak_report"`).
+pub const SOAK_REPORT_VERSION: u32 = 1;
+
+/// `value` (an object) as JSON led by its format: `{"v": version, "kind":
+/// kind, …value's members}`, the way every other file livesim writes
+/// starts.
+pub(crate) fn versioned(kind: &str, version: u32, value: serde_json::Value) -> serde_json::Value {
+    let mut object = serde_json::Map::new();
+    object.insert("v".into(), version.into());
+    object.insert("kind".into(), kind.into());
+    if let serde_json::Value::Object(members) = value {
+        object.extend(members);
+    }
+    serde_json::Value::Object(object)
+}
+
 /// `value` as JSON safe inside `<script type="application/json">`: no
 /// `<`, `>` or `&` that could end the element or start markup (each is
 /// written as its `\u` escape, which JSON reads back unchanged).
@@ -81,11 +112,30 @@ fn policy(script: Option<&str>) -> String {
     )
 }
 
-/// A whole page: `title` (escaped here), `body` (already HTML), the shared
-/// style plus `style`, and `script` (run last, allowed by its hash).
-pub(crate) fn page(title: &str, style: &str, body: &str, script: Option<&str>) -> String {
+/// What a page is, for a tool that reads it: its kind and format version,
+/// written in a `<meta name="livesim-format" content="kind/v">`.
+pub(crate) struct Format {
+    pub kind: &'static str,
+    pub version: u32,
+}
+
+/// A whole page of `format`: `title` (escaped here), `body` (already
+/// HTML), the shared style plus `style`, and `script` (run last, allowed
+/// by its hash).
+pub(crate) fn page(
+    format: Format,
+    title: &str,
+    style: &str,
+    body: &str,
+    script: Option<&str>,
+) -> String {
     let mut out = String::with_capacity(body.len() + STYLE.len() + 2048);
     out.push_str("<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    let _ = writeln!(
+        out,
+        "<meta name=\"livesim-format\" content=\"{}/{}\">",
+        format.kind, format.version
+    );
     let _ = writeln!(
         out,
         "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">",
@@ -129,15 +179,34 @@ mod tests {
         assert_eq!(back["t"], "</script><b>&amp;\u{2028}");
     }
 
+    fn test_page(script: Option<&str>) -> String {
+        let format = Format {
+            kind: "test",
+            version: 7,
+        };
+        page(format, "t", "", "", script)
+    }
+
+    #[test]
+    fn a_page_says_its_kind_and_version() {
+        assert!(test_page(None).contains("<meta name=\"livesim-format\" content=\"test/7\">"));
+    }
+
+    #[test]
+    fn a_versioned_document_leads_with_its_version_and_kind() {
+        let json = versioned("test", 7, serde_json::json!({"a": 1, "b": [2]}));
+        assert_eq!(json.to_string(), r#"{"v":7,"kind":"test","a":1,"b":[2]}"#);
+    }
+
     #[test]
     fn the_policy_names_the_script_by_its_hash() {
-        let html = page("t", "", "", Some("1+1"));
+        let html = test_page(Some("1+1"));
         // sha256("1+1"), base64.
         assert!(
             html.contains("script-src 'sha256-Shsh2HauAMjtXE0c3gnGH4phtQ/jcKgBsQwzmDHzcKs='"),
             "{html}"
         );
-        assert!(page("t", "", "", None).contains("script-src 'none'"));
+        assert!(test_page(None).contains("script-src 'none'"));
     }
 
     #[test]

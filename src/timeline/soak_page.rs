@@ -254,9 +254,12 @@ impl SoakPage {
         }
     }
 
-    /// The report as JSON.
+    /// The report as JSON, led by its format: `"v"`
+    /// ([`SOAK_REPORT_VERSION`](super::SOAK_REPORT_VERSION)) and `"kind":
+    /// "soak_report"`.
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+        let report = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        page::versioned("soak_report", page::SOAK_REPORT_VERSION, report)
     }
 
     /// Writes the page to `path` and, in a folder beside it
@@ -354,7 +357,16 @@ impl SoakPage {
             latency_charts(&mut body, &agent.name, &agent.latencies);
         }
         self.failures(&mut body);
-        page::page(&format!("livesim soak {}", self.seeds), STYLE, &body, None)
+        page::page(
+            page::Format {
+                kind: "soak_report",
+                version: page::SOAK_REPORT_VERSION,
+            },
+            &format!("livesim soak {}", self.seeds),
+            STYLE,
+            &body,
+            None,
+        )
     }
 
     fn agents_table(&self, out: &mut String) {

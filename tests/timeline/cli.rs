@@ -47,6 +47,7 @@ fn sim_run_writes_its_timeline_and_prints_it_as_json() {
     let (code, out, err) = livesim(&["sim", "run", "payment", "--seed", "0x5", "--format", "json"]);
     assert_eq!(code, Some(0), "{err}");
     let json: serde_json::Value = serde_json::from_str(&out).expect("stdout is JSON alone");
+    assert_eq!(json["kind"], "timeline");
     assert_eq!(json["title"], "payment seed 0x5");
     assert_eq!(json["lanes"][0]["name"], "wire");
     assert!(json["entries"].as_array().unwrap().len() > 100);
@@ -82,6 +83,7 @@ fn sim_soak_writes_its_report_with_failure_timelines_beside_it() {
     ]);
     assert_eq!(code, Some(1), "{out}{err}");
     let json: serde_json::Value = serde_json::from_str(&out).expect("stdout is JSON alone");
+    assert_eq!(json["kind"], "soak_report");
     let failures = json["agents"][0]["failures"].as_array().unwrap();
     assert!(!failures.is_empty(), "{json:#}");
     let html = std::fs::read_to_string(&page).unwrap();

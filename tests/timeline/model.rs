@@ -292,6 +292,15 @@ fn secrets_and_handles_never_reach_a_page() {
 fn the_json_is_the_model() {
     let timeline = Timeline::of_report(&lookup_report());
     let json = timeline.to_json();
+    // It says what it is first, as every file livesim writes does.
+    let leading: Vec<&String> = json.as_object().unwrap().keys().take(2).collect();
+    assert_eq!(leading, ["v", "kind"]);
+    assert_eq!(json["v"], livesim::timeline::TIMELINE_VERSION);
+    assert_eq!(json["kind"], "timeline");
+    assert!(timeline.html().contains(&format!(
+        "<meta name=\"livesim-format\" content=\"timeline/{}\">",
+        livesim::timeline::TIMELINE_VERSION
+    )));
     assert_eq!(
         json["lanes"].as_array().unwrap().len(),
         timeline.lanes.len()
@@ -333,6 +342,8 @@ fn the_soak_page_and_its_json_say_the_same() {
     let summary = *soak.try_run().expect_err("the invariant breaks");
     let page = SoakPage::new(&summary);
     let json = page.to_json();
+    assert_eq!(json["v"], livesim::timeline::SOAK_REPORT_VERSION);
+    assert_eq!(json["kind"], "soak_report");
     assert_eq!(json["sessions"], GOALS_JUDGED_FROM);
     let agent = &json["agents"][0];
     assert_eq!(

@@ -10,6 +10,8 @@
 //! [`signature`], against the last soak's (its file in [`triage_file`],
 //! what it tells in [`triage_report`]).
 
+pub(crate) mod aggregation;
+pub(crate) mod answers;
 pub mod budget;
 pub(crate) mod calls_by_connection;
 pub(crate) mod determinism;
@@ -20,8 +22,10 @@ pub(crate) mod extractions;
 pub(crate) mod flow_model;
 pub(crate) mod go_away;
 pub mod invariants;
+pub(crate) mod journal;
 pub(crate) mod json;
 pub mod latency;
+pub(crate) mod liveness;
 pub(crate) mod model;
 pub(crate) mod phases;
 pub(crate) mod reconnects;

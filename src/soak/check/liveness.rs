@@ -1,0 +1,151 @@
+//! `liveness`: the session settles after the fault phase, and a session
+//! that ended stops its tools.
+
+use crate::executor::format_time;
+use crate::session::LiveEvent;
+use crate::soak::check::wire_order;
+use crate::soak::run::record::RunRecord;
+
+/// `liveness`.
+pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
+    let settling = &run.settling;
+    let Some(settled) = settling.settled_at else {
+        let script = match &settling.script_at {
+            Some(at) => format!("; the script was still at {at}"),
+            None => String::new(),
+        };
+        return Err(format!(
+            "the session never settled (stopped at t={}): calls issued and not answered or \
+             cancelled: {:?}{script}",
+            format_time(run.virtual_time),
+            unanswered(run)
+        ));
+    };
+    if let Some(done) = settling.script_done_at
+        && settled.saturating_sub(done) > settling.bound
+    {
+        return Err(format!(
+            "the session took until t={} to settle after the fault phase ended at t={} (bound {})",
+            format_time(settled),
+            format_time(done),
+            format_time(settling.bound)
+        ));
+    }
+    if settling.ended_by_script && !settling.ended {
+        return Err("the script ended the connection, but the session did not end".to_string());
+    }
+    let gave_up = wire_order::server_gave_up(run);
+    if gave_up && !settling.ended {
+        return Err(
+            "the server sent an in-band error and nothing else, which ends the session, but \
+             the session went on"
+                .to_string(),
+        );
+    }
+    // A session that ended stops its tools: no run finishes after the
+    // `disconnected` event (received at or after it was emitted).
+    if let Some(ended) = run
+        .events
+        .iter()
+        .find(|e| e.event.kind() == "disconnected")
+        .map(|e| e.at)
+        && let Some(late) = run
+            .executions
+            .iter()
+            .find(|x| x.finished.is_some_and(|f| f > ended))
+    {
+        return Err(format!(
+            "{} ({}) was still running when the session ended at t={} and finished at t={}: \
+             a session that ends stops its tools",
+            late.tool,
+            late.call_id.as_deref().unwrap_or("no call id"),
+            format_time(ended),
+            format_time(late.finished.unwrap_or_default())
+        ));
+    }
+    // A session the strict script hung up on is the `protocol` failure.
+    if !settling.ended_by_script
+        && !gave_up
+        && settling.hung_up_at.is_none()
+        && settling.ended
+        && run.replay_errors.is_empty()
+        && !network_ended_it(run)
+    {
+        return Err(format!(
+            "the session ended though the script never closed the connection: {}",
+            run.delivered()
+                .find(|e| e.kind() == "disconnected")
+                .map_or("(no disconnected event)".to_string(), ToString::to_string)
+        ));
+    }
+    if let Some(at) = settling.hung_up_at {
+        // The user hung up while calls ran: their answers never come, but
+        // the session must say it ended.
+        if !run.delivered().any(|e| e.kind() == "disconnected") {
+            return Err(format!(
+                "the user hung up at t={} and the session never said it ended (no \
+                 disconnected event)",
+                format_time(at)
+            ));
+        }
+    } else if !settling.ended {
+        let left = unanswered(run);
+        if !left.is_empty() {
+            return Err(format!(
+                "calls still unanswered after the run settled: {left:?}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether the simulated network, not the session, ended a session the
+/// script never closed: the session made every attempt its policy allows
+/// without getting back (the network can refuse any of them, a short
+/// policy gives up sooner), or a connection died under it while it held
+/// no resumable handle (nothing to resume: it ends, as designed).
+fn network_ended_it(run: &RunRecord) -> bool {
+    let Some(network) = &run.network else {
+        return false;
+    };
+    // The attempts of the last reconnect, counted from the events.
+    let mut attempts = 0;
+    for timed in &run.events {
+        match &timed.event {
+            LiveEvent::Reconnecting { attempt, .. } => attempts = *attempt,
+            LiveEvent::Resumed { .. } => attempts = 0,
+            _ => {}
+        }
+    }
+    if attempts >= run.resumption.max_attempts() {
+        return true;
+    }
+    if network.died.is_empty() {
+        return false;
+    }
+    // Whether the session held a resumable handle when it ended: the
+    // latest update says so, and no rejected resumption dropped it since.
+    // (wire-order ties these events to the frames.)
+    let mut resumable_handle = false;
+    for timed in &run.events {
+        match &timed.event {
+            LiveEvent::ResumptionUpdate { resumable, .. } => resumable_handle = *resumable,
+            LiveEvent::ResumptionFailed { .. } => resumable_handle = false,
+            _ => {}
+        }
+    }
+    !resumable_handle
+}
+
+fn unanswered(run: &RunRecord) -> Vec<String> {
+    run.calls
+        .issued
+        .iter()
+        .filter(|id| {
+            !run.calls.answered.contains(*id)
+                && !run.calls.cancelled.contains(*id)
+                && !run.calls.abandoned.contains(*id)
+        })
+        .cloned()
+        .collect()
+}

@@ -56,6 +56,7 @@ use crate::soak::check::refusals;
 use crate::soak::check::telemetry;
 use crate::soak::check::wire_order;
 use crate::soak::check::{aggregation, answers, journal, liveness};
+use crate::soak::check::{client_messages, handle_secret, reconnect_ends, stored_once};
 use crate::soak::check::{resolvers, watchers};
 use crate::soak::run::record::RunRecord;
 
@@ -180,10 +181,10 @@ pub fn builtin() -> Vec<Invariant> {
         Invariant::new(WIRE_ORDER, wire_order::check),
         Invariant::new(LIVENESS, liveness::check),
         Invariant::new(TOOL_RAN_ONCE, reconnects::tool_ran_once),
-        Invariant::new(CLIENT_MESSAGES_ONCE, reconnects::client_messages_once),
-        Invariant::new(RECONNECT_ENDS, reconnects::reconnect_ends),
-        Invariant::new(STORED_ONCE, reconnects::stored_once),
-        Invariant::new(HANDLE_SECRET, reconnects::handle_secret),
+        Invariant::new(CLIENT_MESSAGES_ONCE, client_messages::client_messages_once),
+        Invariant::new(RECONNECT_ENDS, reconnect_ends::reconnect_ends),
+        Invariant::new(STORED_ONCE, stored_once::stored_once),
+        Invariant::new(HANDLE_SECRET, handle_secret::handle_secret),
         Invariant::new(TELEMETRY, telemetry::check),
         Invariant::new(EXTRACTOR_INPUT, extractions::check),
         Invariant::new(WATCHERS_FOLLOW_JOURNAL, watchers::check),

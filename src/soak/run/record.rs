@@ -270,7 +270,7 @@ impl RunRecord {
     /// the handle. The count stops where the messages stop making sense
     /// (where `client-messages-once` fails).
     pub fn replays(&self) -> Vec<usize> {
-        match crate::soak::check::reconnects::contents(self) {
+        match crate::soak::check::client_messages::contents(self) {
             Ok(contents) => contents.replays,
             Err(_) => Vec::new(),
         }

@@ -26,7 +26,7 @@ use crate::executor::{self, Seed, Swarm, Trace};
 use crate::session::LiveBuilder;
 use crate::soak::agent::RunContext;
 use crate::soak::agent::tools::{ExecutionLog, recorded};
-use crate::soak::check::reconnects::reconnect_bound;
+use crate::soak::check::reconnect_ends::reconnect_bound;
 use crate::soak::generate::faults::Faults;
 use crate::soak::generate::hang_up::ends_in_hang_up;
 use crate::soak::run::engine::Target;

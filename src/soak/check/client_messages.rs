@@ -1,0 +1,212 @@
+//! `client-messages-once`: every message the user typed reaches the
+//! server once; on a connection that resumes transparently, what the
+//! server had not consumed is replayed first, in order, once.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use serde_json::Value;
+
+use crate::session::LiveEvent;
+use crate::soak::check::wire_order;
+use crate::soak::run::record::RunRecord;
+use crate::soak::run::user::content_key;
+use crate::wire::JsonPath;
+
+/// What the server received of the session's content messages.
+#[derive(Debug, Default)]
+pub(crate) struct Contents {
+    /// The new messages (replays left out), in order.
+    pub new: Vec<String>,
+    /// Where, in the messages the session sent, those it sent again on a
+    /// resumed connection are (transparent resumption).
+    pub replays: Vec<usize>,
+}
+
+/// Walks the messages the session sent, connection by connection: on a
+/// connection that resumes a handle transparently, the messages the
+/// server had not consumed when it issued the handle come first, in
+/// order, once each.
+pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
+    // The consumed index each handle came with.
+    let mut consumed: BTreeMap<&str, usize> = BTreeMap::new();
+    let messages: Vec<Value> = run
+        .server_frames
+        .iter()
+        .filter_map(|f| f.payload())
+        .filter(|bytes| wire_order::mentions(bytes, &wire_order::RESUMPTION_UPDATE))
+        .filter_map(|bytes| serde_json::from_slice(bytes).ok())
+        .collect();
+    for message in &messages {
+        let update = message.get("sessionResumptionUpdate");
+        let handle = update
+            .and_then(|u| u.get("newHandle"))
+            .and_then(Value::as_str);
+        let index = update
+            .and_then(|u| u.get("lastConsumedClientMessageIndex"))
+            .and_then(|i| i.as_str().and_then(|s| s.parse().ok()).or(i.as_u64()));
+        if let (Some(handle), Some(index)) = (handle, index) {
+            let index = usize::try_from(index).unwrap_or(usize::MAX);
+            consumed.entry(handle).or_insert(index);
+        }
+    }
+    let transparent = run.resumption.is_transparent();
+    let mut out = Contents::default();
+    // This session's messages, numbered from 1 (a fresh session starts
+    // over).
+    let mut session: Vec<String> = Vec::new();
+    let mut due: VecDeque<String> = VecDeque::new();
+    let mut connection = 0;
+    // Content the current connection got: none means it was refused or
+    // died at once, and the next one owes what it owed.
+    let mut got = 0;
+    // Which connection the script played when each message came, where
+    // the record has it: content that came while the script played
+    // another connection than the latest setup's came on a connection
+    // the session went back to (a move whose new connection never
+    // completed), not on the new one.
+    let on = |at: usize| (run.sent_on.len() == run.sent.len()).then(|| run.sent_on[at]);
+    let mut setup_on = None;
+    for (at, message) in run.sent.iter().enumerate() {
+        if let Some(setup) = message.get("setup") {
+            setup_on = on(at);
+            connection += 1;
+            if connection == 1 {
+                continue;
+            }
+            if let Some(missing) = due.front().filter(|_| got > 0) {
+                return Err(format!(
+                    "connection #{} never replayed {missing:?} (and {} more) that the server \
+                     had not consumed: a client message lost across a reconnect",
+                    connection - 1,
+                    due.len() - 1
+                ));
+            }
+            got = 0;
+            due.clear();
+            let handle = setup
+                .at("/sessionResumption/handle")
+                .and_then(Value::as_str);
+            match handle {
+                None => session.clear(),
+                Some(handle) if transparent => {
+                    if let Some(&index) = consumed.get(handle) {
+                        due = session.iter().skip(index).cloned().collect();
+                    }
+                }
+                Some(_) => {}
+            }
+            continue;
+        }
+        let Some(text) = content_key(message) else {
+            continue;
+        };
+        if on(at) != setup_on {
+            // On the connection the session went back to: new, and
+            // nothing the latest one owes.
+            session.push(text.clone());
+            out.new.push(text);
+            continue;
+        }
+        got += 1;
+        if let Some(next) = due.pop_front() {
+            if next != text {
+                return Err(format!(
+                    "connection #{connection} should first replay {next:?}, which the server had \
+                     not consumed, but got {text:?}: a client message lost or sent twice across \
+                     a reconnect"
+                ));
+            }
+            out.replays.push(at);
+            continue;
+        }
+        session.push(text.clone());
+        out.new.push(text);
+    }
+    if let Some(missing) = due.front()
+        && !run.settling.ended
+    {
+        return Err(format!(
+            "connection #{connection} never replayed {missing:?}, which the server had not \
+             consumed: a client message lost across a reconnect"
+        ));
+    }
+    Ok(out)
+}
+
+/// `client-messages-once`.
+pub(crate) fn client_messages_once(run: &RunRecord) -> Result<(), String> {
+    let contents = contents(run)?;
+    // What the server got new is what the user typed, in order: nothing
+    // twice, nothing invented.
+    let mut typed = run.typed.iter();
+    for (i, text) in contents.new.iter().enumerate() {
+        if !typed.any(|t| t == text) {
+            let times = contents.new[..=i].iter().filter(|t| *t == text).count();
+            return Err(format!(
+                "the server got {text:?} {times} time(s) as a new message, but the user typed it \
+                 {} time(s) before: a client message sent twice",
+                run.typed.iter().filter(|t| *t == text).count()
+            ));
+        }
+    }
+    let lost = run.typed.len().saturating_sub(contents.new.len());
+    // A fresh session starts without what was queued for the old one: the
+    // messages the user sent while a reconnect that ended fresh was under
+    // way may be gone. A session that ended keeps what it queued.
+    let dropped = sent_during_fresh_reconnects(run);
+    // Over a network, what the session wrote on a connection that then
+    // died may never have arrived (the soak's user says it again).
+    let in_flight = run.network.as_ref().map_or(0, |network| {
+        network
+            .written
+            .iter()
+            .filter(|(connection, frame)| {
+                network.died.contains(connection)
+                    && frame.payload().is_some_and(|bytes| {
+                        serde_json::from_slice::<Value>(bytes)
+                            .ok()
+                            .as_ref()
+                            .and_then(content_key)
+                            .is_some()
+                    })
+            })
+            .count()
+    });
+    if lost > dropped + in_flight && !run.settling.ended {
+        return Err(format!(
+            "the user typed {} message(s), but the server got {} of them: {lost} lost, of which \
+             {dropped} were dropped for a fresh session and {in_flight} were on connections the \
+             network killed, and the session is still connected",
+            run.typed.len(),
+            contents.new.len()
+        ));
+    }
+    Ok(())
+}
+
+/// How many messages the user sent while a reconnect that ended in a
+/// fresh session was under way (from its first `reconnecting` to its
+/// `resumed { fresh: true }`): the session may drop those.
+fn sent_during_fresh_reconnects(run: &RunRecord) -> usize {
+    let mut windows = Vec::new();
+    let mut began = None;
+    for timed in &run.events {
+        match &timed.event {
+            LiveEvent::Reconnecting { .. } => {
+                began.get_or_insert(timed.at);
+            }
+            LiveEvent::Resumed { fresh, .. } => {
+                if let Some(start) = began.take()
+                    && *fresh
+                {
+                    windows.push((start, timed.at));
+                }
+            }
+            _ => {}
+        }
+    }
+    run.typed_at
+        .iter()
+        .filter(|at| windows.iter().any(|(from, to)| from <= *at && *at <= to))
+        .count()
+}

@@ -1,0 +1,85 @@
+//! `handle-secret`: no resumption handle the script gave shows anywhere
+//! a person or a file could read it.
+
+use std::fmt::Write as _;
+
+use crate::soak::run::record::RunRecord;
+use crate::testing::Action;
+
+/// `handle-secret`.
+pub(crate) fn handle_secret(run: &RunRecord) -> Result<(), String> {
+    // Every handle the script gave, and the action that gave it.
+    let mut handles: Vec<(usize, &str)> = Vec::new();
+    for (i, action) in run.script.actions().iter().enumerate() {
+        let handle = match action {
+            Action::ResumptionUpdate(update) => update.handle.as_deref(),
+            Action::Reconnect(reconnect) => reconnect.handle.as_deref(),
+            _ => None,
+        };
+        if let Some(handle) = handle.filter(|h| !h.is_empty())
+            && !handles.iter().any(|(_, h)| *h == handle)
+        {
+            handles.push((i, handle));
+        }
+    }
+    if handles.is_empty() {
+        return Ok(());
+    }
+    // The place is named only when a handle is found there; each text
+    // is written into one buffer, reused.
+    let leak = |place: &dyn Fn() -> String, text: &str| -> Result<(), String> {
+        match handles.iter().find(|(_, h)| text.contains(h)) {
+            Some((action, _)) => Err(format!(
+                "the handle of action #{} is in {}: a resumption handle is a secret",
+                action + 1,
+                place()
+            )),
+            None => Ok(()),
+        }
+    };
+    let mut shown = String::new();
+    for (i, timed) in run.events.iter().enumerate() {
+        shown.clear();
+        let _ = write!(shown, "{} {:?}", timed.event, timed.event);
+        leak(&|| format!("delivered event #{i}"), &shown)?;
+    }
+    for (i, event) in run.session_log.iter().enumerate() {
+        shown.clear();
+        let _ = write!(shown, "{event} {event:?}");
+        leak(&|| format!("stored event #{i}"), &shown)?;
+    }
+    for entry in &run.journal {
+        shown.clear();
+        let _ = write!(shown, "{} {}", entry.key, entry.value);
+        leak(
+            &|| format!("journal entry {} ({})", entry.seq, entry.key),
+            &shown,
+        )?;
+    }
+    for (i, entry) in run.trace.entries().enumerate() {
+        shown.clear();
+        let _ = write!(shown, "{} {}", entry.label, entry.event);
+        leak(&|| format!("trace entry #{i}"), &shown)?;
+    }
+    for (i, line) in run.logs.iter().enumerate() {
+        leak(&|| format!("log line #{}", i + 1), line)?;
+    }
+    for error in &run.replay_errors {
+        leak(
+            &|| "the script's error report".to_string(),
+            &error.to_string(),
+        )?;
+    }
+    if let Some(error) = &run.connect_error {
+        leak(&|| "the connect error".to_string(), error)?;
+    }
+    for execution in &run.executions {
+        shown.clear();
+        let _ = write!(shown, "{:?} {:?}", execution.args, execution.outcome);
+        leak(
+            &|| format!("the record of a {} run", execution.tool),
+            &shown,
+        )?;
+    }
+    leak(&|| "the run's header".to_string(), &run.header())
+}

@@ -90,6 +90,7 @@ mod tests {
         let map = object.as_object().unwrap().clone();
         assert_eq!(map.value("a"), Some(json!(1)));
         let by_ref: &dyn StateView = &&map;
+        assert_eq!(by_ref.value("a"), Some(json!(1)));
         assert_eq!(by_ref.value("b"), None);
     }
 }

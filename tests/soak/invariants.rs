@@ -1127,3 +1127,88 @@ fn an_extractor_given_a_stale_line_is_caught() {
         "{err}"
     );
 }
+
+/// What the server said in its own words reaches the stored log as it
+/// said it: token counts, a goAway's time left, a resumption update's
+/// flag and the ids a cancellation names. A log whose event says
+/// otherwise (the counts of another frame, a time read in the wrong
+/// unit, a flag flipped, an id dropped) fails `wire-order`, which reads
+/// them from the frames itself.
+#[test]
+fn what_the_server_said_is_what_the_events_say() {
+    type Forge = fn(&mut LiveEvent) -> bool;
+    let forgeries: [(&str, &str, Forge, &str); 4] = [
+        (
+            "weather",
+            "usage",
+            |e| match e {
+                LiveEvent::Usage { usage } => {
+                    let total = usage["totalTokenCount"].as_i64().unwrap_or(0);
+                    usage["totalTokenCount"] = json!(total + 1);
+                    true
+                }
+                _ => false,
+            },
+            "but the frames put usage (",
+        ),
+        (
+            "resumable",
+            "go_away",
+            |e| match e {
+                LiveEvent::GoAway {
+                    time_left: Some(left),
+                } => {
+                    *left *= 1000;
+                    true
+                }
+                _ => false,
+            },
+            "but the frames put a goAway with ",
+        ),
+        (
+            "resumable",
+            "resumption_update",
+            |e| match e {
+                LiveEvent::ResumptionUpdate { resumable } => {
+                    *resumable = !*resumable;
+                    true
+                }
+                _ => false,
+            },
+            "but the frames put a resumption update (resumable: ",
+        ),
+        (
+            "support",
+            "tool_cancelled",
+            |e| match e {
+                LiveEvent::ToolCancelled { ids } => {
+                    ids.push("call-never-made".into());
+                    true
+                }
+                _ => false,
+            },
+            "but the frames put the cancellation of ",
+        ),
+    ];
+    for (name, kind, forge, said) in forgeries {
+        let soak = Soak::agent(&agent(name)).check_determinism_every(0);
+        let good = (0..200)
+            .filter_map(|s| soak.run_seed(Seed::new(s)).record)
+            .find(|r| {
+                verdict(invariants::WIRE_ORDER, r).is_ok()
+                    && r.session_log.iter().any(|e| e.kind() == kind)
+            })
+            .unwrap_or_else(|| panic!("a {name} seed under 200 stores a `{kind}` and passes"));
+        let mut forged = good.clone();
+        let at = forged
+            .session_log
+            .iter_mut()
+            .position(forge)
+            .unwrap_or_else(|| panic!("{name}: no `{kind}` to forge"));
+        let err = verdict(invariants::WIRE_ORDER, &forged).unwrap_err();
+        assert!(
+            err.starts_with(&format!("stored event #{at} is `")) && err.contains(said),
+            "{kind}: {err}"
+        );
+    }
+}

@@ -36,6 +36,7 @@ pub(crate) mod refusals;
 pub(crate) mod report;
 pub(crate) mod resolvers;
 pub(crate) mod setup;
+pub(crate) mod signals;
 pub(crate) mod signature;
 pub(crate) mod sometimes;
 pub(crate) mod spec_as_written;

@@ -12,12 +12,16 @@
 //! The model predicts events by what matters: text and transcriptions to
 //! the character with their flags, tool calls by id, name and arguments,
 //! turn ends and interruptions with their flags, media by type and data;
-//! usage, goAway, resumption updates, cancellations and messages the
-//! protocol does not name by kind.
+//! token counts, a `goAway`'s time left, a resumption update's flag and
+//! the ids a cancellation names, when the frame says them in the
+//! documented form (a count as an integer, a time as `"<seconds>s"`);
+//! anything else (those in another form, messages the protocol does not
+//! name) by kind.
 
 use serde_json::Value;
 
 use super::json::{Json, Object};
+use super::signals::{cancelled_of, go_away_of, resumable_of, usage_of};
 
 use crate::session::LiveEvent;
 use crate::transport::Frame;
@@ -59,6 +63,15 @@ pub(crate) enum Expected {
     TurnEnd { interrupted: bool },
     /// An interruption with no text pending.
     Interrupted,
+    /// Token counts: each count the protocol names, by its camelCase
+    /// name, with the number the frame gave (`None`: not given).
+    Usage(Vec<(&'static str, Option<i64>)>),
+    /// The server's notice, with the time it said it has left.
+    GoAway(Option<std::time::Duration>),
+    /// Whether the server said a handle is valid now.
+    Resumable(bool),
+    /// The ids a cancellation named, in order.
+    Cancelled(Vec<String>),
     /// Any other event, by kind (`usage`, `go_away`, …).
     Kind(&'static str),
 }
@@ -120,6 +133,14 @@ impl Expected {
                 interrupted == i
             }
             (Expected::Interrupted, LiveEvent::Interrupted) => true,
+            (Expected::Usage(counts), LiveEvent::Usage { usage }) => counts
+                .iter()
+                .all(|(name, count)| usage.get(*name).and_then(Value::as_i64) == *count),
+            (Expected::GoAway(left), LiveEvent::GoAway { time_left }) => left == time_left,
+            (Expected::Resumable(flag), LiveEvent::ResumptionUpdate { resumable }) => {
+                flag == resumable
+            }
+            (Expected::Cancelled(ids), LiveEvent::ToolCancelled { ids: got }) => ids == got,
             (Expected::Kind(kind), event) => *kind == event.kind(),
             _ => false,
         }
@@ -179,6 +200,17 @@ impl std::fmt::Display for Expected {
                 if *interrupted { " (interrupted)" } else { "" }
             ),
             Expected::Interrupted => write!(f, "an interruption"),
+            Expected::Usage(counts) => {
+                let given: Vec<String> = counts
+                    .iter()
+                    .filter_map(|(name, count)| Some(format!("{name} {}", (*count)?)))
+                    .collect();
+                write!(f, "usage ({})", given.join(", "))
+            }
+            Expected::GoAway(Some(left)) => write!(f, "a goAway with {left:?} left"),
+            Expected::GoAway(None) => write!(f, "a goAway with no time left given"),
+            Expected::Resumable(flag) => write!(f, "a resumption update (resumable: {flag})"),
+            Expected::Cancelled(ids) => write!(f, "the cancellation of {}", ids.join(", ")),
             Expected::Kind(kind) => write!(f, "a `{kind}` event"),
         }
     }
@@ -234,7 +266,7 @@ pub(crate) struct Model {
 
 /// A member by its protocol name, or by the snake_case spelling the
 /// Python SDK sends.
-fn member<'o, 'a>(object: &'o Object<'a>, camel: &str) -> Option<&'o Json<'a>> {
+pub(super) fn member<'o, 'a>(object: &'o Object<'a>, camel: &str) -> Option<&'o Json<'a>> {
     object.get(camel).or_else(|| {
         // Most members looked up are absent: compare with the snake_case
         // spelling key by key rather than building it.
@@ -246,7 +278,7 @@ fn member<'o, 'a>(object: &'o Object<'a>, camel: &str) -> Option<&'o Json<'a>> {
 }
 
 /// Whether `key` is `camel` in snake_case (`turnComplete` → `turn_complete`).
-fn is_snake_of(key: &str, camel: &str) -> bool {
+pub(super) fn is_snake_of(key: &str, camel: &str) -> bool {
     let mut key = key.bytes();
     for c in camel.bytes() {
         if c.is_ascii_uppercase() {
@@ -328,8 +360,8 @@ impl Model {
         let generation_complete = flag(content, "generationComplete");
         let mut out = Vec::new();
         // Rule 5's order, step by step.
-        if member(&message, "usageMetadata").is_some() {
-            out.push(Expected::Kind("usage"));
+        if let Some(usage) = member(&message, "usageMetadata") {
+            out.push(usage_of(usage).unwrap_or(Expected::Kind("usage")));
         }
         let parts: Vec<&Object<'_>> = content
             .and_then(|c| member(c, "modelTurn"))
@@ -364,8 +396,8 @@ impl Model {
         if generation_complete {
             out.push(Expected::Kind("generation_complete"));
         }
-        if member(&message, "toolCallCancellation").is_some() {
-            out.push(Expected::Kind("tool_cancelled"));
+        if let Some(cancellation) = member(&message, "toolCallCancellation") {
+            out.push(cancelled_of(cancellation).unwrap_or(Expected::Kind("tool_cancelled")));
         }
         if let Some(call) = member(&message, "toolCall").and_then(Json::as_object) {
             self.flush(false, &mut out);
@@ -393,11 +425,11 @@ impl Model {
                 .unwrap_or_default();
             out.push(Expected::Calls(calls));
         }
-        if member(&message, "goAway").is_some() {
-            out.push(Expected::Kind("go_away"));
+        if let Some(go_away) = member(&message, "goAway") {
+            out.push(go_away_of(go_away).unwrap_or(Expected::Kind("go_away")));
         }
-        if member(&message, "sessionResumptionUpdate").is_some() {
-            out.push(Expected::Kind("resumption_update"));
+        if let Some(update) = member(&message, "sessionResumptionUpdate") {
+            out.push(resumable_of(update).unwrap_or(Expected::Kind("resumption_update")));
         }
         // `waitingForInput: false` says nothing; anything else unnamed is
         // kept whole.

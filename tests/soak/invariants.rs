@@ -1130,14 +1130,15 @@ fn an_extractor_given_a_stale_line_is_caught() {
 
 /// What the server said in its own words reaches the stored log as it
 /// said it: token counts, a goAway's time left, a resumption update's
-/// flag and the ids a cancellation names. A log whose event says
-/// otherwise (the counts of another frame, a time read in the wrong
-/// unit, a flag flipped, an id dropped) fails `wire-order`, which reads
-/// them from the frames itself.
+/// flag, the ids a cancellation names, and as many content parts as the
+/// frame's run of them. A log whose event says otherwise (the counts of
+/// another frame, a time read in the wrong unit, a flag flipped, an id
+/// or a part too many) fails `wire-order`, which reads them from the
+/// frames itself.
 #[test]
 fn what_the_server_said_is_what_the_events_say() {
     type Forge = fn(&mut LiveEvent) -> bool;
-    let forgeries: [(&str, &str, Forge, &str); 4] = [
+    let forgeries: [(&str, &str, Forge, &str); 5] = [
         (
             "weather",
             "usage",
@@ -1176,6 +1177,18 @@ fn what_the_server_said_is_what_the_events_say() {
                 _ => false,
             },
             "but the frames put a resumption update (resumable: ",
+        ),
+        (
+            "weather",
+            "content",
+            |e| match e {
+                LiveEvent::Content { parts, .. } => {
+                    parts.push(json!({"executableCode": {"code": "2 + 2"}}));
+                    true
+                }
+                _ => false,
+            },
+            " content part(s) there",
         ),
         (
             "support",

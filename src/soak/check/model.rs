@@ -54,9 +54,14 @@ pub(crate) enum Expected {
         data: String,
         interrupted: bool,
     },
-    /// Parts that are not text (code, code results, files), together;
-    /// `live` when audio, video or an image is among them (not stored).
-    Content { interrupted: bool, live: bool },
+    /// Parts that are not text (code, code results, files), together:
+    /// how many; `live` when audio, video or an image is among them (not
+    /// stored).
+    Content {
+        parts: usize,
+        interrupted: bool,
+        live: bool,
+    },
     /// The model's calls: (id, name, arguments).
     Calls(Vec<(String, String, Value)>),
     /// The end of the turn.
@@ -120,9 +125,15 @@ impl Expected {
                     ..
                 },
             ) => mime_type == m && data == d && interrupted == i,
-            (Expected::Content { interrupted, .. }, LiveEvent::Content { interrupted: i, .. }) => {
-                interrupted == i
-            }
+            (
+                Expected::Content {
+                    parts, interrupted, ..
+                },
+                LiveEvent::Content {
+                    parts: got,
+                    interrupted: i,
+                },
+            ) => *parts == got.len() && interrupted == i,
             (Expected::Calls(calls), LiveEvent::ToolCall { calls: got }) => {
                 calls.len() == got.len()
                     && calls.iter().zip(got).all(|((id, name, args), call)| {
@@ -186,7 +197,7 @@ impl std::fmt::Display for Expected {
                 if *interrupted { " (interrupted)" } else { "" }
             ),
             Expected::Media { mime_type, .. } => write!(f, "media {mime_type}"),
-            Expected::Content { .. } => write!(f, "content parts"),
+            Expected::Content { parts, .. } => write!(f, "{parts} content part(s)"),
             Expected::Calls(calls) => {
                 let calls: Vec<String> = calls
                     .iter()
@@ -521,7 +532,11 @@ impl Model {
                             .and_then(Json::as_str)
                             .is_some_and(live_media)
                     });
-                    out.push(Expected::Content { interrupted, live });
+                    out.push(Expected::Content {
+                        parts: run.len(),
+                        interrupted,
+                        live,
+                    });
                 }
             }
         }
@@ -650,7 +665,7 @@ mod tests {
                 "media audio/pcm",
                 "a text chunk \"lo\"",
                 "the whole text \"Hello\"",
-                "content parts"
+                "1 content part(s)"
             ]
         );
     }

@@ -477,6 +477,9 @@ impl<'a> Generator<'a> {
         // Sometimes the file comes with the code that made it, or a chart
         // with it: parts that are neither text nor media alone, which the
         // session keeps as content (stored unless an image is among them).
+        // Or the code alone, an empty text inside its run (which does not
+        // break it) and the model's words after it in the same frame
+        // (which stream after the content).
         let stream = self.fault_stream(FaultKind::Document);
         let parts = match stream.below(4) {
             0 => json!([
@@ -487,6 +490,12 @@ impl<'a> Generator<'a> {
             1 => json!([
                 { "executableCode": { "language": "PYTHON", "code": "plot()" } },
                 { "inlineData": { "mimeType": "image/png", "data": data } }
+            ]),
+            2 => json!([
+                { "executableCode": { "language": "PYTHON", "code": "print(6 * 7)" } },
+                { "text": "" },
+                { "codeExecutionResult": { "outcome": "OUTCOME_OK", "output": "42\n" } },
+                { "text": "The code printed 42. " }
             ]),
             _ => parts,
         };

@@ -56,6 +56,39 @@ fn session_signals_follow_a_manual_clock() {
         .unwrap();
 }
 
+/// The telemetry lane writes its signals as often as the lower-level
+/// builder says (`signal_interval`), and setting the interval keeps what
+/// was set before it (the clock, the budget).
+#[test]
+fn signals_come_at_the_interval_the_builder_sets() {
+    Simulation::new(Seed::new(3))
+        .run(|| async {
+            let clock = Arc::new(ManualClock::starting_at(origin()));
+            let (transport, control) = ScriptedServer::new().into_transport();
+            let handle = livesim::session::LiveSessionBuilder::new()
+                .clock(clock.clone())
+                .session_budget(Duration::from_secs(60))
+                .signal_interval(Duration::from_millis(100))
+                .connect_with_transport(transport)
+                .await
+                .unwrap();
+            control.release();
+            let state = handle.state();
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            clock.advance(Duration::from_secs(5));
+            // A 100 ms tick has passed since; a 500 ms one (the default)
+            // would not have.
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            assert_eq!(state.get("session:elapsed_ms"), Some(json!(5000)));
+            assert_eq!(
+                state.get("session:remaining_budget_ms"),
+                Some(json!(55_000))
+            );
+            handle.disconnect().await;
+        })
+        .unwrap();
+}
+
 #[test]
 fn a_temporal_pattern_means_clock_seconds() {
     Simulation::new(Seed::new(2))

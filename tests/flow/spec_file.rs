@@ -193,6 +193,10 @@ fn an_invalid_spec_points_at_the_step() {
         r#"{"v": 1, "kind": "conversation", "stages": [{"id": "a", "slots": [{"key": "x"}]}, {"id": "b", "slots": [{"key": "x"}]}]}"#,
     );
     assert_eq!(err.path.as_deref(), Some("stages[1].slots"));
+    // An empty id is refused where it stands, counted from 0 (by the
+    // reader, before the flow's own validation sees it).
+    let err = error(r#"{"v": 1, "kind": "flow", "steps": [{"id": "a"}, {"id": "b"}, {"id": ""}]}"#);
+    assert_eq!(err.path.as_deref(), Some("steps[2].id"), "{err}");
 }
 
 #[test]

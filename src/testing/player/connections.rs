@@ -23,12 +23,7 @@ impl<T: Transport> Player<'_, T> {
             let Some(conn) = self.next_incoming().await else {
                 return Flow::Stop;
             };
-            self.open(conn);
-            self.move_to(At::Told(format!(
-                "connection #{}'s handshake",
-                self.connection
-            )));
-            match self.handshake(Expect::Resilient, None).await {
+            match self.take_unplanned(conn).await {
                 Ok(Opened::Resumed(from)) => return Flow::From(from),
                 Ok(Opened::Accepted) => return Flow::Go,
                 Ok(Opened::Rejected | Opened::Died) => continue,
@@ -98,6 +93,17 @@ impl<T: Transport> Player<'_, T> {
         self.replay = saved.replay;
         self.replay_rematches = saved.replay_rematches;
         Some(saved.next)
+    }
+
+    /// Opens `conn`, a connection the script does not plan, and takes its
+    /// setup as a resilient player does.
+    pub(super) async fn take_unplanned(&mut self, conn: T) -> Result<Opened, ()> {
+        self.open(conn);
+        self.move_to(At::Told(format!(
+            "connection #{}'s handshake",
+            self.connection
+        )));
+        self.handshake(Expect::Resilient, None).await
     }
 
     /// Makes `conn` the current connection: calls of earlier connections

@@ -7,8 +7,8 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::handshake::{Expect, Opened};
-use super::{At, Conn, Flow, Player};
+use super::handshake::Opened;
+use super::{Conn, Flow, Player};
 use crate::testing::script::Call;
 use crate::transport::{Frame, Transport};
 
@@ -143,12 +143,7 @@ impl<T: Transport> Player<'_, T> {
                         self.leaving = Some((number, old));
                         self.save(self.next);
                     }
-                    self.open(conn);
-                    self.move_to(At::Told(format!(
-                        "connection #{}'s handshake",
-                        self.connection
-                    )));
-                    match self.handshake(Expect::Resilient, None).await {
+                    match self.take_unplanned(conn).await {
                         Ok(Opened::Resumed(from)) => return Flow::From(from),
                         Ok(Opened::Accepted) => return Flow::Go,
                         // Lost on the way or refused: the client may still

@@ -73,12 +73,14 @@ pub(super) fn usage_of(usage: &Json<'_>) -> Option<Expected> {
 /// fractional digits, then `s` (`"12.5s"`).
 fn duration(text: &str) -> Option<Duration> {
     let number = text.strip_suffix('s')?;
-    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    // A point, when there is one, has digits after it.
+    let (whole, fraction) = match number.split_once('.') {
+        Some((_, "")) => return None,
+        Some(parts) => parts,
+        None => (number, ""),
+    };
     let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
     if whole.is_empty() || !digits(whole) || !digits(fraction) || fraction.len() > 9 {
-        return None;
-    }
-    if number.ends_with('.') {
         return None;
     }
     let seconds: u64 = whole.parse().ok()?;

@@ -199,7 +199,7 @@ fn a_three_action_script_triggers_it() {
 
 /// The planted bugs that need two things at once, and the agent of `sim/`
 /// whose soak meets both.
-const COMBINED: [(PlantedBug, &str); 9] = [
+const COMBINED: [(PlantedBug, &str); 11] = [
     (PlantedBug::CancelsTheFirstCall, "support"),
     (PlantedBug::InterruptionAbortsCalls, "support"),
     (PlantedBug::RepeatedIdRunsAgain, "weather"),
@@ -209,6 +209,8 @@ const COMBINED: [(PlantedBug, &str); 9] = [
     (PlantedBug::TypedWhileReconnectingDropped, "resumable"),
     (PlantedBug::ShortGoAwayIgnored, "resumable"),
     (PlantedBug::AudioNotReplayed, "resumable"),
+    (PlantedBug::MediaLosesItsInterruption, "weather"),
+    (PlantedBug::TurnEndingInterruptionUnmarked, "booking"),
 ];
 
 /// The search power of the default soak: each planted bug that needs two
@@ -216,8 +218,10 @@ const COMBINED: [(PlantedBug, &str); 9] = [
 /// a repeated id among them, answers filed under a later tool message,
 /// frames while a call runs, a thought right before a call, typing while
 /// the session reconnects, a short `goAway`, audio across a transparent
-/// resumption) is found over seeds 0..2000 of its agent and shrunk to at
-/// most six actions; the shrunk case passes without the bug.
+/// resumption, audio riding on a barge-in's frame, an interruption that
+/// ends its turn in the same frame) is found over seeds 0..2000 of its
+/// agent and shrunk to at most six actions; the shrunk case passes
+/// without the bug.
 #[test]
 fn the_default_soak_finds_each_bug_that_needs_two_faults_and_shrinks_it() {
     let report: Vec<String> = COMBINED

@@ -53,11 +53,18 @@ pub enum PlantedBug {
     /// duplicate, never run nor answered (a reconnect, a server that
     /// numbers its calls from `call-1` again).
     IdsOutliveTheirConnection,
+    /// A chunk of the model's audio that rides on an interruption's frame
+    /// is not marked interrupted (audio, a barge-in while it plays).
+    MediaLosesItsInterruption,
+    /// Text pending when one frame both interrupts the model and ends its
+    /// turn is flushed as if the model had finished it (an interruption,
+    /// the turn's end in the same frame).
+    TurnEndingInterruptionUnmarked,
 }
 
 impl PlantedBug {
     /// Every planted bug.
-    pub const ALL: [PlantedBug; 12] = [
+    pub const ALL: [PlantedBug; 14] = [
         PlantedBug::RefusedCallRuns,
         PlantedBug::CancelsTheFirstCall,
         PlantedBug::InterruptionAbortsCalls,
@@ -70,6 +77,8 @@ impl PlantedBug {
         PlantedBug::AudioNotReplayed,
         PlantedBug::ToolsOutliveHangUp,
         PlantedBug::IdsOutliveTheirConnection,
+        PlantedBug::MediaLosesItsInterruption,
+        PlantedBug::TurnEndingInterruptionUnmarked,
     ];
 
     /// Its name, as an agent file's `planted_bug` writes it.
@@ -87,6 +96,8 @@ impl PlantedBug {
             PlantedBug::AudioNotReplayed => "audio-not-replayed",
             PlantedBug::ToolsOutliveHangUp => "tools-outlive-hang-up",
             PlantedBug::IdsOutliveTheirConnection => "ids-outlive-their-connection",
+            PlantedBug::MediaLosesItsInterruption => "media-loses-its-interruption",
+            PlantedBug::TurnEndingInterruptionUnmarked => "turn-ending-interruption-unmarked",
         }
     }
 }

@@ -73,10 +73,7 @@ impl WireLane {
         let mut aggregator = Aggregator::default();
         #[cfg(feature = "planted-bug")]
         {
-            aggregator.planted_thought = self
-                .link
-                .config
-                .planted(super::PlantedBug::ThoughtFlushedAsAnswer);
+            aggregator.planted = self.link.config.planted;
         }
         let ended = loop {
             for frame in std::mem::take(&mut self.early) {

@@ -87,13 +87,18 @@ pub(crate) struct Aggregator {
     thought: bool,
     input: Option<String>,
     output: Option<String>,
-    /// A planted bug: a thought pending at a tool call is flushed as an
-    /// answer (test builds only).
+    /// The planted bug the session carries, if any (test builds only).
     #[cfg(feature = "planted-bug")]
-    pub planted_thought: bool,
+    pub planted: Option<crate::session::PlantedBug>,
 }
 
 impl Aggregator {
+    /// Whether the session carries planted bug `bug` (test builds only).
+    #[cfg(feature = "planted-bug")]
+    fn planted(&self, bug: crate::session::PlantedBug) -> bool {
+        self.planted == Some(bug)
+    }
+
     /// Turns one message into its events, in order. `now` stamps media.
     pub fn push(&mut self, msg: &MessageView, now: Timestamp) -> Vec<LiveEvent> {
         let mut out = Vec::new();
@@ -118,7 +123,12 @@ impl Aggregator {
             }
         }
         if msg.turn_complete {
-            self.flush(msg.interrupted, &mut out);
+            #[cfg(feature = "planted-bug")]
+            let interrupted = msg.interrupted
+                && !self.planted(crate::session::PlantedBug::TurnEndingInterruptionUnmarked);
+            #[cfg(not(feature = "planted-bug"))]
+            let interrupted = msg.interrupted;
+            self.flush(interrupted, &mut out);
             out.push(LiveEvent::TurnComplete {
                 interrupted: msg.interrupted,
                 reason: msg.turn_complete_reason.clone(),
@@ -134,7 +144,7 @@ impl Aggregator {
         }
         if let Some(calls) = &msg.tool_calls {
             #[cfg(feature = "planted-bug")]
-            if self.planted_thought {
+            if self.planted(crate::session::PlantedBug::ThoughtFlushedAsAnswer) {
                 self.thought = false;
             }
             self.flush(false, &mut out);
@@ -160,7 +170,7 @@ impl Aggregator {
     pub fn close(&mut self) {
         *self = Aggregator {
             #[cfg(feature = "planted-bug")]
-            planted_thought: self.planted_thought,
+            planted: self.planted,
             ..Aggregator::default()
         };
     }
@@ -214,6 +224,9 @@ impl Aggregator {
         out: &mut Vec<LiveEvent>,
     ) {
         let all_inline = run.iter().all(|p| matches!(p, PartView::Inline { .. }));
+        #[cfg(feature = "planted-bug")]
+        let interrupted =
+            interrupted && !self.planted(crate::session::PlantedBug::MediaLosesItsInterruption);
         if all_inline {
             // Media neither ends the pending text nor joins other parts.
             for part in run {

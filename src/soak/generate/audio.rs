@@ -10,8 +10,8 @@
 //!
 //! The model's side: audio `inlineData` chunks with the output
 //! transcription of what it says; sometimes the user barges in while the
-//! audio plays (an input transcription, then `interrupted`), and the turn
-//! ends there.
+//! audio plays (an input transcription, then `interrupted`, half the time
+//! in one frame with a last chunk of audio), and the turn ends there.
 
 use serde_json::json;
 
@@ -65,7 +65,16 @@ impl Generator<'_> {
                 // interruption; the audio still in flight is dropped.
                 let heard = self.user_line();
                 self.send(json!({ "serverContent": { "inputTranscription": { "text": heard } } }));
-                self.send(json!({ "serverContent": { "interrupted": true } }));
+                // Half the time a last chunk was already on its way: it
+                // rides on the interruption's frame, which marks it.
+                let mut interruption = json!({ "serverContent": { "interrupted": true } });
+                if self.fault_stream(FaultKind::InterruptText).chance(0.5) {
+                    let data = self.inline_bytes(24);
+                    interruption["serverContent"]["modelTurn"] = json!({ "parts": [
+                        { "inlineData": { "mimeType": MODEL_AUDIO, "data": data } }
+                    ] });
+                }
+                self.send(interruption);
                 self.small_gap();
                 self.send(json!({ "serverContent": { "turnComplete": true } }));
                 return true;

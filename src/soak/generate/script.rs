@@ -403,7 +403,9 @@ impl<'a> Generator<'a> {
         self.push(Action::Expect(key.to_string()));
     }
 
-    /// Text, then an interruption while it streams, then the turn's end.
+    /// Text, then an interruption while it streams, then the turn's end;
+    /// a third of the time the interruption ends the turn in its own
+    /// frame (the text pending then ends interrupted, with the turn).
     fn interrupted_text(&mut self, line: &str) {
         let chunks = self.split(line);
         let keep = 1 + self.text.index(chunks.len().max(1));
@@ -411,6 +413,13 @@ impl<'a> Generator<'a> {
             self.send(
                 json!({ "serverContent": { "modelTurn": { "parts": [{ "text": chunk }] } } }),
             );
+        }
+        if self
+            .fault_stream(FaultKind::InterruptText)
+            .chance(1.0 / 3.0)
+        {
+            self.send(json!({ "serverContent": { "interrupted": true, "turnComplete": true } }));
+            return;
         }
         self.send(json!({ "serverContent": { "interrupted": true } }));
         self.small_gap();
@@ -563,14 +572,25 @@ impl<'a> Generator<'a> {
     }
 
     /// The end of a turn: sometimes `generationComplete` first, sometimes
-    /// in the same frame as the last text, sometimes with usage.
+    /// in the same frame as the last text (and then sometimes usage rides
+    /// on that frame too, as the protocol allows on any message),
+    /// sometimes with usage.
     fn end_turn(&mut self) {
-        if self.shape.chance(0.2)
-            && let Some(Action::Send(last)) = self.actions.last_mut()
-            && let Some(content) = last.get_mut("serverContent")
-            && content.get("modelTurn").is_some()
-        {
-            content["turnComplete"] = json!(true);
+        let merges = self.shape.chance(0.2)
+            && matches!(
+                self.actions.last(),
+                Some(Action::Send(last)) if last.pointer("/serverContent/modelTurn").is_some()
+            );
+        if merges {
+            let usage = self
+                .fires(FaultKind::Usage)
+                .then(|| self.gaps.range(50..=2000));
+            if let Some(Action::Send(last)) = self.actions.last_mut() {
+                last["serverContent"]["turnComplete"] = json!(true);
+                if let Some(tokens) = usage {
+                    last["usageMetadata"] = json!({ "totalTokenCount": tokens });
+                }
+            }
             return;
         }
         if self.shape.chance(0.3) {

@@ -50,22 +50,45 @@ fn every_agent_in_sim_soaks_clean() {
     assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
 
-/// The judge's Rust agent passes every invariant over the seeds.
+/// The judge's Rust agent passes every invariant over the seeds, and its
+/// conversations called its tools: a soak that generated none (its
+/// repertoire read from a setup that lost the declarations) judges
+/// nothing about calls.
 #[test]
 #[ignore = "the judge of a mutation run: cargo mutants runs it"]
 fn the_rust_agent_soaks_clean() {
     let soak = judged_agent().seed_range(seeds()).stop_at_first_failure();
-    if let Err(summary) = soak.try_run() {
-        panic!("{summary}");
+    match soak.try_run() {
+        Err(summary) => panic!("{summary}"),
+        Ok(summary) => assert_called_tools(&summary),
     }
 }
 
 /// The same, over a few seeds, in every `cargo test`.
 #[test]
 fn the_rust_agent_passes_a_short_soak() {
-    if let Err(summary) = judged_agent().seed_range(0..20).try_run() {
-        panic!("{summary}");
+    match judged_agent().seed_range(0..20).try_run() {
+        Err(summary) => panic!("{summary}"),
+        Ok(summary) => assert_called_tools(&summary),
     }
+}
+
+/// The soak's conversations called the judge's tools, several at once in
+/// some message.
+fn assert_called_tools(summary: &livesim::soak::Summary) {
+    let judge = &summary.agents[0];
+    let reached = |goal: &str| {
+        judge
+            .goals
+            .iter()
+            .any(|(name, hits)| name == goal && *hits > 0)
+    };
+    assert!(
+        reached("parallel-call"),
+        "the soak never called two of the judge's tools at once (goals: {:?}): \
+         its conversations were generated without the declared tools",
+        judge.goals
+    );
 }
 
 const MODEL: &str = "gemini-judge-model";

@@ -281,15 +281,11 @@ impl LiveSessionBuilder {
     pub async fn connect(mut self) -> Result<LiveHandle, SessionError> {
         let key = match self.api_key.clone() {
             Some(key) => key,
-            None => ["GEMINI_API_KEY", "GOOGLE_API_KEY"]
-                .iter()
-                .find_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
-                .map(ApiKey::new)
-                .ok_or_else(|| {
-                    SessionError::Config(
-                        "no API key: call .api_key(…) or set GEMINI_API_KEY".to_string(),
-                    )
-                })?,
+            None => key_from_env(|name| std::env::var(name).ok()).ok_or_else(|| {
+                SessionError::Config(
+                    "no API key: call .api_key(…) or set GEMINI_API_KEY".to_string(),
+                )
+            })?,
         };
         self.config.redactor.add_secret(&key);
         let mut endpoint = Endpoint::google_ai(key);
@@ -336,5 +332,46 @@ impl LiveSessionBuilder {
     pub fn resumption(mut self, policy: Resumption) -> Self {
         self.config.resumption = policy;
         self
+    }
+}
+
+/// The API key the environment gives (read through `var`): the first of
+/// `GEMINI_API_KEY` and `GOOGLE_API_KEY` that is set and not empty, as
+/// Google's SDKs look for it.
+fn key_from_env(var: impl Fn(&str) -> Option<String>) -> Option<ApiKey> {
+    ["GEMINI_API_KEY", "GOOGLE_API_KEY"]
+        .iter()
+        .find_map(|name| var(name).filter(|v| !v.is_empty()))
+        .map(ApiKey::new)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        |name| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    /// The first key set and not empty wins: an empty `GEMINI_API_KEY`
+    /// (a shell that exported it blank) gives way to `GOOGLE_API_KEY`.
+    #[test]
+    fn the_key_comes_from_the_first_variable_set_and_not_empty() {
+        let key = |vars| key_from_env(env(vars)).map(|k| k.expose().to_string());
+        assert_eq!(
+            key(&[("GEMINI_API_KEY", "g1"), ("GOOGLE_API_KEY", "g2")]).as_deref(),
+            Some("g1")
+        );
+        assert_eq!(
+            key(&[("GEMINI_API_KEY", ""), ("GOOGLE_API_KEY", "g2")]).as_deref(),
+            Some("g2")
+        );
+        assert_eq!(key(&[("GOOGLE_API_KEY", "g2")]).as_deref(), Some("g2"));
+        assert_eq!(key(&[("GEMINI_API_KEY", ""), ("GOOGLE_API_KEY", "")]), None);
+        assert_eq!(key(&[]), None);
     }
 }

@@ -338,6 +338,7 @@ impl LiveSessionBuilder {
 /// The API key the environment gives (read through `var`): the first of
 /// `GEMINI_API_KEY` and `GOOGLE_API_KEY` that is set and not empty, as
 /// Google's SDKs look for it.
+#[cfg(feature = "websocket")]
 fn key_from_env(var: impl Fn(&str) -> Option<String>) -> Option<ApiKey> {
     ["GEMINI_API_KEY", "GOOGLE_API_KEY"]
         .iter()
@@ -345,7 +346,7 @@ fn key_from_env(var: impl Fn(&str) -> Option<String>) -> Option<ApiKey> {
         .map(ApiKey::new)
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "websocket"))]
 mod tests {
     use super::*;
 

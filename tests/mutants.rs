@@ -98,7 +98,8 @@ const TOOLS: [&str; 2] = ["get_weather", "get_forecast"];
 /// A weather agent built with the fluent builder: the model and the
 /// instruction first, so a later method that dropped what came before
 /// shows in the setup; callbacks that count, in the session's state, the
-/// events, texts and turn ends they saw; a governing flow.
+/// events, texts and turn ends they saw; a governing flow, with a step
+/// active beside the others.
 fn builder() -> LiveBuilder {
     let state = State::new();
     let count = |state: &State, key: &'static str| {
@@ -142,6 +143,13 @@ fn builder() -> LiveBuilder {
         .step("plan")
         .after("look")
         .allow(["get_forecast"])
+        // Active beside the others from the start: it escalates after two
+        // interruptions, and is done once a forecast was called (a refused
+        // call is no call). The `sim/` agents' flows have one step active
+        // at a time and no `called` guard.
+        .step("listen")
+        .done(Guard::called("get_forecast"))
+        .escalate_after_interruptions(2)
         .build()
         .expect("the flow is well formed");
     Live::builder()

@@ -74,6 +74,12 @@ pub enum Action {
     /// script no longer waits for their answers, and an answer on the new
     /// connection is an error (call ids belong to their connection).
     Reconnect(Reconnect),
+    /// The next JSON message the script sends (by `send`, `send_text`,
+    /// `call`, `call_many`, `go_away_ms` or `resumption_update`) carries
+    /// these members too, next to its own: usage on a tool call, say, which
+    /// the protocol allows on any server message. A member the message has
+    /// already is replaced. Dropped if the connection ends first.
+    Attach(serde_json::Map<String, Value>),
 }
 
 /// A `sessionResumptionUpdate` a script sends.
@@ -328,6 +334,25 @@ impl ScriptedServer {
     /// Output transcription of the model's speech.
     pub fn speaks(self, text: impl Into<String>) -> Self {
         self.send(json!({ "serverContent": { "outputTranscription": { "text": text.into() } } }))
+    }
+
+    /// Puts `member` on the next message the script sends, beside what
+    /// that message carries: usage on a tool call's own frame, say, which
+    /// the service may send and a session must not lose.
+    ///
+    /// ```
+    /// use livesim::testing::{Action, ScriptedServer};
+    /// use serde_json::json;
+    ///
+    /// let script = ScriptedServer::new()
+    ///     .attaches("usageMetadata", json!({ "totalTokenCount": 120 }))
+    ///     .calls("get_weather", json!({ "city": "Paris" }));
+    /// assert!(matches!(&script.actions()[0], Action::Attach(m) if m.contains_key("usageMetadata")));
+    /// ```
+    pub fn attaches(self, member: impl Into<String>, value: Value) -> Self {
+        let mut members = serde_json::Map::new();
+        members.insert(member.into(), value);
+        self.action(Action::Attach(members))
     }
 
     /// A tool call; ids are `call-1`, `call-2`, … in script order. The
@@ -609,6 +634,9 @@ fn validate(action: &Action, opens_connection: bool, issued: &[String]) -> Resul
             Err("a call needs an id and a name".to_string())
         }
         Action::CallMany(calls) if calls.is_empty() => Err("call_many needs calls".to_string()),
+        Action::Attach(members) if members.is_empty() => {
+            Err("attach needs at least one member to attach".to_string())
+        }
         Action::RejectSetup(_) if !opens_connection => Err(
             "reject_setup can only be the first action, or the first after a reconnect".to_string(),
         ),

@@ -212,6 +212,10 @@ impl Names {
                 step
             }
             Action::GoAwayMs(_) => "go-away".to_string(),
+            Action::Attach(members) => {
+                let keys: Vec<&str> = members.keys().map(String::as_str).collect();
+                format!("attach {}", keys.join(","))
+            }
             Action::Reconnect(reconnect) => match &reconnect.handle {
                 Some(handle) => format!("reconnect {}", self.handle(handle)),
                 None => "reconnect fresh".to_string(),

@@ -138,6 +138,17 @@ impl Generator<'_> {
         }
         let ids: Vec<String> = calls.iter().map(|c| c.id.clone()).collect();
         let slowest = calls.first().map(|c| c.name.clone()).unwrap_or_default();
+        // Usage may ride on the tool call's own frame: the count drawn
+        // from the `usage` kind's stream, so other kinds' draws stay.
+        if self.fires(FaultKind::Usage) && self.fault_stream(FaultKind::Usage).chance(0.5) {
+            let tokens = self.fault_stream(FaultKind::Usage).range(20..=900);
+            let mut usage = serde_json::Map::new();
+            usage.insert(
+                "usageMetadata".to_string(),
+                json!({ "totalTokenCount": tokens }),
+            );
+            self.push(Action::Attach(usage));
+        }
         match calls.len() {
             1 => self.push(Action::Call(calls.remove(0))),
             _ => self.push(Action::CallMany(calls)),

@@ -75,6 +75,11 @@ impl<T: Transport> Player<'_, T> {
             Action::Reconnect(reconnect) => {
                 return self.reconnect(index, reconnect.handle.clone()).await;
             }
+            Action::Attach(members) => {
+                self.attach
+                    .get_or_insert_with(Default::default)
+                    .extend(members.clone());
+            }
         }
         Ok(Wait::Nothing)
     }
@@ -141,7 +146,16 @@ impl<T: Transport> Player<'_, T> {
 
     pub(super) async fn send_message(&mut self, message: &Value, binary: bool) -> Result<(), ()> {
         let renamed = self.cancellation_for_the_wire(message);
-        let message = renamed.as_ref().unwrap_or(message);
+        let mut message = renamed.as_ref().unwrap_or(message);
+        let attached;
+        if let Some(own) = message.as_object()
+            && let Some(members) = self.attach.take()
+        {
+            let mut whole = own.clone();
+            whole.extend(members);
+            attached = Value::Object(whole);
+            message = &attached;
+        }
         // A resilient player's `goAway`, however the script sends it: like
         // the service, it ends the connection when the time is up if the
         // client has not moved (a move can fail on a network). Other

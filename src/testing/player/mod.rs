@@ -196,6 +196,8 @@ struct Player<'a, T: Transport> {
     /// The next action to perform (0-based).
     next: usize,
     go_away_deadline: Option<Instant>,
+    /// Members an `attach` action gave for the next message sent.
+    attach: Option<serde_json::Map<String, Value>>,
     /// Resumable handles issued in this session, oldest first.
     handles: Vec<Issued>,
     /// Content messages (`clientContent`, `realtimeInput`) the session
@@ -289,6 +291,7 @@ impl<'a, T: Transport> Player<'a, T> {
             connection: 1,
             next: 0,
             go_away_deadline: None,
+            attach: None,
             handles: Vec::new(),
             consumed: Vec::new(),
             reported: 0,

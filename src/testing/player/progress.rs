@@ -212,6 +212,10 @@ fn describe(index: usize, action: &Action) -> String {
         Action::ResumptionUpdate(u) if u.resumable => "resumption update".to_string(),
         Action::ResumptionUpdate(_) => "resumption update (not resumable)".to_string(),
         Action::GoAwayMs(ms) => format!("go away in {ms}ms"),
+        Action::Attach(members) => {
+            let keys: Vec<&str> = members.keys().map(String::as_str).collect();
+            format!("attach {} to the next message", keys.join(", "))
+        }
         Action::Reconnect(r) if r.handle.is_some() => "reconnect, resuming".to_string(),
         Action::Reconnect(_) => "reconnect, fresh".to_string(),
     };

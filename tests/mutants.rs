@@ -57,6 +57,7 @@ fn every_agent_in_sim_soaks_clean() {
 #[test]
 #[ignore = "the judge of a mutation run: cargo mutants runs it"]
 fn the_rust_agent_soaks_clean() {
+    assert_flow_as_written();
     let soak = judged_agent().seed_range(seeds()).stop_at_first_failure();
     match soak.try_run() {
         Err(summary) => panic!("{summary}"),
@@ -67,6 +68,7 @@ fn the_rust_agent_soaks_clean() {
 /// The same, over a few seeds, in every `cargo test`.
 #[test]
 fn the_rust_agent_passes_a_short_soak() {
+    assert_flow_as_written();
     match judged_agent().seed_range(0..20).try_run() {
         Err(summary) => panic!("{summary}"),
         Ok(summary) => assert_called_tools(&summary),
@@ -136,22 +138,7 @@ fn builder() -> LiveBuilder {
         tokio::time::sleep(Duration::from_millis(200)).await;
         Ok(json!({ "city": args["city"], "days": 3 }))
     });
-    let flow = Flow::new()
-        .step("look")
-        .allow(["get_weather"])
-        .done(Guard::called_ok("get_weather"))
-        .step("plan")
-        .after("look")
-        .allow(["get_forecast"])
-        // Active beside the others from the start: it escalates after two
-        // interruptions, and is done once a forecast was called (a refused
-        // call is no call). The `sim/` agents' flows have one step active
-        // at a time and no `called` guard.
-        .step("listen")
-        .done(Guard::called("get_forecast"))
-        .escalate_after_interruptions(2)
-        .build()
-        .expect("the flow is well formed");
+    let flow = judge_flow();
     Live::builder()
         .model(MODEL)
         .text_only()
@@ -166,6 +153,51 @@ fn builder() -> LiveBuilder {
         .extract(record)
         .setup_timeout(Duration::from_secs(7))
         .session_budget(Duration::from_secs(6 * 3600))
+}
+
+/// The judge's flow, built with the builder's methods: a step active
+/// beside the others from the start, escalating after two interruptions,
+/// done once a forecast was called (a refused call is no call). The
+/// `sim/` agents' flows are read from files, so only this one reaches the
+/// session through `Flow`'s methods.
+fn judge_flow() -> livesim::flow::FlowSpec {
+    Flow::new()
+        .step("look")
+        .allow(["get_weather"])
+        .done(Guard::called_ok("get_weather"))
+        .escalate_after_tool_failures(3)
+        .step("plan")
+        .after("look")
+        .allow(["get_forecast"])
+        .gate("get_forecast", Guard::exists(CITY))
+        // Active beside the others from the start.
+        .step("listen")
+        .done(Guard::called("get_forecast"))
+        .escalate_after_interruptions(2)
+        .build()
+        .expect("the flow is well formed")
+}
+
+/// The judge's flow as a spec file says it: what the builder must make.
+const JUDGE_FLOW: &str = r#"{
+  "v": 1,
+  "kind": "flow",
+  "steps": [
+    {"id": "look", "allow": ["get_weather"], "done": {"called_ok": "get_weather"},
+     "escalate": {"tool_failures": 3}},
+    {"id": "plan", "after": ["look"], "allow": ["get_forecast"],
+     "gates": {"get_forecast": {"exists": "judge:city"}}},
+    {"id": "listen", "done": {"called": "get_forecast"}, "escalate": {"interruptions": 2}}
+  ]
+}"#;
+
+/// The flow the judge's session governs with is the one written above:
+/// the soak's oracle reads the flow the session was given, so a builder
+/// method that lost what it was told would otherwise judge itself.
+fn assert_flow_as_written() {
+    let written = livesim::flow::FlowSpec::from_json(JUDGE_FLOW, "the judge's flow")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(judge_flow(), written, "the builder made another flow");
 }
 
 fn judged_agent() -> Soak {

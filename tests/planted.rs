@@ -199,7 +199,7 @@ fn a_three_action_script_triggers_it() {
 
 /// The planted bugs that need two things at once, and the agent of `sim/`
 /// whose soak meets both.
-const COMBINED: [(PlantedBug, &str); 11] = [
+const COMBINED: [(PlantedBug, &str); 12] = [
     (PlantedBug::CancelsTheFirstCall, "support"),
     (PlantedBug::InterruptionAbortsCalls, "support"),
     (PlantedBug::RepeatedIdRunsAgain, "weather"),
@@ -211,6 +211,7 @@ const COMBINED: [(PlantedBug, &str); 11] = [
     (PlantedBug::AudioNotReplayed, "resumable"),
     (PlantedBug::MediaLosesItsInterruption, "weather"),
     (PlantedBug::TurnEndingInterruptionUnmarked, "booking"),
+    (PlantedBug::UsageLostOnToolCall, "weather"),
 ];
 
 /// The search power of the default soak: each planted bug that needs two
@@ -219,7 +220,8 @@ const COMBINED: [(PlantedBug, &str); 11] = [
 /// frames while a call runs, a thought right before a call, typing while
 /// the session reconnects, a short `goAway`, audio across a transparent
 /// resumption, audio riding on a barge-in's frame, an interruption that
-/// ends its turn in the same frame) is found over seeds 0..2000 of its
+/// ends its turn in the same frame, usage riding on a tool call's frame)
+/// is found over seeds 0..2000 of its
 /// agent and shrunk to at most six actions; the shrunk case passes
 /// without the bug.
 #[test]

@@ -60,11 +60,14 @@ pub enum PlantedBug {
     /// turn is flushed as if the model had finished it (an interruption,
     /// the turn's end in the same frame).
     TurnEndingInterruptionUnmarked,
+    /// Usage that rides on a tool call's own frame is dropped (usage, a
+    /// tool call in the same frame).
+    UsageLostOnToolCall,
 }
 
 impl PlantedBug {
     /// Every planted bug.
-    pub const ALL: [PlantedBug; 14] = [
+    pub const ALL: [PlantedBug; 15] = [
         PlantedBug::RefusedCallRuns,
         PlantedBug::CancelsTheFirstCall,
         PlantedBug::InterruptionAbortsCalls,
@@ -79,6 +82,7 @@ impl PlantedBug {
         PlantedBug::IdsOutliveTheirConnection,
         PlantedBug::MediaLosesItsInterruption,
         PlantedBug::TurnEndingInterruptionUnmarked,
+        PlantedBug::UsageLostOnToolCall,
     ];
 
     /// Its name, as an agent file's `planted_bug` writes it.
@@ -98,6 +102,7 @@ impl PlantedBug {
             PlantedBug::IdsOutliveTheirConnection => "ids-outlive-their-connection",
             PlantedBug::MediaLosesItsInterruption => "media-loses-its-interruption",
             PlantedBug::TurnEndingInterruptionUnmarked => "turn-ending-interruption-unmarked",
+            PlantedBug::UsageLostOnToolCall => "usage-lost-on-tool-call",
         }
     }
 }

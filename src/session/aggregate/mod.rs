@@ -102,7 +102,14 @@ impl Aggregator {
     /// Turns one message into its events, in order. `now` stamps media.
     pub fn push(&mut self, msg: &MessageView, now: Timestamp) -> Vec<LiveEvent> {
         let mut out = Vec::new();
-        if let Some(usage) = &msg.usage {
+        #[cfg(feature = "planted-bug")]
+        let usage = msg.usage.as_ref().filter(|_| {
+            msg.tool_calls.is_none()
+                || !self.planted(crate::session::PlantedBug::UsageLostOnToolCall)
+        });
+        #[cfg(not(feature = "planted-bug"))]
+        let usage = msg.usage.as_ref();
+        if let Some(usage) = usage {
             out.push(LiveEvent::Usage {
                 usage: usage.clone(),
             });

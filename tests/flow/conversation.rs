@@ -188,3 +188,89 @@ async fn resolved_slots_are_due_when_their_inputs_are_set() -> Result<(), String
     assert_eq!(monitor.evaluate_turn(&state).active, ["pay"]);
     Ok(())
 }
+
+/// A conversation built with every builder method reads back, stage by
+/// stage, as it was written, and is the conversation its spec file text
+/// says (read by the spec-file decoder, not the builder).
+#[test]
+fn a_built_conversation_reads_back_as_written() {
+    let built = Conversation::new()
+        .stage("account")
+        .allow(["find_account"])
+        .resolve_slot(
+            "balance",
+            ["account_id"],
+            resolver(|_| async move { Ok(json!({ "cents": 1200 })) }),
+        )
+        .escalate_after_tool_failures(2)
+        .stage("pay")
+        .after("account")
+        .allow(["get_fee"])
+        .slot("amount")
+        .commit("pay", Guard::is_true("approved"))
+        .done(Guard::exists("receipt"))
+        .escalate_after_interruptions(3)
+        .compile()
+        .unwrap();
+
+    let ids: Vec<&str> = built.stages().iter().map(|s| s.id()).collect();
+    assert_eq!(ids, ["account", "pay"]);
+    let account = built.stage("account").unwrap();
+    let pay = built.stage("pay").unwrap();
+    assert!(built.stage("nowhere").is_none());
+
+    assert!(account.after().is_empty());
+    assert_eq!(pay.after().iter().collect::<Vec<_>>(), ["account"]);
+    assert_eq!(account.allow().iter().collect::<Vec<_>>(), ["find_account"]);
+    assert_eq!(pay.allow().iter().collect::<Vec<_>>(), ["get_fee"]);
+    assert_eq!(account.slots().len(), 1);
+    assert_eq!(account.slots()[0].key, "balance");
+    assert_eq!(
+        account.slots()[0].resolve_from.as_deref(),
+        Some(&["account_id".to_string()][..])
+    );
+    assert_eq!(pay.slots()[0].key, "amount");
+    assert_eq!(pay.slots()[0].resolve_from, None);
+    assert!(account.commits().is_empty());
+    let commits: Vec<(&String, String)> = pay
+        .commits()
+        .iter()
+        .map(|(t, g)| (t, g.to_string()))
+        .collect();
+    assert_eq!(
+        commits,
+        [(&"pay".to_string(), "is_true(approved)".to_string())]
+    );
+    assert_eq!(account.done(), None);
+    assert_eq!(
+        pay.done().map(|g| g.to_string()).as_deref(),
+        Some("exists(receipt)")
+    );
+    assert_eq!(
+        (
+            account.escalate().tool_failures,
+            account.escalate().interruptions
+        ),
+        (Some(2), None)
+    );
+    assert_eq!(
+        (pay.escalate().tool_failures, pay.escalate().interruptions),
+        (None, Some(3))
+    );
+
+    let written = CompiledConversation::from_json(
+        r#"{"v": 1, "kind": "conversation", "stages": [
+            {"id": "account", "allow": ["find_account"],
+             "slots": [{"key": "balance", "resolve_from": ["account_id"]}],
+             "escalate": {"tool_failures": 2}},
+            {"id": "pay", "after": ["account"], "allow": ["get_fee"],
+             "slots": [{"key": "amount"}], "commits": {"pay": {"is_true": "approved"}},
+             "done": {"exists": "receipt"}, "escalate": {"interruptions": 3}}
+        ]}"#,
+        "written",
+    )
+    .unwrap();
+    assert_eq!(built, written);
+    assert_ne!(built, booking());
+    assert_eq!(built.flow(), written.flow());
+}

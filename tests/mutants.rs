@@ -7,7 +7,8 @@
 //! the lower-level builder, so a mutant of `LiveBuilder::on_event` or
 //! `model` would go unseen by them). The Rust agent also has an extractor
 //! that sees the whole conversation and a record resolved from a tool's
-//! input (`Extract::record`), each held to its own invariant. The
+//! input (`Extract::record`), each held to its own invariant, and a flow
+//! that must be the one its spec-file text says. The
 //! ignored tests are the judges;
 //! `cargo test --test mutants -- --ignored` runs them, and the weekly
 //! workflow's mutation job runs them once per mutant. Seeds scale with

@@ -19,8 +19,21 @@ use super::agent;
 
 /// A weather session, as `sim/weather`'s agent runs it, recorded.
 fn recorded() -> Vec<u8> {
+    record(
+        ScriptedServer::new()
+            .says("Let me look.")
+            .pause(Duration::from_millis(700))
+            .calls("get_weather", json!({"city": "Lisbon"}))
+            .pause(Duration::from_millis(300))
+            .says("It is sunny in Lisbon."),
+    )
+}
+
+/// `script` played against `sim/weather`'s agent, recorded as a wire log
+/// (the session ends after its second turn).
+fn record(script: ScriptedServer) -> Vec<u8> {
     Simulation::new(Seed::new(3))
-        .run(|| async {
+        .run(move || async move {
             let weather = agent("weather");
             let ctx = RunContext {
                 seed: Seed::new(3),
@@ -29,13 +42,7 @@ fn recorded() -> Vec<u8> {
             };
             let sink = MemorySink::new();
             let writer = WireLogWriter::builder(sink.clone()).start().unwrap();
-            let (transport, control) = ScriptedServer::new()
-                .says("Let me look.")
-                .pause(Duration::from_millis(700))
-                .calls("get_weather", json!({"city": "Lisbon"}))
-                .pause(Duration::from_millis(300))
-                .says("It is sunny in Lisbon.")
-                .into_transport();
+            let (transport, control) = script.into_transport();
             let handle = weather
                 .builder(&ctx)
                 .connect_with_transport(Recording::new(transport, writer))
@@ -109,6 +116,55 @@ fn a_recorded_session_imports_as_a_script_that_replays_clean() {
     assert_eq!(run.verdict(), Ok(()));
     let record = run.record.unwrap();
     assert_eq!(record.executions_of("get_weather").count(), 1);
+}
+
+/// What rides on a tool call's frame (usage) is imported with the call,
+/// as an `attach` before it, and the imported script sends it again.
+#[test]
+fn usage_riding_on_a_tool_call_is_imported_with_it() {
+    let log = record(
+        ScriptedServer::new()
+            .says("Let me look.")
+            .attaches("usageMetadata", json!({ "totalTokenCount": 42 }))
+            .calls("get_weather", json!({"city": "Lisbon"}))
+            .says("It is sunny in Lisbon."),
+    );
+    let imported = import_wire_log("weather.jsonl", &log, "weather-prod").unwrap();
+    let actions = imported.script.actions();
+    let call = actions
+        .iter()
+        .position(|a| matches!(a, Action::Call(_)))
+        .expect("the call is imported");
+    match &actions[call - 1] {
+        Action::Attach(members) => {
+            assert_eq!(members.len(), 1, "{members:?}");
+            assert_eq!(members["usageMetadata"]["totalTokenCount"], 42);
+        }
+        other => panic!("expected the usage attached before the call, got {other:?}"),
+    }
+    let weather: Agent = agent("weather");
+    let case = Case {
+        seed: Seed::new(1),
+        swarm: Swarm::calm(),
+        faults: Faults::calm(),
+        script: imported.script,
+        decisions: Some(Vec::new()),
+    };
+    let run = Soak::agent(&weather).run_case(&case);
+    assert_eq!(run.verdict(), Ok(()));
+    let again = record(
+        ScriptedServer::from_json_str(&case.script.to_json().to_string(), "imported").unwrap(),
+    );
+    let reimported = import_wire_log("again.jsonl", &again, "weather-prod").unwrap();
+    // The pauses are measured again, so only what is sent must agree.
+    let sent = |script: &ScriptedServer| -> Vec<Action> {
+        let actions = script.actions().iter();
+        actions
+            .filter(|a| !matches!(a, Action::PauseMs(_)))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(sent(&reimported.script), sent(&case.script));
 }
 
 /// Damage anywhere in the log loses only the damaged lines: a line of

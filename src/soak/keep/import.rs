@@ -201,12 +201,34 @@ fn script_of(frames: &[FrameLine], name: &str, handles: &mut Handles) -> Scripte
                 }
                 last_at = Some(frame.t_ms);
                 if let Some(action) = server_action(frames, k, handles) {
+                    if let Some(riders) = riders(&action, frame.json.as_ref()) {
+                        script = script.action(Action::Attach(riders));
+                    }
                     script = script.action(action);
                 }
             }
         }
     }
     script
+}
+
+/// What rode on a frame beside the message an action rebuilds (usage on
+/// a tool call, say): the action sends only its own member, so these are
+/// attached to it rather than lost.
+fn riders(action: &Action, message: Option<&Value>) -> Option<serde_json::Map<String, Value>> {
+    let own = match action {
+        Action::Call(_) | Action::CallMany(_) => "toolCall",
+        Action::ResumptionUpdate(_) => "sessionResumptionUpdate",
+        Action::GoAwayMs(_) => "goAway",
+        _ => return None,
+    };
+    let riders: serde_json::Map<String, Value> = message?
+        .as_object()?
+        .iter()
+        .filter(|(key, _)| key.as_str() != own)
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    (!riders.is_empty()).then_some(riders)
 }
 
 /// The action that sends what frame `k` (the server's) carried.

@@ -235,16 +235,10 @@ pub(crate) fn live_media(mime_type: &str) -> bool {
         .any(|p| mime_type.starts_with(p))
 }
 
-/// Whether `frame` moves content (documented: model parts or a
-/// transcript), which resets the session's silence. Read generously: a
-/// parts list of any length, a transcript of any shape.
-pub(crate) fn moves_content(frame: &Frame) -> bool {
-    let Some(Json::Object(message)) = frame.payload().and_then(Json::parse) else {
-        return false;
-    };
-    let Some(content) = member(&message, "serverContent").and_then(Json::as_object) else {
-        return false;
-    };
+/// Whether a message's `serverContent` moves content (documented: model
+/// parts or a transcript), which resets the session's silence. Read
+/// generously: a parts list of any length, a transcript of any shape.
+fn moves_content(content: &Object<'_>) -> bool {
     let parts = member(content, "modelTurn")
         .and_then(Json::as_object)
         .and_then(|turn| turn.get("parts"))
@@ -264,6 +258,9 @@ pub(crate) struct FrameModel {
     /// The frame is an in-band error and nothing else: the server gives
     /// up, and the session must end on it, reading nothing more.
     pub ends_session: bool,
+    /// The frame moves content (model parts or a transcript), which
+    /// resets the session's silence.
+    pub moves_content: bool,
 }
 
 /// The model's state over one connection: the pending buffers.
@@ -457,6 +454,7 @@ impl Model {
             out.push(Expected::Kind("unknown"));
         }
         FrameModel {
+            moves_content: content.is_some_and(moves_content),
             events: out,
             interrupted,
             turn_complete,

@@ -40,7 +40,7 @@ use std::time::Duration;
 use crate::clock::VIRTUAL_EPOCH;
 use crate::executor::format_time;
 use crate::session::LiveEvent;
-use crate::soak::check::model;
+use crate::soak::check::wire_order;
 use crate::soak::run::record::RunRecord;
 
 /// How long before a tick a content event must have been received for
@@ -144,11 +144,20 @@ fn content_moments(run: &RunRecord, start: Duration) -> Option<Moments> {
     {
         return None;
     }
+    // The reference model read every frame but the handshakes', in order
+    // (worked out once per run): its flags are the frames' in turn.
+    let mut read = wire_order::connections(run)
+        .iter()
+        .flat_map(|connection| &connection.frames)
+        .map(|frame| frame.moves_content);
     let mut heard: Vec<Duration> = run
         .server_frames
         .iter()
         .zip(&run.server_frames_at)
-        .filter(|(frame, _)| model::moves_content(frame))
+        .filter(|(frame, _)| {
+            !wire_order::is_setup_complete(frame.payload().unwrap_or_default())
+                && read.next().unwrap_or(false)
+        })
         .map(|(_, at)| *at + LAG)
         .chain(run.typed_at.iter().map(|at| *at + LAG))
         .collect();

@@ -210,11 +210,14 @@ fn a_built_conversation_reads_back_as_written() {
         .commit("pay", Guard::is_true("approved"))
         .done(Guard::exists("receipt"))
         .escalate_after_interruptions(3)
+        .stage("goodbye")
+        .after("pay")
+        .allow(["hang_up"])
         .compile()
         .unwrap();
 
     let ids: Vec<&str> = built.stages().iter().map(|s| s.id()).collect();
-    assert_eq!(ids, ["account", "pay"]);
+    assert_eq!(ids, ["account", "pay", "goodbye"]);
     let account = built.stage("account").unwrap();
     let pay = built.stage("pay").unwrap();
     assert!(built.stage("nowhere").is_none());
@@ -265,7 +268,8 @@ fn a_built_conversation_reads_back_as_written() {
              "escalate": {"tool_failures": 2}},
             {"id": "pay", "after": ["account"], "allow": ["get_fee"],
              "slots": [{"key": "amount"}], "commits": {"pay": {"is_true": "approved"}},
-             "done": {"exists": "receipt"}, "escalate": {"interruptions": 3}}
+             "done": {"exists": "receipt"}, "escalate": {"interruptions": 3}},
+            {"id": "goodbye", "after": ["pay"], "allow": ["hang_up"]}
         ]}"#,
         "written",
     )
@@ -273,4 +277,15 @@ fn a_built_conversation_reads_back_as_written() {
     assert_eq!(built, written);
     assert_ne!(built, booking());
     assert_eq!(built.flow(), written.flow());
+
+    // Each stage compiles to a step done when its slots are filled, its
+    // commits made and its own guard holds; a stage with none of them is
+    // never done (not done at once).
+    let done = |id: &str| built.flow().step(id).unwrap().done().map(|g| g.to_string());
+    assert_eq!(done("account").as_deref(), Some("exists(balance)"));
+    let pay_done = done("pay").unwrap();
+    for part in ["exists(amount)", "called_ok(pay)", "exists(receipt)"] {
+        assert!(pay_done.contains(part), "{pay_done}");
+    }
+    assert_eq!(done("goodbye"), None);
 }

@@ -104,18 +104,24 @@ fn a_recorded_session_imports_as_a_script_that_replays_clean() {
         pauses.contains(&700),
         "the recorded pause is kept: {pauses:?}"
     );
+    let record = replays_clean(imported.script.clone());
+    assert_eq!(record.executions_of("get_weather").count(), 1);
+}
+
+/// `script` played calm against `sim/weather`'s agent passes every
+/// invariant; the run's record.
+fn replays_clean(script: ScriptedServer) -> livesim::soak::RunRecord {
     let weather: Agent = agent("weather");
     let case = Case {
         seed: Seed::new(1),
         swarm: Swarm::calm(),
         faults: Faults::calm(),
-        script: imported.script,
+        script,
         decisions: Some(Vec::new()),
     };
     let run = Soak::agent(&weather).run_case(&case);
     assert_eq!(run.verdict(), Ok(()));
-    let record = run.record.unwrap();
-    assert_eq!(record.executions_of("get_weather").count(), 1);
+    run.record.expect("a record")
 }
 
 /// What rides on a tool call's frame (usage) is imported with the call,
@@ -142,18 +148,9 @@ fn usage_riding_on_a_tool_call_is_imported_with_it() {
         }
         other => panic!("expected the usage attached before the call, got {other:?}"),
     }
-    let weather: Agent = agent("weather");
-    let case = Case {
-        seed: Seed::new(1),
-        swarm: Swarm::calm(),
-        faults: Faults::calm(),
-        script: imported.script,
-        decisions: Some(Vec::new()),
-    };
-    let run = Soak::agent(&weather).run_case(&case);
-    assert_eq!(run.verdict(), Ok(()));
+    replays_clean(imported.script.clone());
     let again = record(
-        ScriptedServer::from_json_str(&case.script.to_json().to_string(), "imported").unwrap(),
+        ScriptedServer::from_json_str(&imported.script.to_json().to_string(), "imported").unwrap(),
     );
     let reimported = import_wire_log("again.jsonl", &again, "weather-prod").unwrap();
     // The pauses are measured again, so only what is sent must agree.
@@ -164,7 +161,7 @@ fn usage_riding_on_a_tool_call_is_imported_with_it() {
             .cloned()
             .collect()
     };
-    assert_eq!(sent(&reimported.script), sent(&case.script));
+    assert_eq!(sent(&reimported.script), sent(&imported.script));
 }
 
 /// Damage anywhere in the log loses only the damaged lines: a line of

@@ -78,7 +78,9 @@ pub enum Action {
     /// `call`, `call_many`, `go_away_ms` or `resumption_update`) carries
     /// these members too, next to its own: usage on a tool call, say, which
     /// the protocol allows on any server message. A member the message has
-    /// already is replaced. Dropped if the connection ends first.
+    /// already is replaced. If the connection ends first, they ride on the
+    /// first message the script sends on the next (never on its
+    /// `setupComplete`).
     Attach(serde_json::Map<String, Value>),
 }
 

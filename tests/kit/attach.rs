@@ -4,8 +4,9 @@
 use livesim::prelude::*;
 use livesim::testing::ScriptedServer;
 use livesim::transport::Transport;
-use livesim::wire::Frame;
 use serde_json::{Value, json};
+
+use super::strict::client;
 
 /// The next frame the scripted server sends, as JSON.
 async fn next_message(transport: &mut livesim::testing::ReplayTransport) -> Value {
@@ -19,19 +20,7 @@ async fn attached_members_ride_on_the_next_message_only() {
         .attaches("usageMetadata", json!({ "totalTokenCount": 120 }))
         .calls_without_waiting("get_weather", json!({ "city": "Paris" }))
         .says("Looking.");
-    let (mut transport, control) = script.into_transport();
-    transport
-        .send(Frame::Text(
-            json!({ "setup": { "model": "models/m" } }).to_string(),
-        ))
-        .await
-        .unwrap();
-    assert_eq!(
-        next_message(&mut transport).await,
-        json!({ "setupComplete": {} })
-    );
-    control.release();
-
+    let (mut transport, _control) = client(script).await;
     let call = next_message(&mut transport).await;
     assert_eq!(call["toolCall"]["functionCalls"][0]["name"], "get_weather");
     assert_eq!(call["usageMetadata"]["totalTokenCount"], 120);

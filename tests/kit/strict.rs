@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 
 /// Connects a hand-driven client to `script`: sends setup, reads
 /// setupComplete, releases the script.
-async fn client(script: ScriptedServer) -> (livesim::testing::ReplayTransport, ReplayControl) {
+pub(crate) async fn client(
+    script: ScriptedServer,
+) -> (livesim::testing::ReplayTransport, ReplayControl) {
     let (mut transport, control) = script.into_transport();
     transport
         .send(Frame::Text(

@@ -79,6 +79,10 @@ fn other_clear_mistakes_are_named() {
             "step `a`: the gate of t: any() has no guards, so it could never hold; drop it",
         ),
         (
+            Flow::new().step("a").done(Guard::not(Guard::all([]))),
+            "step `a`: done guard: all() has no guards, so it would always hold; drop it",
+        ),
+        (
             Flow::new().step("a").escalate_after_interruptions(0),
             "step `a`: escalate after 0 interruptions would escalate at once: use 1 or more",
         ),

@@ -1,7 +1,7 @@
 //! Explanations: active steps, failing guard leaves, tool answers, as text
 //! and as JSON.
 
-use livesim::flow::{Enforcement, Flow, FlowMonitor, Guard, NoState};
+use livesim::flow::{ActiveStep, Enforcement, Explanation, Flow, FlowMonitor, Guard, NoState};
 use serde_json::json;
 
 use crate::conversation::booking;
@@ -118,5 +118,35 @@ fn any_tool_can_be_asked_about() {
         answer.reason.unwrap(),
         "send_email is not allowed now: active steps are [verify], which allow \
          [verify_identity]; no step of this flow allows send_email"
+    );
+}
+
+/// An active step whose done guard holds prints "holds now" rather than an
+/// empty "waits for" list. `explain` never builds one (the monitor counts
+/// such a step done), so the explanation is written by hand, as a caller
+/// comparing or reporting explanations may.
+#[test]
+fn an_active_step_whose_guard_holds_prints_so() {
+    let why = Explanation {
+        enforcement: Enforcement::Observe,
+        turns: 1,
+        done: vec![],
+        active: vec![ActiveStep {
+            id: "confirm".into(),
+            allow: vec!["confirm_order".into()],
+            done_when: Some("is_true(confirmed)".into()),
+            waits_for: vec![],
+            gates: vec![],
+            escalated: None,
+        }],
+        waiting: vec![],
+        tools: vec![],
+    };
+    assert_eq!(
+        why.to_string(),
+        "flow (observe), after 1 turn\n\
+         done: []\n\
+         active confirm: allows [confirm_order]\n\
+         \x20 done when is_true(confirmed): holds now\n"
     );
 }

@@ -97,7 +97,12 @@ impl State {
     }
 
     fn full_key(&self, key: &str) -> String {
-        format!("{}{key}", self.prefix)
+        // Two copies, not `format!`: every write (the session's telemetry
+        // writes three keys a tick) builds its key here.
+        let mut full = String::with_capacity(self.prefix.len() + key.len());
+        full.push_str(&self.prefix);
+        full.push_str(key);
+        full
     }
 
     /// Uses `clock` for this state and everything sharing it.
@@ -204,6 +209,9 @@ impl State {
         inner.next_seq += 1;
         if removed {
             inner.values.remove(&key);
+        } else if let Some(slot) = inner.values.get_mut(&key) {
+            // A key written before keeps its entry: no copy of the key.
+            *slot = value.clone();
         } else {
             inner.values.insert(key.clone(), value.clone());
         }

@@ -338,6 +338,27 @@ mod tests {
         assert!(Guard::any([Guard::called("pay"), Guard::called("verify")]).holds(&facts));
     }
 
+    /// `equals` compares numbers by value at any depth, and arrays and
+    /// objects member by member: same length, same keys, nothing more.
+    #[test]
+    fn equals_compares_numbers_by_value_inside_arrays_and_objects() {
+        let tallies = Tallies::new();
+        let state = json!({
+            "sizes": [1, 2.0],
+            "seat": {"row": 4.0, "col": 2},
+        });
+        let facts = facts_with(&tallies, &state);
+        let equals = |key: &str, value: Value| Guard::equals(key, value).holds(&facts);
+        assert!(equals("sizes", json!([1.0, 2])));
+        assert!(!equals("sizes", json!([1, 2, 3])));
+        assert!(!equals("sizes", json!([1])));
+        assert!(!equals("sizes", json!([2, 1])));
+        assert!(equals("seat", json!({"col": 2.0, "row": 4})));
+        assert!(!equals("seat", json!({"row": 4})));
+        assert!(!equals("seat", json!({"row": 4, "col": 2, "side": "left"})));
+        assert!(!equals("seat", json!({"row": 4, "column": 2})));
+    }
+
     #[test]
     fn unmet_walks_to_the_failing_leaves() {
         let mut tallies = Tallies::new();

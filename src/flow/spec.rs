@@ -391,6 +391,21 @@ mod tests {
         assert_eq!(ids, ["a", "b", "c", "d"]);
     }
 
+    /// Two specs are equal when their steps are, whatever they are called
+    /// in messages; a step more, or one that differs, makes them unequal.
+    #[test]
+    fn specs_compare_by_their_steps() {
+        let spec = |steps: Vec<StepSpec>, noun| FlowSpec::with_noun(steps, noun).unwrap();
+        let two = || vec![step("a", &[]), step("b", &["a"])];
+        assert_eq!(spec(two(), "step"), spec(two(), "stage"));
+        assert_ne!(spec(two(), "step"), spec(vec![step("a", &[])], "step"));
+        assert_ne!(
+            spec(two(), "step"),
+            spec(vec![step("a", &[]), step("b", &[])], "step")
+        );
+        assert_ne!(spec(two(), "step"), FlowSpec::empty());
+    }
+
     #[test]
     fn a_cycle_is_traced() {
         let err = FlowSpec::new(vec![

@@ -197,6 +197,11 @@ fn an_invalid_spec_points_at_the_step() {
     // reader, before the flow's own validation sees it).
     let err = error(r#"{"v": 1, "kind": "flow", "steps": [{"id": "a"}, {"id": "b"}, {"id": ""}]}"#);
     assert_eq!(err.path.as_deref(), Some("steps[2].id"), "{err}");
+    assert!(
+        err.to_string()
+            .ends_with("at steps[2].id: expected a step id, found an empty string"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -83,3 +83,35 @@ fn a_resumable_agents_setups_ask_for_resumption_as_the_file_says() {
     let err = check(&none).unwrap_err();
     assert!(err.contains("the agent file is resumable"), "{err}");
 }
+
+#[test]
+fn spoken_answers_come_with_their_transcript_and_text_answers_without() {
+    let (good, check) = run_and_check("weather");
+    assert_eq!(check(&good), Ok(()));
+    let spoken = first_setup(&mut good.clone())["generationConfig"]["responseModalities"]
+        == json!(["AUDIO"]);
+
+    let mut flipped = good.clone();
+    let setup = first_setup(&mut flipped).as_object_mut().unwrap();
+    if spoken {
+        setup.remove("outputAudioTranscription");
+    } else {
+        setup.insert("outputAudioTranscription".into(), json!({}));
+    }
+    let err = check(&flipped).unwrap_err();
+    assert!(
+        err.contains(&format!(
+            "it asks for spoken answers: {spoken}, but for a transcript of them: {}",
+            !spoken
+        )),
+        "{err}"
+    );
+
+    let mut both = good;
+    first_setup(&mut both)["generationConfig"]["responseModalities"] = json!(["AUDIO", "TEXT"]);
+    let err = check(&both).unwrap_err();
+    assert!(
+        err.contains("not one of [\"AUDIO\"] or [\"TEXT\"]"),
+        "{err}"
+    );
+}

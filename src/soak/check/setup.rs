@@ -15,8 +15,10 @@
 //! one per declared tool, in the order declared; `sessionResumption`
 //! when the session resumes (`transparent: true` when it resumes
 //! transparently); and `realtimeInputConfig.automaticActivityDetection.
-//! disabled: true` when the user marks activity by hand. A connection's
-//! first setup resumes no handle.
+//! disabled: true` when the user marks activity by hand; one response
+//! modality, `AUDIO` or `TEXT`, and `outputAudioTranscription` exactly
+//! when the answers are spoken. A connection's first setup resumes no
+//! handle.
 
 use serde_json::{Value, json};
 
@@ -143,6 +145,25 @@ impl DeclaredSetup {
             if first && resumption.get("handle").is_some() {
                 return Err("the first connection's setup resumes a handle".to_string());
             }
+        }
+        // Spoken answers come with their transcript, text answers with
+        // none: the session's events carry what the model said either way.
+        let modalities = setup.at("/generationConfig/responseModalities");
+        let spoken = match modalities.and_then(Value::as_array).map(Vec::as_slice) {
+            Some([only]) if only == "AUDIO" => true,
+            Some([only]) if only == "TEXT" => false,
+            _ => {
+                return Err(format!(
+                    "it asks for the response modalities {}, not one of [\"AUDIO\"] or [\"TEXT\"]",
+                    modalities.map_or_else(|| "(none)".to_string(), Value::to_string)
+                ));
+            }
+        };
+        let transcribed = setup.get("outputAudioTranscription").is_some();
+        if transcribed != spoken {
+            return Err(format!(
+                "it asks for spoken answers: {spoken}, but for a transcript of them: {transcribed}"
+            ));
         }
         let manual = setup.at("/realtimeInputConfig/automaticActivityDetection/disabled")
             == Some(&Value::Bool(true));

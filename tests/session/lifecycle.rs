@@ -264,3 +264,20 @@ async fn disconnect_ends_the_session() {
     );
     assert!(!handle.is_connected());
 }
+
+/// A bare model name is sent as `models/<name>`; a name that already says
+/// `models/…` or a Vertex AI resource path (`projects/…`) is sent as given.
+#[test]
+fn the_setup_names_the_model_as_the_service_expects() {
+    let model = |name: &str| Live::builder().model(name).setup_message()["setup"]["model"].clone();
+    assert_eq!(
+        model("gemini-live-2.5-flash-preview"),
+        json!("models/gemini-live-2.5-flash-preview")
+    );
+    assert_eq!(
+        model("models/gemini-2.0-flash-live-001"),
+        json!("models/gemini-2.0-flash-live-001")
+    );
+    let vertex = "projects/p/locations/us-central1/publishers/google/models/gemini-live-2.5-flash";
+    assert_eq!(model(vertex), json!(vertex));
+}

@@ -161,3 +161,20 @@ fn a_decision_serializes_with_its_verdict() {
         format!("refund (c2): denied: {}", denied.reason().unwrap())
     );
 }
+
+/// When two connections the session left each issued `call-1`, the result
+/// that arrives is the one still running (the older one has finished), and
+/// it counts toward its tool's tally.
+#[test]
+fn a_left_result_completes_the_call_still_running() {
+    let spec = Flow::new().step("look").allow(["lookup"]).build().unwrap();
+    let mut monitor = FlowMonitor::new(spec, Enforcement::Enforce);
+    let state = json!({});
+    assert!(monitor.gate("lookup", "call-1", &state).unwrap().admitted());
+    monitor.record_result("call-1", true, &state).unwrap();
+    monitor.new_connection();
+    assert!(monitor.gate("lookup", "call-1", &state).unwrap().admitted());
+    monitor.new_connection();
+    monitor.record_left_result("call-1", true, &state).unwrap();
+    assert_eq!(monitor.tally("lookup").ok, 2);
+}

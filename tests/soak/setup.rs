@@ -88,8 +88,12 @@ fn a_resumable_agents_setups_ask_for_resumption_as_the_file_says() {
 fn spoken_answers_come_with_their_transcript_and_text_answers_without() {
     let (good, check) = run_and_check("weather");
     assert_eq!(check(&good), Ok(()));
-    let spoken = first_setup(&mut good.clone())["generationConfig"]["responseModalities"]
-        == json!(["AUDIO"]);
+    let setup = good
+        .sent
+        .iter()
+        .find_map(|m| m.get("setup"))
+        .expect("a setup");
+    let spoken = setup["generationConfig"]["responseModalities"] == json!(["AUDIO"]);
 
     let mut flipped = good.clone();
     let setup = first_setup(&mut flipped).as_object_mut().unwrap();

@@ -95,3 +95,44 @@ fn a_stuck_run_ends_at_the_time_limit_with_the_seed() {
         failure.summary()
     );
 }
+
+/// Both ends read with a buffer of a few kilobytes: a frame many times
+/// that size (the session's tool response, the server's answer) arrives
+/// whole and unchanged, in either direction.
+#[test]
+fn frames_longer_than_a_read_buffer_cross_whole() {
+    let answer: String = (0..20_000).map(|i| format!("{} ", i % 97)).collect();
+    let script = ScriptedServer::new()
+        .named("long")
+        .calls("get_weather", json!({ "city": "Paris" }))
+        .says(answer.trim_end());
+    let network = Network::new(script).faults(Faults::none());
+    let outcome = network
+        .run(&Simulation::new(Seed::new(7)), |connector| async move {
+            let transport = connector.connect().await.map_err(|e| e.to_string())?;
+            let handle = Live::builder()
+                .text_only()
+                .tools(T::simple("get_weather", "Weather", |_| async move {
+                    let hours: Vec<String> =
+                        (0..5_000).map(|h| format!("hour {h}: sunny")).collect();
+                    Ok(json!({ "hours": hours }))
+                }))
+                .connect_with_transport(transport)
+                .await
+                .map_err(|e| e.to_string())?;
+            let mut events = handle.events();
+            while let Some(event) = events.next().await {
+                if let LiveEvent::TextComplete { text, .. } = event {
+                    handle.disconnect().await;
+                    return Ok(text);
+                }
+            }
+            Err("the session ended before the answer".to_string())
+        })
+        .unwrap();
+    let text = outcome.value.unwrap();
+    assert!(text.len() > 50_000, "{}", text.len());
+    assert_eq!(text, answer.trim_end());
+    let trace = outcome.trace.tail(usize::MAX);
+    assert!(trace.contains("tool_response"), "{trace}");
+}

@@ -704,6 +704,22 @@ mod tests {
     }
 
     #[test]
+    fn a_failure_reported_on_its_own_counts_toward_its_tool() {
+        let mut monitor = FlowMonitor::new(two_steps(), Enforcement::Enforce);
+        for _ in 0..2 {
+            assert_eq!(
+                monitor.record_failure("verify_identity", &NoState),
+                [FlowEntry::ToolFailed {
+                    tool: "verify_identity".to_string()
+                }]
+            );
+        }
+        let tally = monitor.tally("verify_identity");
+        assert_eq!((tally.calls, tally.ok, tally.failed), (0, 0, 2));
+        assert_eq!(monitor.tally("take_payment").failed, 0);
+    }
+
+    #[test]
     fn the_refusal_names_where_the_tool_belongs() {
         let mut monitor = FlowMonitor::new(two_steps(), Enforcement::Enforce);
         assert_eq!(

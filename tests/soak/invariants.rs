@@ -995,6 +995,67 @@ fn a_turn_the_flow_did_not_evaluate_is_caught() {
     );
 }
 
+/// Every tool run that finished has its outcome in a governed session's
+/// journal, as the run says it, and no success is journaled without a run
+/// that succeeded: a result taken out, one whose `ok` is flipped and one
+/// made up each fail `decisions-follow-spec`, naming the tool and the call.
+#[test]
+fn a_tool_run_the_journal_does_not_count_is_caught() {
+    let run = refusing_run();
+    assert_eq!(verdict(invariants::DECISIONS_FOLLOW_SPEC, &run), Ok(()));
+    let (tool, id, ok) = run
+        .executions
+        .iter()
+        .find_map(|e| {
+            let ok = matches!(e.outcome, ExecutionOutcome::Ok(_));
+            Some((e.tool.clone(), e.call_id.clone()?, ok)).filter(|_| e.finished.is_some())
+        })
+        .expect("a tool of the run finished");
+    let result_of = |record: &RunRecord| {
+        record
+            .journal
+            .iter()
+            .position(|m| {
+                m.key == "flow:tool_result" && m.value["id"] == id && m.value["tool"] == tool
+            })
+            .expect("the run's journal has the call's result")
+    };
+    let missing = format!(
+        "tool {tool} ran for call {id} and finished with {}, but the journal has no \
+         flow:tool_result with \"ok\": {ok} (nor a flow:tool_cancelled) for it: the flow did not \
+         count a call that ran",
+        if ok { "a result" } else { "an error" }
+    );
+
+    let mut dropped = run.clone();
+    let at = result_of(&dropped);
+    dropped.journal.remove(at);
+    assert_eq!(
+        verdict(invariants::DECISIONS_FOLLOW_SPEC, &dropped),
+        Err(missing.clone())
+    );
+
+    let mut flipped = run.clone();
+    let at = result_of(&flipped);
+    flipped.journal[at].value["ok"] = json!(!ok);
+    assert_eq!(
+        verdict(invariants::DECISIONS_FOLLOW_SPEC, &flipped),
+        Err(missing)
+    );
+
+    let mut made_up = run.clone();
+    let mut extra = made_up.journal[result_of(&made_up)].clone();
+    extra.value = json!({ "tool": tool, "id": "call-999", "ok": true });
+    made_up.journal.push(extra);
+    assert_eq!(
+        verdict(invariants::DECISIONS_FOLLOW_SPEC, &made_up),
+        Err(format!(
+            "the journal says call call-999 of {tool} succeeded (1 flow:tool_result with \"ok\": \
+             true left over), but no run of {tool} for that call finished with a result"
+        ))
+    );
+}
+
 /// An agent file's extractor is asked once per turn the session completes
 /// and each answer is announced as extracted: a settled support run
 /// passes, and the same record with a question or an `extracted` event

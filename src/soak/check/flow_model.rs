@@ -37,16 +37,19 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::results_journaled;
 use crate::flow::{Enforcement, FlowSpec, Guard};
 use crate::soak::run::record::RunRecord;
 use crate::state::StateMutation;
 
-/// The check: `Ok` when the journal's decisions are the model's, and
-/// the flow evaluated every turn the session completed.
+/// The check: `Ok` when the journal's decisions are the model's, the
+/// flow evaluated every turn the session completed, and the journal
+/// counts every tool run ([`results_journaled`]).
 pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
     match &run.governance {
         Some(governance) => {
             every_turn_evaluated(run)?;
+            results_journaled::check(run)?;
             follows(&governance.spec, governance.enforcement, &run.journal)
         }
         None => Ok(()),

@@ -8,7 +8,7 @@
 //! | `refused-never-runs` | a call the flow refused never runs, and is answered `{"error": reason}`; a refusal because a call of the tool is still running is true |
 //! | `answered-once` | every call the script did not cancel is answered exactly once, with its own id; no call is answered after the session handled its cancellation |
 //! | `journal-replays-clean` | the journal holds one `flow:interrupted` per frame the reference model reads as interrupted, and `Scenario::from_journal(journal)` run against the governing spec reproduces every decision |
-//! | `decisions-follow-spec` | every admission, refusal, turn's active steps and escalation in the journal is what a model of the flow's rules (written apart from the monitor) gives for the state writes and tool outcomes before it, and every turn the session completed was evaluated |
+//! | `decisions-follow-spec` | every admission, refusal, turn's active steps and escalation in the journal is what a model of the flow's rules (written apart from the monitor) gives for the state writes and tool outcomes before it, every turn the session completed was evaluated, and every tool run that finished has its result journaled with the same outcome |
 //! | `journal-ordered` | journal sequence numbers strictly increase; timestamps never go back |
 //! | `aggregation` | partial chunks concatenate to the full text that follows; nothing partial is stored; `interrupted` rides on the flush; the fast lane delivers what aggregation makes of the frames |
 //! | `wire-order` | the stored log is what the frames the script sent imply, in wire order; after the server's in-band error alone, nothing more is read and the end is fatal |

@@ -35,6 +35,7 @@ pub(crate) mod reconnects;
 pub(crate) mod refusals;
 pub(crate) mod report;
 pub(crate) mod resolvers;
+pub(crate) mod results_journaled;
 pub(crate) mod setup;
 pub(crate) mod signals;
 pub(crate) mod signature;

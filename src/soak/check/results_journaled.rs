@@ -1,0 +1,155 @@
+//! Part of `decisions-follow-spec`: a governed run's journal holds the
+//! outcome of every tool run, as the tool runs themselves say it.
+//!
+//! The model in [`flow_model`](super::flow_model) reads the journal's
+//! results as given; this ties them to what the soak's tool wrappers saw
+//! run, which the session does not write. Two rules, counted per tool, call
+//! id and outcome (an id may come back on a later connection):
+//!
+//! - every run that finished has its `flow:tool_result` with the same `ok`,
+//!   or its call's `flow:tool_cancelled` (a cancellation can reach the
+//!   session between a tool's end and its result), whichever connection
+//!   the call belonged to: a run that finishes after the session moved to
+//!   a new connection still ran;
+//! - every `flow:tool_result` that says `ok` answers a run that finished
+//!   with a result. A result that says it failed may have no run (a
+//!   timeout cuts a run short; an unknown tool never runs).
+//!
+//! A run that finished within [`SETTLE`] of the session's end owes
+//! nothing: its completion may still have been on its way to the control
+//! lane when the connection closed (a user hanging up as a tool returns),
+//! and a session that has ended records no more.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::flow::keys;
+use crate::session::LiveEvent;
+use crate::soak::run::record::{ExecutionOutcome, RunRecord};
+use crate::state::StateMutation;
+
+/// How long before the session's end a run must have finished to be owed
+/// its journal entry: far past any delay the seeded scheduler adds
+/// between a tool's end and the control lane hearing of it.
+const SETTLE: Duration = Duration::from_secs(1);
+
+/// The check: `Ok` when the journal's results and the tool runs agree.
+pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
+    // What the journal says of each (tool, id): results by outcome, and
+    // cancellations.
+    let mut journaled: BTreeMap<(&str, &str), Outcomes> = BTreeMap::new();
+    for entry in &run.journal {
+        let outcome = match entry.key.as_str() {
+            keys::TOOL_RESULT => match entry.value.get("ok").and_then(|ok| ok.as_bool()) {
+                Some(true) => Said::Ok,
+                Some(false) => Said::Failed,
+                None => return Err(malformed(entry, "an `ok` flag")),
+            },
+            keys::TOOL_CANCELLED => Said::Cancelled,
+            _ => continue,
+        };
+        let (Some(tool), Some(id)) = (text(entry, "tool"), text(entry, "id")) else {
+            return Err(malformed(entry, "a `tool` and an `id`"));
+        };
+        journaled.entry((tool, id)).or_default().add(outcome);
+    }
+    // The session's end: its last disconnection, else the run's end.
+    let end = run
+        .events
+        .iter()
+        .rev()
+        .find(|e| matches!(e.event, LiveEvent::Disconnected { .. }))
+        .map_or(run.virtual_time, |e| e.at);
+    // Each finished run takes one journal entry of its own.
+    for execution in &run.executions {
+        let Some(id) = execution.call_id.as_deref() else {
+            continue;
+        };
+        let Some(finished) = execution.finished else {
+            continue;
+        };
+        if finished + SETTLE > end {
+            // Its entry may be there; if so, nothing else may claim it.
+            let ok = matches!(execution.outcome, ExecutionOutcome::Ok(_));
+            if let Some(outcomes) = journaled.get_mut(&(execution.tool.as_str(), id)) {
+                outcomes.take(ok);
+            }
+            continue;
+        }
+        let ok = matches!(execution.outcome, ExecutionOutcome::Ok(_));
+        let said = journaled
+            .get_mut(&(execution.tool.as_str(), id))
+            .and_then(|outcomes| outcomes.take(ok));
+        if said.is_none() {
+            let outcome = if ok { "a result" } else { "an error" };
+            return Err(format!(
+                "tool {} ran for call {id} and finished with {outcome}, but the journal has no \
+                 flow:tool_result with \"ok\": {ok} (nor a flow:tool_cancelled) for it: the flow \
+                 did not count a call that ran",
+                execution.tool
+            ));
+        }
+    }
+    for ((tool, id), outcomes) in &journaled {
+        if outcomes.ok > 0 {
+            return Err(format!(
+                "the journal says call {id} of {tool} succeeded ({} flow:tool_result with \"ok\": \
+                 true left over), but no run of {tool} for that call finished with a result",
+                outcomes.ok
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What the journal said of one call: how many results of each kind, and
+/// cancellations.
+#[derive(Default)]
+struct Outcomes {
+    ok: usize,
+    failed: usize,
+    cancelled: usize,
+}
+
+#[derive(Clone, Copy)]
+enum Said {
+    Ok,
+    Failed,
+    Cancelled,
+}
+
+impl Outcomes {
+    fn add(&mut self, said: Said) {
+        match said {
+            Said::Ok => self.ok += 1,
+            Said::Failed => self.failed += 1,
+            Said::Cancelled => self.cancelled += 1,
+        }
+    }
+
+    /// Takes the entry a finished run is owed: its result, else a
+    /// cancellation.
+    fn take(&mut self, ok: bool) -> Option<Said> {
+        let result = if ok { &mut self.ok } else { &mut self.failed };
+        if *result > 0 {
+            *result -= 1;
+            return Some(if ok { Said::Ok } else { Said::Failed });
+        }
+        if self.cancelled > 0 {
+            self.cancelled -= 1;
+            return Some(Said::Cancelled);
+        }
+        None
+    }
+}
+
+fn text<'a>(entry: &'a StateMutation, name: &str) -> Option<&'a str> {
+    entry.value.get(name).and_then(|v| v.as_str())
+}
+
+fn malformed(entry: &StateMutation, wanted: &str) -> String {
+    format!(
+        "journal entry {} ({}) has no {wanted}: {}",
+        entry.seq, entry.key, entry.value
+    )
+}

@@ -995,10 +995,11 @@ fn a_turn_the_flow_did_not_evaluate_is_caught() {
     );
 }
 
-/// Every tool run that finished has its outcome in a governed session's
-/// journal, as the run says it, and no success is journaled without a run
-/// that succeeded: a result taken out, one whose `ok` is flipped and one
-/// made up each fail `decisions-follow-spec`, naming the tool and the call.
+/// Every tool run of a governed session was admitted by the flow, has its
+/// outcome in the journal as the run says it, and no success is journaled
+/// without a run that succeeded: an admission taken out, a result taken
+/// out, one whose `ok` is flipped and one made up each fail
+/// `decisions-follow-spec`, naming the tool and the call.
 #[test]
 fn a_tool_run_the_journal_does_not_count_is_caught() {
     let run = refusing_run();
@@ -1025,6 +1026,18 @@ fn a_tool_run_the_journal_does_not_count_is_caught() {
          flow:tool_result with \"ok\": {ok} (nor a flow:tool_cancelled) for it: the flow did not \
          count a call that ran",
         if ok { "a result" } else { "an error" }
+    );
+
+    let mut ungated = run.clone();
+    ungated
+        .journal
+        .retain(|m| !(m.key == "flow:tool_call" && m.value["id"] == id && m.value["tool"] == tool));
+    assert_eq!(
+        verdict(invariants::DECISIONS_FOLLOW_SPEC, &ungated),
+        Err(format!(
+            "tool {tool} ran for call {id}, but the journal has no flow:tool_call admitting it: \
+             the call ran past the flow's gate"
+        ))
     );
 
     let mut dropped = run.clone();

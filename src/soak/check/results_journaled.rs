@@ -3,9 +3,11 @@
 //!
 //! The model in [`flow_model`](super::flow_model) reads the journal's
 //! results as given; this ties them to what the soak's tool wrappers saw
-//! run, which the session does not write. Two rules, counted per tool, call
-//! id and outcome (an id may come back on a later connection):
+//! run, which the session does not write. Three rules, counted per tool,
+//! call id and outcome (an id may come back on a later connection):
 //!
+//! - every run of a call follows that call's `flow:tool_call`: the flow
+//!   admitted it (a tool that ran past the gate would not be counted);
 //! - every run that finished has its `flow:tool_result` with the same `ok`,
 //!   or its call's `flow:tool_cancelled` (a cancellation can reach the
 //!   session between a tool's end and its result), whichever connection
@@ -35,10 +37,18 @@ const SETTLE: Duration = Duration::from_secs(1);
 
 /// The check: `Ok` when the journal's results and the tool runs agree.
 pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
-    // What the journal says of each (tool, id): results by outcome, and
-    // cancellations.
+    // What the journal says of each (tool, id): admissions, results by
+    // outcome, and cancellations.
+    let mut admitted: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     let mut journaled: BTreeMap<(&str, &str), Outcomes> = BTreeMap::new();
     for entry in &run.journal {
+        if entry.key == keys::TOOL_CALL {
+            let (Some(tool), Some(id)) = (text(entry, "tool"), text(entry, "id")) else {
+                return Err(malformed(entry, "a `tool` and an `id`"));
+            };
+            *admitted.entry((tool, id)).or_default() += 1;
+            continue;
+        }
         let outcome = match entry.key.as_str() {
             keys::TOOL_RESULT => match entry.value.get("ok").and_then(|ok| ok.as_bool()) {
                 Some(true) => Said::Ok,
@@ -60,11 +70,22 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
         .rev()
         .find(|e| matches!(e.event, LiveEvent::Disconnected { .. }))
         .map_or(run.virtual_time, |e| e.at);
-    // Each finished run takes one journal entry of its own.
+    // Each run takes one admission, and once finished one journal entry
+    // of its own.
     for execution in &run.executions {
         let Some(id) = execution.call_id.as_deref() else {
             continue;
         };
+        match admitted.get_mut(&(execution.tool.as_str(), id)) {
+            Some(count) if *count > 0 => *count -= 1,
+            _ => {
+                return Err(format!(
+                    "tool {} ran for call {id}, but the journal has no flow:tool_call admitting \
+                     it: the call ran past the flow's gate",
+                    execution.tool
+                ));
+            }
+        }
         let Some(finished) = execution.finished else {
             continue;
         };

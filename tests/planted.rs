@@ -244,6 +244,19 @@ fn the_default_soak_finds_tools_outliving_a_hang_up() {
     eprintln!("{report}");
 }
 
+/// A governed session whose flow does not count a call that finishes
+/// after the session moved to a new connection (it ran; the journal never
+/// says so) is found over seeds 0..2000 of `sim/resumable` (a reconnect
+/// while a call runs) by `decisions-follow-spec`, which holds the journal
+/// to the tool runs, and shrunk to at most six actions; the shrunk case
+/// passes without the bug.
+#[test]
+fn the_default_soak_finds_a_left_connections_result_uncounted() {
+    let report = found_and_shrunk(PlantedBug::LeftResultUncounted, "resumable");
+    assert!(report.contains("decisions-follow-spec"), "{report}");
+    eprintln!("{report}");
+}
+
 /// A session that checks a new connection's call ids against the ones
 /// the old connection saw (so a server numbering its calls from `call-1`
 /// again gets no answer) is found over seeds 0..2000 of `sim/pharmacy`

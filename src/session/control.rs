@@ -343,6 +343,20 @@ impl Lane {
         false
     }
 
+    /// The planted bug that leaves a left connection's result out of the
+    /// journal.
+    #[cfg(feature = "planted-bug")]
+    fn planted_uncounts(&self) -> bool {
+        self.control
+            .config
+            .planted(super::PlantedBug::LeftResultUncounted)
+    }
+
+    #[cfg(not(feature = "planted-bug"))]
+    fn planted_uncounts(&self) -> bool {
+        false
+    }
+
     fn cancel(&mut self, id: &str) {
         #[cfg(feature = "planted-bug")]
         let planted = self
@@ -389,6 +403,7 @@ impl Lane {
                     .or_else(|_| {
                         monitor.record_result(&done.id, done.outcome.is_ok(), &self.control.state)
                     })
+                && !self.planted_uncounts()
             {
                 self.journal(entries);
             }

@@ -63,11 +63,15 @@ pub enum PlantedBug {
     /// Usage that rides on a tool call's own frame is dropped (usage, a
     /// tool call in the same frame).
     UsageLostOnToolCall,
+    /// A call that finishes after the session moved to a new connection
+    /// is not counted by the flow: it ran, and the journal never says so
+    /// (governance, a reconnect while a call runs).
+    LeftResultUncounted,
 }
 
 impl PlantedBug {
     /// Every planted bug.
-    pub const ALL: [PlantedBug; 15] = [
+    pub const ALL: [PlantedBug; 16] = [
         PlantedBug::RefusedCallRuns,
         PlantedBug::CancelsTheFirstCall,
         PlantedBug::InterruptionAbortsCalls,
@@ -83,6 +87,7 @@ impl PlantedBug {
         PlantedBug::MediaLosesItsInterruption,
         PlantedBug::TurnEndingInterruptionUnmarked,
         PlantedBug::UsageLostOnToolCall,
+        PlantedBug::LeftResultUncounted,
     ];
 
     /// Its name, as an agent file's `planted_bug` writes it.
@@ -103,6 +108,7 @@ impl PlantedBug {
             PlantedBug::MediaLosesItsInterruption => "media-loses-its-interruption",
             PlantedBug::TurnEndingInterruptionUnmarked => "turn-ending-interruption-unmarked",
             PlantedBug::UsageLostOnToolCall => "usage-lost-on-tool-call",
+            PlantedBug::LeftResultUncounted => "left-result-uncounted",
         }
     }
 }

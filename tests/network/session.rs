@@ -17,12 +17,21 @@ fn weather() -> ScriptedServer {
 }
 
 async fn weather_session(connector: livesim::network::NetworkConnector) -> Result<String, String> {
+    let tools = T::simple("get_weather", "Weather", |args| async move {
+        Ok(json!({ "city": args["city"], "sky": "sunny" }))
+    });
+    first_answer(connector, tools).await
+}
+
+/// Connects a text session with `tools` and returns its first answer.
+async fn first_answer(
+    connector: livesim::network::NetworkConnector,
+    tools: impl Into<ToolComposite>,
+) -> Result<String, String> {
     let transport = connector.connect().await.map_err(|e| e.to_string())?;
     let handle = Live::builder()
         .text_only()
-        .tools(T::simple("get_weather", "Weather", |args| async move {
-            Ok(json!({ "city": args["city"], "sky": "sunny" }))
-        }))
+        .tools(tools)
         .connect_with_transport(transport)
         .await
         .map_err(|e| e.to_string())?;
@@ -108,26 +117,12 @@ fn frames_longer_than_a_read_buffer_cross_whole() {
         .says(answer.trim_end());
     let network = Network::new(script).faults(Faults::none());
     let outcome = network
-        .run(&Simulation::new(Seed::new(7)), |connector| async move {
-            let transport = connector.connect().await.map_err(|e| e.to_string())?;
-            let handle = Live::builder()
-                .text_only()
-                .tools(T::simple("get_weather", "Weather", |_| async move {
-                    let hours: Vec<String> =
-                        (0..5_000).map(|h| format!("hour {h}: sunny")).collect();
-                    Ok(json!({ "hours": hours }))
-                }))
-                .connect_with_transport(transport)
-                .await
-                .map_err(|e| e.to_string())?;
-            let mut events = handle.events();
-            while let Some(event) = events.next().await {
-                if let LiveEvent::TextComplete { text, .. } = event {
-                    handle.disconnect().await;
-                    return Ok(text);
-                }
-            }
-            Err("the session ended before the answer".to_string())
+        .run(&Simulation::new(Seed::new(7)), |connector| {
+            let tools = T::simple("get_weather", "Weather", |_| async move {
+                let hours: Vec<String> = (0..5_000).map(|h| format!("hour {h}: sunny")).collect();
+                Ok(json!({ "hours": hours }))
+            });
+            first_answer(connector, tools)
         })
         .unwrap();
     let text = outcome.value.unwrap();

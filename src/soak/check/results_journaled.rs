@@ -89,19 +89,14 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
         let Some(finished) = execution.finished else {
             continue;
         };
-        if finished + SETTLE > end {
-            // Its entry may be there; if so, nothing else may claim it.
-            let ok = matches!(execution.outcome, ExecutionOutcome::Ok(_));
-            if let Some(outcomes) = journaled.get_mut(&(execution.tool.as_str(), id)) {
-                outcomes.take(ok);
-            }
-            continue;
-        }
         let ok = matches!(execution.outcome, ExecutionOutcome::Ok(_));
-        let said = journaled
+        // A run near the end takes its entry if it is there, so nothing
+        // else claims it, but owes none.
+        let owed = finished + SETTLE <= end;
+        let took = journaled
             .get_mut(&(execution.tool.as_str(), id))
-            .and_then(|outcomes| outcomes.take(ok));
-        if said.is_none() {
+            .is_some_and(|outcomes| outcomes.take(ok));
+        if owed && !took {
             let outcome = if ok { "a result" } else { "an error" };
             return Err(format!(
                 "tool {} ran for call {id} and finished with {outcome}, but the journal has no \
@@ -132,6 +127,7 @@ struct Outcomes {
     cancelled: usize,
 }
 
+/// One journal entry about a call.
 #[derive(Clone, Copy)]
 enum Said {
     Ok,
@@ -149,18 +145,16 @@ impl Outcomes {
     }
 
     /// Takes the entry a finished run is owed: its result, else a
-    /// cancellation.
-    fn take(&mut self, ok: bool) -> Option<Said> {
+    /// cancellation. Whether there was one.
+    fn take(&mut self, ok: bool) -> bool {
         let result = if ok { &mut self.ok } else { &mut self.failed };
-        if *result > 0 {
-            *result -= 1;
-            return Some(if ok { Said::Ok } else { Said::Failed });
+        for count in [result, &mut self.cancelled] {
+            if *count > 0 {
+                *count -= 1;
+                return true;
+            }
         }
-        if self.cancelled > 0 {
-            self.cancelled -= 1;
-            return Some(Said::Cancelled);
-        }
-        None
+        false
     }
 }
 

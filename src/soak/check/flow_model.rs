@@ -137,7 +137,7 @@ pub(crate) fn follows(
 }
 
 /// A string member of a flow entry's value, or why it is missing.
-fn member<'a>(entry: &'a StateMutation, name: &str) -> Result<&'a str, String> {
+pub(super) fn member<'a>(entry: &'a StateMutation, name: &str) -> Result<&'a str, String> {
     entry
         .value
         .get(name)

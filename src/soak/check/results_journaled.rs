@@ -25,10 +25,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use super::flow_model::member;
 use crate::flow::keys;
 use crate::session::LiveEvent;
 use crate::soak::run::record::{ExecutionOutcome, RunRecord};
-use crate::state::StateMutation;
 
 /// How long before the session's end a run must have finished to be owed
 /// its journal entry: far past any delay the seeded scheduler adds
@@ -43,25 +43,29 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
     let mut journaled: BTreeMap<(&str, &str), Outcomes> = BTreeMap::new();
     for entry in &run.journal {
         if entry.key == keys::TOOL_CALL {
-            let (Some(tool), Some(id)) = (text(entry, "tool"), text(entry, "id")) else {
-                return Err(malformed(entry, "a `tool` and an `id`"));
-            };
-            *admitted.entry((tool, id)).or_default() += 1;
+            *admitted
+                .entry((member(entry, "tool")?, member(entry, "id")?))
+                .or_default() += 1;
             continue;
         }
         let outcome = match entry.key.as_str() {
             keys::TOOL_RESULT => match entry.value.get("ok").and_then(|ok| ok.as_bool()) {
                 Some(true) => Said::Ok,
                 Some(false) => Said::Failed,
-                None => return Err(malformed(entry, "an `ok` flag")),
+                None => {
+                    return Err(format!(
+                        "journal entry {} ({}) has no boolean \"ok\": {}",
+                        entry.seq, entry.key, entry.value
+                    ));
+                }
             },
             keys::TOOL_CANCELLED => Said::Cancelled,
             _ => continue,
         };
-        let (Some(tool), Some(id)) = (text(entry, "tool"), text(entry, "id")) else {
-            return Err(malformed(entry, "a `tool` and an `id`"));
-        };
-        journaled.entry((tool, id)).or_default().add(outcome);
+        journaled
+            .entry((member(entry, "tool")?, member(entry, "id")?))
+            .or_default()
+            .add(outcome);
     }
     // The session's end: its last disconnection, else the run's end.
     let end = run
@@ -156,15 +160,4 @@ impl Outcomes {
         }
         false
     }
-}
-
-fn text<'a>(entry: &'a StateMutation, name: &str) -> Option<&'a str> {
-    entry.value.get(name).and_then(|v| v.as_str())
-}
-
-fn malformed(entry: &StateMutation, wanted: &str) -> String {
-    format!(
-        "journal entry {} ({}) has no {wanted}: {}",
-        entry.seq, entry.key, entry.value
-    )
 }

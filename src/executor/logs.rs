@@ -68,7 +68,8 @@ where
         let meta = event.metadata();
         write!(buffer, "{} {}: ", meta.level(), meta.target())?;
         ctx.field_format().format_fields(buffer.by_ref(), event)?;
-        writeln!(writer, "{}", scrub_known(&line))
+        writer.write_str(&scrub_known(&line))?;
+        writer.write_char('\n')
     }
 }
 
@@ -136,6 +137,17 @@ struct Lines {
     kept: VecDeque<String>,
     partial: Vec<u8>,
     dropped: usize,
+}
+
+impl Lines {
+    /// Keeps `line`, dropping the oldest when the capture is full.
+    fn keep(&mut self, line: String) {
+        if self.kept.len() == CAPTURE_LINES {
+            self.kept.pop_front();
+            self.dropped += 1;
+        }
+        self.kept.push_back(line);
+    }
 }
 
 impl Capture {
@@ -251,20 +263,76 @@ struct CaptureWriter(Arc<Mutex<Lines>>);
 impl io::Write for CaptureWriter {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let mut lines = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        lines.partial.extend_from_slice(buf);
-        while let Some(end) = lines.partial.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = lines.partial.drain(..=end).collect();
-            let text = String::from_utf8_lossy(&line[..line.len() - 1]).into_owned();
-            if lines.kept.len() == CAPTURE_LINES {
-                lines.kept.pop_front();
-                lines.dropped += 1;
-            }
-            lines.kept.push_back(text);
+        // A line usually comes whole in one write: it is copied once, into
+        // the string kept; only a line split across writes waits in
+        // `partial`.
+        let mut rest = buf;
+        while let Some(end) = memchr::memchr(b'\n', rest) {
+            let text = if lines.partial.is_empty() {
+                String::from_utf8_lossy(&rest[..end]).into_owned()
+            } else {
+                let mut line = std::mem::take(&mut lines.partial);
+                line.extend_from_slice(&rest[..end]);
+                String::from_utf8(line)
+                    .unwrap_or_else(|bad| String::from_utf8_lossy(bad.as_bytes()).into_owned())
+            };
+            lines.keep(text);
+            rest = &rest[end + 1..];
         }
+        lines.partial.extend_from_slice(rest);
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+
+    fn written(writes: &[&[u8]]) -> (Vec<String>, Vec<u8>) {
+        let lines = Arc::new(Mutex::new(Lines::default()));
+        let mut writer = CaptureWriter(lines.clone());
+        for bytes in writes {
+            assert_eq!(writer.write(bytes).unwrap(), bytes.len());
+        }
+        let lines = lines.lock().unwrap();
+        (lines.kept.iter().cloned().collect(), lines.partial.clone())
+    }
+
+    #[test]
+    fn a_write_splits_into_its_lines_and_keeps_the_unfinished_one() {
+        let (kept, partial) = written(&[b"one\ntwo\nthr"]);
+        assert_eq!(kept, ["one", "two"]);
+        assert_eq!(partial, b"thr");
+    }
+
+    #[test]
+    fn a_line_split_across_writes_is_kept_whole() {
+        let (kept, partial) = written(&[b"the fir", b"st line", b"\nsecond\n", b"\n"]);
+        assert_eq!(kept, ["the first line", "second", ""]);
+        assert!(partial.is_empty());
+    }
+
+    #[test]
+    fn a_character_split_across_writes_is_not_mangled() {
+        // "é" is two bytes; each write carries one.
+        let (kept, _) = written(&[b"caf\xc3", b"\xa9\n", b"bad \xff byte\n"]);
+        assert_eq!(kept, ["café", "bad \u{fffd} byte"]);
+    }
+
+    #[test]
+    fn a_full_capture_drops_its_oldest_lines_and_counts_them() {
+        let mut lines = Lines::default();
+        for i in 0..CAPTURE_LINES + 3 {
+            lines.keep(i.to_string());
+        }
+        assert_eq!(lines.kept.len(), CAPTURE_LINES);
+        assert_eq!(lines.dropped, 3);
+        assert_eq!(lines.kept.front().map(String::as_str), Some("3"));
     }
 }

@@ -1,5 +1,9 @@
 //! The soak's costs, one core (criterion runs one thread).
 //!
+//! * `own_mix/<agent>`: one whole soak run of each `sim/` agent as
+//!   `livesim sim soak` runs it (its own 1 to 20 turns, its own faults,
+//!   its network share, a determinism rerun one seed in sixty-four), a new seed
+//!   each iteration: the soak's real sessions per second per core.
 //! * `twenty_turns/<agent>`: one whole soak run of a twenty-turn
 //!   conversation for each `sim/` agent (faults drawn per seed, the
 //!   session, the liveness phase, every invariant and goal), a new seed
@@ -31,6 +35,17 @@ use serde_json::json;
 
 const AGENTS: [&str; 4] = ["weather", "payment", "booking", "support"];
 
+/// Every agent in `sim/`, as the default soak runs them.
+const ALL_AGENTS: [&str; 7] = [
+    "weather",
+    "payment",
+    "booking",
+    "support",
+    "checkout",
+    "resumable",
+    "pharmacy",
+];
+
 fn twenty_turns(name: &str) -> Agent {
     let mut agent = Agent::load(format!("sim/{name}")).expect("a sim/ agent");
     agent.repertoire.turns = 20..=20;
@@ -47,6 +62,26 @@ fn runs(c: &mut Criterion) {
     group.measurement_time(Duration::from_secs(8));
     for name in AGENTS {
         let soak = soak(&twenty_turns(name));
+        let mut seed = 0;
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                seed += 1;
+                let run = soak.run_seed(Seed::new(seed));
+                assert!(run.failures.is_empty(), "{name} seed {seed} failed");
+                run
+            })
+        });
+    }
+    group.finish();
+}
+
+fn own_mix(c: &mut Criterion) {
+    let mut group = c.benchmark_group("own_mix");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(8));
+    for name in ALL_AGENTS {
+        let agent = Agent::load(format!("sim/{name}")).expect("a sim/ agent");
+        let soak = Soak::agent(&agent);
         let mut seed = 0;
         group.bench_function(name, |b| {
             b.iter(|| {
@@ -233,6 +268,7 @@ fn scale_calls(c: &mut Criterion) {
 criterion_group!(
     benches,
     baseline,
+    own_mix,
     runs,
     floor,
     checks,

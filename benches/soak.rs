@@ -4,6 +4,9 @@
 //!   `livesim sim soak` runs it (its own 1 to 20 turns, its own faults,
 //!   its network share, a determinism rerun one seed in sixty-four), a new seed
 //!   each iteration: the soak's real sessions per second per core.
+//! * `own_mix_floor/<agent>`: those agents' own conversations (generated
+//!   beforehand) played as a run plays them, with no check and no log
+//!   capture: what a run costs above it is the generation and the checks.
 //! * `twenty_turns/<agent>`: one whole soak run of a twenty-turn
 //!   conversation for each `sim/` agent (faults drawn per seed, the
 //!   session, the liveness phase, every invariant and goal), a new seed
@@ -89,6 +92,26 @@ fn own_mix(c: &mut Criterion) {
                 let run = soak.run_seed(Seed::new(seed));
                 assert!(run.failures.is_empty(), "{name} seed {seed} failed");
                 run
+            })
+        });
+    }
+    group.finish();
+}
+
+fn own_mix_floor(c: &mut Criterion) {
+    let mut group = c.benchmark_group("own_mix_floor");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(8));
+    for name in ALL_AGENTS {
+        let agent = Agent::load(format!("sim/{name}")).expect("a sim/ agent");
+        let soak = Soak::agent(&agent);
+        let cases: Vec<Case> = (1..=100).map(|s| soak.case(Seed::new(s))).collect();
+        let mut next = 0;
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                next = (next + 1) % cases.len();
+                soak.play_unchecked(&cases[next])
+                    .expect("the simulation ran")
             })
         });
     }
@@ -269,6 +292,7 @@ criterion_group!(
     benches,
     baseline,
     own_mix,
+    own_mix_floor,
     runs,
     floor,
     checks,

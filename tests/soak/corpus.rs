@@ -50,6 +50,22 @@ fn an_entry_is_saved_read_back_and_loads_as_a_script() {
     assert!(text.find("\"regression\"") < text.find("\"actions\""));
 }
 
+/// A script's session id (the soak gives some servers one, as Vertex AI
+/// does) is kept by the entry, so the seed replays the server it failed
+/// against.
+#[test]
+fn an_entry_keeps_its_script_s_session_id() {
+    let mut entry = entry();
+    entry.case.script = entry.case.script.clone().session_id("session-0001");
+    let dir = temp("session-id");
+    let path = entry.save(&dir).unwrap();
+    let back = CorpusEntry::load(&path).unwrap();
+    assert_eq!(back.case.script.to_json()["session_id"], "session-0001");
+    assert_eq!(back, entry);
+    let script = ScriptedServer::load(&path).unwrap();
+    assert_eq!(script.to_json()["session_id"], "session-0001");
+}
+
 /// Each mistake names the file, line and column, and an unknown key the
 /// nearest valid one.
 #[test]

@@ -151,7 +151,9 @@ impl CorpusEntry {
             );
         }
         let mut out = Map::new();
-        for key in ["v", "name", "settle_ms"] {
+        // Every member of the script file but its actions, which follow
+        // the regression.
+        for key in ["v", "name", "settle_ms", "session_id"] {
             if let Some(value) = script.get(key) {
                 out.insert(key.into(), value.clone());
             }

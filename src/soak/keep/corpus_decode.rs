@@ -13,7 +13,14 @@ use crate::soak::generate::faults::{CloseKind, FaultKind, Faults, Weather};
 use crate::soak::keep::corpus::{CORPUS_VERSION, ShrinkNote};
 use crate::transport::memory::LINK_LATENCY;
 
-const TOP_KEYS: [&str; 5] = ["v", "name", "settle_ms", "regression", "actions"];
+const TOP_KEYS: [&str; 6] = [
+    "v",
+    "name",
+    "settle_ms",
+    "session_id",
+    "regression",
+    "actions",
+];
 
 const REGRESSION_KEYS: [&str; 9] = [
     "v",

@@ -24,6 +24,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::wire::{MAX_CLOSE_REASON, codes};
+
 /// The version of the script file format.
 pub const SCRIPT_VERSION: u32 = 1;
 
@@ -156,11 +158,32 @@ fn is_true(b: &bool) -> bool {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CloseAction {
-    /// The close code.
+    /// The close code: one a close frame may carry (1000–1003, 1007–1013,
+    /// 3000–4999; see [`codes::sendable`]).
     pub code: u16,
-    /// The reason.
+    /// The reason, at most 123 bytes of UTF-8 (a close frame's payload is
+    /// at most 125 bytes, two of them the code).
     #[serde(default)]
     pub reason: String,
+}
+
+impl CloseAction {
+    /// Why this close cannot be sent as written, if it cannot.
+    fn check(&self) -> Result<(), String> {
+        if !codes::sendable(self.code) {
+            return Err(format!(
+                "close code {} cannot be sent in a close frame (use 1000-1003, 1007-1013 or 3000-4999; `abort` drops the connection without one)",
+                self.code
+            ));
+        }
+        if self.reason.len() > MAX_CLOSE_REASON {
+            return Err(format!(
+                "the close reason is {} bytes; a close frame carries at most {MAX_CLOSE_REASON}",
+                self.reason.len()
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// A script file: versioned, named, with its settle window.
@@ -664,6 +687,7 @@ fn validate(action: &Action, opens_connection: bool, issued: &[String]) -> Resul
             "resumption_update's behind counts unprocessed messages in a transparent update's index: set transparent, or leave behind out"
                 .to_string(),
         ),
+        Action::Close(close) | Action::RejectSetup(close) => close.check(),
         Action::SendRaw(bytes) => {
             use base64::Engine as _;
             base64::engine::general_purpose::STANDARD

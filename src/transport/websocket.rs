@@ -21,7 +21,6 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::error::ProtocolError;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame as WsCloseFrame;
-use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
@@ -398,7 +397,7 @@ where
             return Ok(());
         }
         if let Some(c) = &close
-            && !CloseCode::from(c.code).is_allowed()
+            && !crate::wire::codes::sendable(c.code)
         {
             // 1005, 1006 and 1015 only describe closes; they never go on the wire.
             return Err(TransportError::Io {

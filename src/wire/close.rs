@@ -41,6 +41,24 @@ pub mod codes {
     pub const MESSAGE_TOO_BIG: u16 = 1009;
     /// The server hit an internal error.
     pub const INTERNAL_ERROR: u16 = 1011;
+
+    /// Whether a close frame may carry `code` (RFC 6455, section 7.4):
+    /// the codes defined for endpoints to send (1000–1003, 1007–1013) and
+    /// those registered for libraries and applications (3000–4999).
+    /// 1005, 1006 and 1015 only report what happened; the rest are
+    /// reserved.
+    ///
+    /// ```
+    /// use livesim::wire::codes;
+    ///
+    /// assert!(codes::sendable(codes::INTERNAL_ERROR));
+    /// assert!(codes::sendable(4000));
+    /// assert!(!codes::sendable(codes::ABNORMAL));
+    /// assert!(!codes::sendable(0));
+    /// ```
+    pub fn sendable(code: u16) -> bool {
+        matches!(code, 1000..=1003 | 1007..=1013 | 3000..=4999)
+    }
 }
 
 /// What a close means for the session.

@@ -499,3 +499,43 @@ fn content_sent_on_the_connection_being_left_after_its_handle_is_lost_and_report
         });
     }
 }
+
+/// A script closes only with what a close frame can carry: a code an
+/// endpoint may send and a reason of at most 123 bytes; anything else is
+/// refused when the file is read, naming the action.
+#[test]
+fn script_files_close_only_with_codes_and_reasons_a_close_frame_carries() {
+    let close = |code: u16, reason: &str| {
+        let script = json!({ "v": 1, "actions": [
+            { "pause_ms": 1 }, { "close": { "code": code, "reason": reason } }
+        ]});
+        ScriptedServer::from_json_str(&script.to_string(), "close.json").map(|_| ())
+    };
+    for code in [1000, 1001, 1003, 1007, 1008, 1011, 1013, 3000, 4999] {
+        assert!(close(code, "").is_ok(), "{code}");
+    }
+    for code in [0, 999, 1004, 1005, 1006, 1014, 1015, 2999, 5000, 65535] {
+        let error = close(code, "").unwrap_err().to_string();
+        assert_eq!(
+            error,
+            format!(
+                "script close.json: action #2: close code {code} cannot be sent in a close frame (use 1000-1003, 1007-1013 or 3000-4999; `abort` drops the connection without one)"
+            )
+        );
+    }
+    // 123 bytes, the last character two bytes wide, is the most a close
+    // frame holds.
+    let most = format!("{}é", "r".repeat(121));
+    assert!(close(1011, &most).is_ok());
+    assert_eq!(
+        close(1011, &format!("{most}!")).unwrap_err().to_string(),
+        "script close.json: action #2: the close reason is 124 bytes; a close frame carries at most 123"
+    );
+    let reject = json!({ "v": 1, "actions": [{ "reject_setup": { "code": 1006 } }] });
+    assert!(
+        ScriptedServer::from_json_str(&reject.to_string(), "reject.json")
+            .unwrap_err()
+            .to_string()
+            .starts_with("script reject.json: action #1: close code 1006 cannot be sent")
+    );
+}

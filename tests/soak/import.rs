@@ -335,3 +335,37 @@ fn a_transparent_resumption_imports_with_its_lag_and_without_its_replays() {
         .value;
     assert_eq!(texts, ["one", "two", "two", "three"]);
 }
+
+/// A recorded close a close frame cannot carry (a log that wrote 1006 for
+/// a lost connection) imports as a dropped connection, and a reason longer
+/// than a close frame holds is cut where the wire cuts it: the imported
+/// script loads again.
+#[test]
+fn a_recorded_close_imports_as_a_close_frame_can_carry_it() {
+    let long = "x".repeat(200);
+    let log = format!(
+        r#"{{"v":1,"kind":"wire_log","started_at_ms":0}}
+{{"dir":"out","t_ms":0,"type":"text","json":{{"setup":{{"model":"m"}}}}}}
+{{"dir":"in","t_ms":5,"type":"binary","json":{{"setupComplete":{{}}}}}}
+{{"dir":"in","t_ms":9,"type":"close","close":{{"code":1006,"reason":""}}}}
+{{"dir":"out","t_ms":30,"type":"text","json":{{"setup":{{"model":"m"}}}}}}
+{{"dir":"in","t_ms":35,"type":"binary","json":{{"setupComplete":{{}}}}}}
+{{"dir":"in","t_ms":40,"type":"close","close":{{"code":1011,"reason":"{long}"}}}}
+"#
+    );
+    let imported = import_wire_log("closes.jsonl", log.as_bytes(), "c").unwrap();
+    let closes: Vec<&Action> = imported
+        .script
+        .actions()
+        .iter()
+        .filter(|a| matches!(a, Action::Close(_) | Action::Abort))
+        .collect();
+    assert_eq!(closes.len(), 2, "{closes:?}");
+    assert_eq!(closes[0], &Action::Abort);
+    assert!(
+        matches!(closes[1], Action::Close(c) if c.code == 1011 && c.reason == "x".repeat(123)),
+        "{closes:?}"
+    );
+    let text = imported.script.to_json().to_string();
+    ScriptedServer::from_json_str(&text, "closes.json").unwrap();
+}

@@ -25,7 +25,7 @@ use serde_json::Value;
 use super::import_lines::{self, Kind, Lines};
 use crate::testing::{Action, Call, CloseAction, Reconnect, ResumptionUpdate, ScriptedServer};
 use crate::transport::wire_log::{Direction, FrameLine, LineType, WIRE_LOG_KIND};
-use crate::wire::camel_case;
+use crate::wire::{MAX_CLOSE_REASON, camel_case, codes, truncate_at_char};
 
 /// A script made from a wire log, and what could not be read of it.
 #[derive(Clone, Debug)]
@@ -237,9 +237,15 @@ fn server_action(frames: &[FrameLine], k: usize, handles: &mut Handles) -> Optio
     match frame.line_type {
         LineType::Close => {
             let close = frame.close.as_ref()?;
+            // A code no close frame carries (a log that wrote down 1006
+            // for a lost connection) is a connection dropped; a reason
+            // longer than a close frame holds is cut as the wire cuts it.
+            if !codes::sendable(close.code) {
+                return Some(Action::Abort);
+            }
             return Some(Action::Close(CloseAction {
                 code: close.code,
-                reason: close.reason.clone(),
+                reason: truncate_at_char(&close.reason, MAX_CLOSE_REASON).to_string(),
             }));
         }
         LineType::Error => return Some(Action::Abort),

@@ -53,8 +53,9 @@ pub struct ReplayReport {
     pub scenario: String,
     /// How many steps it has.
     pub steps: usize,
-    /// How many recorded decisions were compared: tool calls and the
-    /// active steps after each turn boundary.
+    /// How many recorded decisions were compared: tool calls, the active
+    /// steps after each turn boundary, and any recorded step the spec
+    /// cannot follow (a result with no call of its tool running).
     pub decisions: usize,
     /// How many of them the spec decides differently.
     pub diverged: usize,
@@ -435,6 +436,12 @@ impl Replayer {
             spec: "cannot apply it".into(),
             why: problem,
         });
+        // A step the spec cannot follow is a decision it makes
+        // differently, so the count of divergences never passes the count
+        // of decisions.
+        if diverged.is_some() {
+            self.decisions += 1;
+        }
         for (key, value) in &self.sim.journal()[before..] {
             if let Ok(Some(FlowEntry::Escalated { stage, reason })) = FlowEntry::parse(key, value) {
                 note.push_str(&format!("; {} {stage} {reason}", self.noun));

@@ -78,6 +78,26 @@ fn results_of_calls_the_spec_refuses_are_shown_but_not_fed_to_the_flow() {
     );
 }
 
+/// A recording whose first call was lost (a journal cut at its start):
+/// the result the spec cannot follow is a divergence, and counts as a
+/// decision too, so no report diverges at more decisions than it compared.
+#[test]
+fn a_result_the_spec_cannot_follow_counts_among_the_decisions() {
+    let recorded = scenario(json!([
+        {"tool_result": {"tool": "verify_identity", "ok": true}},
+        "turn", {"expect_active": ["pay"]},
+        {"expect_allowed": "take_payment"}
+    ]));
+    let report = recorded.replay(&verify_then_pay());
+    let text = report.to_string();
+    assert_eq!((report.decisions, report.diverged), (3, 3), "{text}");
+    assert!(text.contains("the spec cannot apply it"), "{text}");
+    assert!(
+        text.ends_with("DIVERGED at 3 of 3 recorded decisions"),
+        "{text}"
+    );
+}
+
 #[test]
 fn escalations_are_noted_on_the_step_that_caused_them() {
     let convo = Conversation::new()

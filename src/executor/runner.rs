@@ -108,7 +108,18 @@ impl SeedPlan {
             };
             let a = a.parse::<Seed>().map_err(|e| bad(e.to_string()))?.value();
             let b = b.parse::<Seed>().map_err(|e| bad(e.to_string()))?.value();
-            let end = if inclusive { b.saturating_add(1) } else { b };
+            if inclusive && b == u64::MAX {
+                // The largest seed cannot end a half-open range: alone it
+                // is a plan of one, with others it would be dropped.
+                if a == b {
+                    return Ok(SeedPlan::One(Seed::new(b)));
+                }
+                return Err(bad(format!(
+                    "a range cannot reach the largest seed, {b:#x}: end it at {:#x}, and run {b:#x} on its own",
+                    b - 1
+                )));
+            }
+            let end = if inclusive { b + 1 } else { b };
             if end <= a {
                 return Err(bad("the range is empty".to_string()));
             }
@@ -126,11 +137,15 @@ impl SeedPlan {
 
     /// The seeds, in order.
     pub fn seeds(&self) -> impl Iterator<Item = Seed> + '_ {
-        let range = match self {
-            SeedPlan::One(seed) => seed.value()..seed.value().saturating_add(1),
-            SeedPlan::Range(range) => range.clone(),
+        // Inclusive, so that a plan of the largest seed holds it.
+        let (first, last) = match self {
+            SeedPlan::One(seed) => (seed.value(), Some(seed.value())),
+            SeedPlan::Range(range) => (range.start, range.end.checked_sub(1)),
         };
-        range.map(Seed::new)
+        last.filter(|last| *last >= first)
+            .into_iter()
+            .flat_map(move |last| first..=last)
+            .map(Seed::new)
     }
 
     /// How many seeds the plan covers.
@@ -641,5 +656,24 @@ mod tests {
         assert!(SeedPlan::parse("0").unwrap_err().contains("zero seeds"));
         assert!(SeedPlan::parse("5..5").unwrap_err().contains("empty"));
         assert!(SeedPlan::parse("x").unwrap_err().contains("`x`"));
+    }
+
+    /// The largest seed is a plan of its own, and runs; a range that
+    /// would end past it is refused, not cut short.
+    #[test]
+    fn the_largest_seed_is_planned_alone() {
+        let max = u64::MAX;
+        let alone = SeedPlan::parse(&format!("{max}..={max}")).unwrap();
+        assert_eq!(alone, SeedPlan::One(Seed::new(max)));
+        assert_eq!(alone.seeds().collect::<Vec<_>>(), [Seed::new(max)]);
+        assert_eq!(alone.len(), 1);
+        let error = SeedPlan::parse(&format!("{}..={max}", max - 2)).unwrap_err();
+        assert!(error.contains("end it at 0xfffffffffffffffe"), "{error}");
+        assert_eq!(
+            SeedPlan::Range(max - 2..max).seeds().count(),
+            2,
+            "a half-open range ends before its end"
+        );
+        assert_eq!(SeedPlan::Range(4..4).seeds().count(), 0);
     }
 }

@@ -291,7 +291,12 @@ fn soaks(agents: &Agents, checks: Checks) -> Vec<Soak> {
 fn parse_seeds(spec: &str) -> Result<std::ops::Range<u64>, String> {
     match SeedPlan::parse(spec)? {
         SeedPlan::Range(range) => Ok(range),
-        SeedPlan::One(seed) => Ok(seed.value()..seed.value().saturating_add(1)),
+        SeedPlan::One(seed) => match seed.value().checked_add(1) {
+            Some(end) => Ok(seed.value()..end),
+            None => Err(format!(
+                "the largest seed, {seed}, cannot be part of a range of seeds: run it alone with `sim run --seed {seed}`"
+            )),
+        },
     }
 }
 

@@ -22,6 +22,20 @@ pub const INTERRUPTED: &str = "flow:interrupted";
 /// Key of a step's escalation.
 pub const ESCALATED: &str = "flow:escalated";
 
+/// Every `flow:*` key, so a reader can tell a misspelt one from a state
+/// key.
+pub const ALL: [&str; 9] = [
+    TOOL_CALL,
+    TOOL_DENIED,
+    TOOL_WOULD_DENY,
+    TOOL_RESULT,
+    ACTIVE,
+    TOOL_CANCELLED,
+    TOOL_FAILED,
+    INTERRUPTED,
+    ESCALATED,
+];
+
 /// One `flow:*` journal entry.
 ///
 /// the session writes to its state journal, in both directions.

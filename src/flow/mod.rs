@@ -78,7 +78,7 @@ pub use journal::FlowEntry;
 /// [`FlowEntry`] (the table of values is on [`FlowEntry`]).
 pub mod keys {
     pub use super::journal::{
-        ACTIVE, ESCALATED, INTERRUPTED, TOOL_CALL, TOOL_CANCELLED, TOOL_DENIED, TOOL_FAILED,
+        ACTIVE, ALL, ESCALATED, INTERRUPTED, TOOL_CALL, TOOL_CANCELLED, TOOL_DENIED, TOOL_FAILED,
         TOOL_RESULT, TOOL_WOULD_DENY,
     };
 }

@@ -178,6 +178,22 @@ fn map_journal<E: JournalRecord>(name: String, entries: &[E]) -> (Scenario, Vec<
             Some(FlowEntry::ToolFailed { tool }) => vec![Step::ToolFailed(tool)],
             Some(FlowEntry::Interrupted) => vec![Step::Interrupt],
             Some(FlowEntry::ToolWouldDeny { .. } | FlowEntry::Escalated { .. }) => continue,
+            // Every `flow:` key is one of the flow's own: another is a
+            // typo, and skipping it would lose a decision unseen.
+            None if key.starts_with("flow:") => {
+                let hint = crate::jsonl::nearest(key, &crate::flow::keys::ALL)
+                    .map(|k| format!("; did you mean `{k}`?"))
+                    .unwrap_or_default();
+                malformed.push(JournalError {
+                    seq: entry.seq(),
+                    key: key.to_string(),
+                    problem: format!(
+                        "`{key}` is not a flow key (the flow writes {}){hint}",
+                        crate::flow::keys::ALL.join(", ")
+                    ),
+                });
+                continue;
+            }
             None => {
                 if !RUNTIME_PREFIXES.iter().any(|p| key.starts_with(p)) {
                     pending.set(key, value);

@@ -118,6 +118,31 @@ impl JournalFile {
                 problem: format!("{NOT_AN_ENTRY}: {}", damage.problem),
             });
         }
+        // A journal is written in order: an entry out of it was edited in
+        // or spliced from another journal, and its place would be a guess.
+        for pair in entries.windows(2) {
+            let (before, entry) = (&pair[0].mutation, &pair[1].mutation);
+            let problem = if entry.seq <= before.seq {
+                format!(
+                    "seq {} after seq {} (line {}): a journal's seq strictly increases",
+                    entry.seq, before.seq, pair[0].line
+                )
+            } else if entry.timestamp < before.timestamp {
+                format!(
+                    "timestamp {} is before the previous entry's {} (line {}): a journal's timestamps never go back",
+                    entry.timestamp.unix_millis(),
+                    before.timestamp.unix_millis(),
+                    pair[0].line
+                )
+            } else {
+                continue;
+            };
+            return Err(JournalFileError {
+                file: origin.to_string(),
+                line: Some(pair[1].line),
+                problem,
+            });
+        }
         Ok(JournalFile {
             origin: origin.to_string(),
             entries,

@@ -225,6 +225,61 @@ fn a_flow_entry_of_the_wrong_shape_is_named_with_its_line() {
     );
 }
 
+/// A `flow:` key the flow does not write is a typo, named with its line
+/// and the key it most likely meant, not a state write to skip: skipped,
+/// it would lose a decision without a word.
+#[test]
+fn a_misspelt_flow_key_is_named_with_its_line() {
+    let mut lines = incident_lines();
+    lines[0]["key"] = json!("flow:tool_cal");
+    let dir = scratch("misspelt-flow");
+    let journal = write(&dir, "j.jsonl", jsonl(&lines));
+    let err = stderr_of(livesim(&["session", "scenario", &arg(&journal)]));
+    assert!(
+        err.starts_with(&format!(
+            "livesim session scenario: {}:1: entry seq 1 (flow:tool_cal): `flow:tool_cal` is not a flow key",
+            journal.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("did you mean `flow:tool_call`?"), "{err}");
+}
+
+/// A journal is written in order: an entry whose seq does not follow the
+/// one before, or whose timestamp goes back, is refused at its line, not
+/// sorted into a place that would be a guess.
+#[test]
+fn a_journal_out_of_order_is_named_with_the_line_that_breaks_it() {
+    let dir = scratch("out-of-order");
+    let mut lines = incident_lines();
+    lines.swap(2, 3);
+    let journal = write(&dir, "swapped.jsonl", jsonl(&lines));
+    let err = replay_error(SPEC, &journal);
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "livesim flow replay: {}:4: seq 3 after seq 4 (line 3): a journal's seq strictly increases",
+            journal.display()
+        )
+    );
+    let mut lines = incident_lines();
+    lines[3]["seq"] = json!(3);
+    let journal = write(&dir, "twice.jsonl", jsonl(&lines));
+    let err = stderr_of(livesim(&["session", "scenario", &arg(&journal)]));
+    assert!(
+        err.contains("twice.jsonl:4: seq 3 after seq 3 (line 3)"),
+        "{err}"
+    );
+    let mut lines = incident_lines();
+    lines[3]["timestamp"] = json!(1_767_225_599_000u64);
+    let journal = write(&dir, "back.jsonl", jsonl(&lines));
+    let err = stderr_of(livesim(&["session", "scenario", &arg(&journal)]));
+    assert!(
+        err.contains("back.jsonl:4: timestamp 1767225599000 is before the previous entry's 1767225600002 (line 3): a journal's timestamps never go back"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_spec_that_does_not_compile_is_named_with_line_and_column() {
     let dir = scratch("bad-spec");

@@ -75,7 +75,7 @@ fn a_misspelt_key_names_the_nearest_valid_one() {
 
 #[test]
 fn a_value_of_the_wrong_shape_says_what_was_expected() {
-    let cases: [(&str, &str, &str); 6] = [
+    let cases: [(&str, &str, &str); 10] = [
         (
             "latency",
             r#""tools": [{"name": "t", "latency_ms": [300, 20]}]"#,
@@ -95,6 +95,26 @@ fn a_value_of_the_wrong_shape_says_what_was_expected() {
             "example",
             r#""tools": [{"name": "t", "parameters": {"type": "OBJECT", "properties": {"city": {"type": "STRING"}}, "required": ["city"]}, "examples": [{"town": "Oslo"}]}]"#,
             "at tools[0].examples[0]: this example does not fit the parameters: missing required argument `city`",
+        ),
+        (
+            "schema-type",
+            r#""tools": [{"name": "t", "parameters": {"type": "OBJECT", "properties": {"n": {"type": "INTEGR"}}}}]"#,
+            "at tools[0].parameters.properties.n.type: `INTEGR` is not a schema type (one of OBJECT, STRING, INTEGER, NUMBER, BOOLEAN, ARRAY, NULL); did you mean `INTEGER`?",
+        ),
+        (
+            "schema-required",
+            r#""tools": [{"name": "t", "parameters": {"type": "OBJECT", "properties": {"city": {"type": "STRING"}}, "required": ["cty"]}}]"#,
+            "at tools[0].parameters.required[0]: `cty` is required but not among the properties; did you mean `city`?",
+        ),
+        (
+            "template-name",
+            r#""tools": [{"name": "t", "parameters": {"type": "OBJECT", "properties": {"amount": {"type": "NUMBER"}}}, "result": {"paid": "{args.amuont}"}}]"#,
+            "at tools[0].result: `{args.amuont}` names no parameter of the tool (it declares amount); did you mean `{args.amount}`?",
+        ),
+        (
+            "template-open",
+            r#""tools": [{"name": "t", "writes": {"last": "paid {args."}}]"#,
+            "at tools[0].writes: the write of `last`: `{args.` opens a placeholder and never closes it (write {args.name})",
         ),
         (
             "duplicate",

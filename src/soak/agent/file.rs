@@ -17,7 +17,7 @@ use crate::soak::agent::tools::SimTool;
 use crate::soak::agent::{
     AGENT_VERSION, Agent, AgentGoal, AgentInvariant, ExtractorSpec, StandingTape,
 };
-use crate::soak::agent::{final_state, phases, resolvers, temporal};
+use crate::soak::agent::{final_state, phases, resolvers, temporal, tools};
 use crate::soak::check::budget::Budget;
 use crate::soak::file_reader::{self, Decoded, Fields, Node};
 use crate::soak::generate::args;
@@ -471,7 +471,10 @@ fn decode_tool(node: &Node<'_>) -> Decoded<SimTool> {
         None => String::new(),
     };
     let parameters = match fields.get("parameters") {
-        Some(n) if n.value.is_object() => Some(n.value.clone()),
+        Some(n) if n.value.is_object() => {
+            super::schema::check(&n)?;
+            Some(n.value.clone())
+        }
         Some(n) => return n.fail("expected a parameter schema: an object such as {\"type\": \"OBJECT\", \"properties\": {…}}"),
         None => None,
     };
@@ -490,10 +493,15 @@ fn decode_tool(node: &Node<'_>) -> Decoded<SimTool> {
         }
     }
     let (latency, failure_rate) = latency_and_failures(&fields)?;
-    let result = fields
-        .get("result")
-        .map(|n| n.value.clone())
-        .unwrap_or_else(|| serde_json::json!({ "ok": true }));
+    let result = match fields.get("result") {
+        Some(n) => {
+            if let Some(problem) = tools::template_problem(n.value, parameters.as_ref()) {
+                return n.fail(problem);
+            }
+            n.value.clone()
+        }
+        None => serde_json::json!({ "ok": true }),
+    };
     let mut writes = Vec::new();
     if let Some(n) = fields.get("writes") {
         let Some(object) = n.value.as_object() else {
@@ -502,6 +510,9 @@ fn decode_tool(node: &Node<'_>) -> Decoded<SimTool> {
         for (key, template) in object {
             if key.trim().is_empty() {
                 return n.fail("a state key cannot be empty");
+            }
+            if let Some(problem) = tools::template_problem(template, parameters.as_ref()) {
+                return n.fail(format!("the write of `{key}`: {problem}"));
             }
             writes.push((key.clone(), template.clone()));
         }

@@ -45,6 +45,7 @@ pub(crate) mod final_state;
 pub(crate) mod phases;
 pub(crate) mod repertoire;
 pub(crate) mod resolvers;
+pub(crate) mod schema;
 pub(crate) mod simulated_user;
 pub(crate) mod state_guard;
 pub(crate) mod temporal;

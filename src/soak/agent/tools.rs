@@ -157,6 +157,50 @@ pub fn render(template: &Value, args: &Value) -> Value {
     }
 }
 
+/// Why `template` cannot be filled as its author meant: a placeholder
+/// left open (it would be copied as text), or one naming an argument
+/// `parameters` does not declare (it would always be empty).
+pub(crate) fn template_problem(template: &Value, parameters: Option<&Value>) -> Option<String> {
+    match template {
+        Value::String(text) => text_problem(text, parameters),
+        Value::Array(items) => items.iter().find_map(|v| template_problem(v, parameters)),
+        Value::Object(map) => map.values().find_map(|v| template_problem(v, parameters)),
+        _ => None,
+    }
+}
+
+fn text_problem(text: &str, parameters: Option<&Value>) -> Option<String> {
+    let declared = parameters
+        .and_then(|p| p.get("properties"))
+        .and_then(Value::as_object);
+    let mut rest = text;
+    while let Some(start) = rest.find("{args.") {
+        let after = &rest[start + "{args.".len()..];
+        let Some(end) = after.find('}') else {
+            return Some(format!(
+                "`{}` opens a placeholder and never closes it (write {{args.name}})",
+                &rest[start..]
+            ));
+        };
+        let path = &after[..end];
+        let name = path.split('.').next().unwrap_or_default();
+        if let Some(declared) = declared
+            && !declared.contains_key(name)
+        {
+            let names: Vec<&str> = declared.keys().map(String::as_str).collect();
+            let hint = crate::jsonl::nearest(name, &names)
+                .map(|n| format!("; did you mean `{{args.{n}}}`?"))
+                .unwrap_or_default();
+            return Some(format!(
+                "`{{args.{path}}}` names no parameter of the tool (it declares {}){hint}",
+                names.join(", ")
+            ));
+        }
+        rest = &after[end + 1..];
+    }
+    None
+}
+
 fn lookup<'a>(args: &'a Value, path: &str) -> Option<&'a Value> {
     path.split('.').try_fold(args, |value, key| value.get(key))
 }

@@ -852,3 +852,73 @@ fn a_damaged_baseline_is_an_error_naming_the_file() {
     assert_eq!(code, Some(2));
     assert!(err.contains("none.json: cannot read it ("), "{err}");
 }
+
+/// An entry naming a check its agent does not run (a typo, an entry moved
+/// from another agent) cannot show whether its bug is back: `sim replay`
+/// counts it unreadable, exits 2 and names the check it most likely
+/// meant; the corpus as committed replays clean.
+#[test]
+fn replay_refuses_an_entry_whose_check_the_agent_does_not_run() {
+    let (code, out, err) = livesim_in(&repo(), &["sim", "replay", "seeds"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let entry = std::fs::read_dir(repo().join("seeds/payment"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .expect("a payment entry");
+    let mut value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&entry).unwrap()).unwrap();
+    let invariant = value["regression"]["invariant"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let misspelt = format!("{invariant}s");
+    value["regression"]["invariant"] = misspelt.clone().into();
+    let dir = temp("replay-unknown-check");
+    let copy = dir.join("entry.json");
+    std::fs::write(&copy, value.to_string()).unwrap();
+    let (code, out, err) = livesim_in(&repo(), &["sim", "replay", copy.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(
+        err.contains(&format!(
+            "the entry says it broke `{misspelt}`, which agent `payment` does not check"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("Did you mean `{invariant}`?")),
+        "{err}"
+    );
+    assert!(
+        out.contains("replayed 0 passed, 0 failed, 1 unreadable"),
+        "{out}"
+    );
+}
+
+/// A recorded session imported into the corpus (it broke nothing, so its
+/// entry says `imported`) replays as any entry does.
+#[test]
+fn an_imported_entry_replays() {
+    let dir = temp("import-replay");
+    let recording = repo().join("tests/fixtures/import/weather-python-sdk.jsonl");
+    let (code, out, err) = livesim_in(
+        &repo(),
+        &[
+            "sim",
+            "import",
+            "--agent",
+            "weather",
+            "--save",
+            dir.to_str().unwrap(),
+            recording.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, Some(0), "{out}{err}");
+    let (code, out, err) = livesim_in(&repo(), &["sim", "replay", dir.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("(imported, "), "{out}");
+    assert!(
+        out.contains("replayed 1 passed, 0 failed, 0 unreadable"),
+        "{out}"
+    );
+}

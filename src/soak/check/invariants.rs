@@ -115,6 +115,9 @@ pub const SETUP: &str = "setup";
 /// A run that outlived the hang bound in wall time (a task that never
 /// yields holds its thread).
 pub const HANG: &str = "hang";
+/// Not a check: what a corpus entry kept from a recorded session that
+/// broke nothing (`livesim sim import`) says it broke.
+pub const IMPORTED: &str = "imported";
 
 type Check = dyn Fn(&RunRecord) -> Result<(), String> + Send + Sync;
 

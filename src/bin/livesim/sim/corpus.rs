@@ -244,6 +244,11 @@ pub fn replay(args: ReplayArgs) -> ExitCode {
             }
         };
         let soak = Soak::agent(&agent);
+        if let Err(e) = names_a_check(&soak, &entry) {
+            eprintln!("livesim sim replay: {}: {e}", file.display());
+            bad += 1;
+            continue;
+        }
         let run = soak.replay(&entry);
         if let Some(out) = &args.html {
             let page = if one_file {
@@ -294,6 +299,30 @@ pub fn replay(args: ReplayArgs) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Whether the check `entry` says it broke is one the agent runs: a name
+/// no check has (a typo, an entry saved for another agent) would make its
+/// replay's pass say nothing about the bug it was kept for.
+fn names_a_check(soak: &Soak, entry: &CorpusEntry) -> Result<(), String> {
+    use livesim::soak::invariants::{DETERMINISM, HANG, IMPORTED, PANIC, SETUP, builtin};
+    let builtin = builtin();
+    let mut names: Vec<&str> = builtin
+        .iter()
+        .chain(soak.invariants())
+        .map(|i| i.name())
+        .collect();
+    names.extend([PANIC, DETERMINISM, SETUP, HANG, IMPORTED]);
+    if names.contains(&entry.invariant.as_str()) {
+        return Ok(());
+    }
+    let hint = livesim::jsonl::nearest(&entry.invariant, &names)
+        .map(|n| format!(" Did you mean `{n}`?"))
+        .unwrap_or_default();
+    Err(format!(
+        "the entry says it broke `{}`, which agent `{}` does not check, so its replay could not show whether that bug is back.{hint}",
+        entry.invariant, entry.agent
+    ))
 }
 
 #[cfg(test)]

@@ -136,7 +136,7 @@ pub fn run(args: ImportArgs) -> ExitCode {
     }
     let entry = CorpusEntry {
         agent: soak.name().to_string(),
-        invariant: "imported".to_string(),
+        invariant: livesim::soak::invariants::IMPORTED.to_string(),
         message: format!(
             "imported from {file} ({} {read}, {} damaged lines skipped); every invariant held",
             imported.frames,

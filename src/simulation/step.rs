@@ -30,7 +30,7 @@ use serde_json::Value;
 /// assert_eq!(steps[0].to_string(), r#"{"expect_allowed":"set_party"}"#);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Step {
     /// A call of this tool arrives; the flow must admit it (under Observe,
     /// every call is admitted). The call stays running until a

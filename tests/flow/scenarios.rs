@@ -41,6 +41,33 @@ fn a_bad_scenario_file_names_the_step() {
     );
 }
 
+/// A member a step does not have (`okk` beside `ok`) is a typo, named at
+/// its step: ignored, the step would mean something its author did not
+/// write.
+#[test]
+fn a_step_with_a_member_it_does_not_have_is_named() {
+    for (step, unknown) in [
+        (
+            r#"{"tool_result": {"tool": "a", "ok": true, "okk": false}}"#,
+            "okk",
+        ),
+        (
+            r#"{"set": {"key": "k", "value": 1, "removed": true}}"#,
+            "removed",
+        ),
+    ] {
+        let text = format!("{{\"name\": \"x\", \"steps\": [\n  \"turn\",\n  {step}\n]}}");
+        let err = Scenario::from_json(&text, "x.scenario.json").unwrap_err();
+        assert!(
+            err.to_string().starts_with("x.scenario.json:3:")
+                && err
+                    .to_string()
+                    .contains(&format!("at steps[1]: unknown field `{unknown}`")),
+            "{err}"
+        );
+    }
+}
+
 #[test]
 fn expectations_that_fail_say_why() {
     let mut sim = Sim::new(booking().flow().clone(), Enforcement::Enforce);

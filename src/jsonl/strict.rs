@@ -207,16 +207,23 @@ fn offset_of(text: &str, line: usize, column: usize) -> Option<usize> {
 /// assert!(duplicate_key("{\"a\": 1, \"b\": {\"a\": 2}}").is_none());
 /// ```
 pub fn duplicate_key(text: &str) -> Option<String> {
+    let (word, place) = duplicate_key_at(text)?;
+    let mut out = format!("duplicate key `{word}`");
+    if let Some((line, column)) = place {
+        out.push_str(&format!(" at line {line}, column {column}"));
+    }
+    Some(out)
+}
+
+/// The first key given twice in one object of `text`, and where the
+/// second one is (line and column, 1-based), when that can be told.
+pub(crate) fn duplicate_key_at(text: &str) -> Option<(String, Option<(usize, usize)>)> {
     let error = serde_json::from_str::<NoDuplicates>(text).err()?;
     let message = error.to_string();
     let rest = message.strip_prefix("duplicate key `")?;
     let (word, _) = rest.split_once('`')?;
     let position = (error.line() > 0).then(|| (error.line(), error.column()));
-    let mut out = format!("duplicate key `{word}`");
-    if let Some((line, column)) = where_is(text, word, position) {
-        out.push_str(&format!(" at line {line}, column {column}"));
-    }
-    Some(out)
+    Some((word.to_string(), where_is(text, word, position)))
 }
 
 /// Any JSON, walked only to refuse a key given twice in one object.

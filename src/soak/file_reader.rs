@@ -72,13 +72,24 @@ impl Mistake {
 }
 
 /// Parses agent file text as JSON, a syntax error located.
+/// A key given twice in one object is refused: the `Value` would keep the
+/// last and drop the first without a word.
 pub(crate) fn parse(file: &str, text: &str) -> Result<Value, AgentFileError> {
-    serde_json::from_str(text).map_err(|e| AgentFileError {
+    let value = serde_json::from_str(text).map_err(|e| AgentFileError {
         file: file.to_string(),
         position: Some((e.line(), e.column())),
         path: None,
         problem: format!("not valid JSON: {e}"),
-    })
+    })?;
+    if let Some((key, position)) = crate::jsonl::duplicate_key_at(text) {
+        return Err(AgentFileError {
+            file: file.to_string(),
+            position,
+            path: None,
+            problem: format!("the key `{key}` is given twice in one object; give it once"),
+        });
+    }
+    Ok(value)
 }
 
 /// A value and where it sits in the file.

@@ -599,3 +599,24 @@ fn resolvers_fill_exactly_the_specs_resolved_slots() {
     );
     assert!(err.contains("(it resolves none)"), "{err}");
 }
+
+/// A key given twice in one object, anywhere in the file (a tool's
+/// `result`, its `parameters`), is refused at the second one: read as
+/// JSON, the file would keep the last and drop the first without a word.
+#[test]
+fn a_key_given_twice_is_named_where_it_repeats() {
+    let text = format!(
+        "{{\"v\": 1, {LINES},\n \"tools\": [{{\"name\": \"t\",\n   \"result\": {{\"ok\": true, \"ok\": false}}}}]}}"
+    );
+    assert_eq!(
+        error("duplicate-result", &text, &[]),
+        "agent.json:3:27: the key `ok` is given twice in one object; give it once"
+    );
+    let text = format!(
+        "{{\"v\": 1, {LINES},\n \"tools\": [{{\"name\": \"t\", \"parameters\": {{\"type\": \"OBJECT\",\n   \"properties\": {{\"a\": {{}}, \"a\": {{\"type\": \"STRING\"}}}}}}}}]}}"
+    );
+    assert_eq!(
+        error("duplicate-parameter", &text, &[]),
+        "agent.json:3:28: the key `a` is given twice in one object; give it once"
+    );
+}

@@ -310,7 +310,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-fn describe(value: &Value) -> String {
+/// A value as a message names it: `the number 5`, `a list of 2`.
+pub(crate) fn describe(value: &Value) -> String {
     match value {
         Value::Null => "null".into(),
         Value::Bool(b) => format!("{b}"),

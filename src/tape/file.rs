@@ -142,6 +142,25 @@ impl FileTape {
         }
         let parsed = parse_versioned::<TapeEntry>(&name, &bytes, TAPE_KIND, TAPE_VERSION)
             .map_err(from_jsonl)?;
+        // A crash tears one line (and may leave NULs after it). Damage
+        // with nothing good before it that runs over several lines is no
+        // torn write but a file that is not a tape, which appending would
+        // cut off.
+        let blank = |line: &[u8]| line.iter().all(|b| b.is_ascii_whitespace() || *b == 0);
+        if let Some(torn) = &parsed.torn
+            && blank(&bytes[..torn.offset as usize])
+            && bytes[torn.offset as usize..]
+                .split(|b| *b == b'\n')
+                .filter(|line| !blank(line))
+                .count()
+                > 1
+        {
+            return Err(TapeError::BadLine {
+                path: name,
+                line: torn.line,
+                message: format!("not a tape entry, and no entry before it: {}", torn.problem),
+            });
+        }
 
         let torn = parsed.torn.map(|t| TornEntry {
             file: t.file,

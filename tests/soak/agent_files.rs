@@ -190,6 +190,15 @@ fn files_the_agent_names_must_exist_and_be_valid() {
     let err = error("no-spec", &text, &[]);
     assert!(err.starts_with("agent.json:1:"), "{err}");
     assert!(err.contains("at spec: no spec file at "), "{err}");
+    // A folder is not a spec file, whatever it is named.
+    let text = format!("{{\"v\": 1, {LINES}, \"spec\": \"dir.spec.json\"}}");
+    let dir = folder("spec-dir", &text, &[]);
+    std::fs::create_dir_all(dir.join("dir.spec.json")).unwrap();
+    let err = Agent::load(&dir).unwrap_err().to_string();
+    assert!(
+        err.contains("dir.spec.json is not a regular file: a spec file is one"),
+        "{err}"
+    );
     // The spec's own error names the spec file and its line.
     let text = format!("{{\"v\": 1, {LINES}, \"spec\": \"bad.spec.json\"}}");
     let spec = "{\"v\": 1, \"kind\": \"flow\",\n \"steps\": [{\"id\": \"a\", \"alow\": []}]}";

@@ -198,6 +198,12 @@ fn a_damaged_log_keeps_every_good_frame_and_names_each_bad_line() {
         err,
         "empty.jsonl: no frame could be read (first problem: empty.jsonl:1: not a wire log line: expected ident at line 1 column 2)"
     );
+    // JSON, but not an object: named as such, not in serde's words.
+    let err = import_wire_log("list.jsonl", b"[]\n7\n", "w").unwrap_err();
+    assert_eq!(
+        err,
+        "list.jsonl: no frame could be read (first problem: list.jsonl:1: not a wire log line: expected an object, found a list of 0)"
+    );
 }
 
 /// Resumption handles (scrubbed by the recorder or not) become

@@ -81,6 +81,25 @@ fn a_torn_first_line_leaves_an_empty_tape_that_records() {
     assert_eq!(file.read(), line(&entry(2)));
 }
 
+/// A file that is not a tape (another JSON file, named by mistake) is an
+/// error naming its first line, and is left as it was: a crash tears one
+/// line, so damage over several lines with nothing good before it is no
+/// torn write, and appending after "the torn end" would cut the file off.
+#[test]
+fn a_file_that_is_not_a_tape_is_refused_and_left_whole() {
+    let file = TempFile::new("not_a_tape");
+    let text = b"{\n  \"v\": 1,\n  \"user\": [\"Hi\"]\n}\n";
+    file.write(text);
+    let error = FileTape::open(file.path()).err().expect("not a tape");
+    assert!(
+        error
+            .to_string()
+            .contains(", line 1: not a tape entry, and no entry before it"),
+        "{error}"
+    );
+    assert_eq!(file.read(), text);
+}
+
 #[test]
 fn a_last_line_without_its_newline_is_an_entry_and_the_next_record_follows_it() {
     let file = TempFile::new("no_final_newline");

@@ -85,13 +85,12 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
         None => String::new(),
     };
     let spec_file = match top.get("spec") {
-        Some(node) => {
-            let file = dir.join(node.string("a spec file name, beside agent.json")?);
-            if !file.is_file() {
-                return node.fail(format!("no spec file at {}", file.display()));
-            }
-            Some(file)
-        }
+        Some(node) => Some(beside(
+            dir,
+            &node,
+            "a spec file name, beside agent.json",
+            "spec",
+        )?),
         None => None,
     };
     let enforcement = match top.get("enforcement") {
@@ -461,6 +460,23 @@ fn decode_simulated_user(dir: &Path, node: &Node<'_>) -> Decoded<SimulatedUser> 
     Ok(user.answers_from(tape.entries()))
 }
 
+/// The file `node` names in `dir`, which must be a regular file: a
+/// folder or a device (`/dev/zero`) is not a `kind` file however it is
+/// named.
+fn beside(dir: &Path, node: &Node<'_>, what: &str, kind: &str) -> Decoded<PathBuf> {
+    let file = dir.join(node.string(what)?);
+    if file.is_file() {
+        return Ok(file);
+    }
+    if file.exists() {
+        return node.fail(format!(
+            "{} is not a regular file: a {kind} file is one",
+            file.display()
+        ));
+    }
+    node.fail(format!("no {kind} file at {}", file.display()))
+}
+
 fn decode_tool(node: &Node<'_>) -> Decoded<SimTool> {
     let fields = node.object("a tool", &TOOL_KEYS)?;
     let name = fields
@@ -562,10 +578,7 @@ fn decode_extractor(dir: &Path, node: &Node<'_>) -> Decoded<(PathBuf, ExtractorS
         .require("name", "the state key it writes")?
         .string("a name")?;
     let tape = fields.require("tape", "the tape file it answers from")?;
-    let file = dir.join(tape.string("a tape file name, beside agent.json")?);
-    if !file.is_file() {
-        return tape.fail(format!("no tape file at {}", file.display()));
-    }
+    let file = beside(dir, &tape, "a tape file name, beside agent.json", "tape")?;
     let prompt = fields
         .require("prompt", "the extractor's instruction")?
         .string("a prompt")?;

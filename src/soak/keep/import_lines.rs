@@ -85,6 +85,16 @@ pub(super) fn read<T: DeserializeOwned>(
             }
             continue;
         }
+        // Every line is an object; serde's words for another value (an
+        // array read as a struct's fields) would name its own internals.
+        if !value.is_object() {
+            read.damaged.push(format!(
+                "{file}:{number}: not a {}: expected an object, found {}",
+                kind.line,
+                crate::soak::file_reader::describe(&value)
+            ));
+            continue;
+        }
         match serde_json::from_value::<T>(value) {
             Ok(item) => read.items.push(item),
             Err(e) => read

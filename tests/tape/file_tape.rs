@@ -90,7 +90,9 @@ fn a_file_that_is_not_a_tape_is_refused_and_left_whole() {
     let file = TempFile::new("not_a_tape");
     let text = b"{\n  \"v\": 1,\n  \"user\": [\"Hi\"]\n}\n";
     file.write(text);
-    let error = FileTape::open(file.path()).err().expect("not a tape");
+    let Err(error) = FileTape::open(file.path()) else {
+        panic!("a file that is not a tape opened as one");
+    };
     assert!(
         error
             .to_string()

@@ -59,12 +59,13 @@ fn soak(agent: &Agent) -> Soak {
     Soak::agent(agent).check_determinism_every(0)
 }
 
-fn runs(c: &mut Criterion) {
-    let mut group = c.benchmark_group("twenty_turns");
+/// A group of whole soak runs, one per agent of `soaks`, a new seed each
+/// iteration; a failing run stops the benchmark.
+fn whole_runs(c: &mut Criterion, group: &str, soaks: Vec<(&str, Soak)>) {
+    let mut group = c.benchmark_group(group);
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(8));
-    for name in AGENTS {
-        let soak = soak(&twenty_turns(name));
+    for (name, soak) in soaks {
         let mut seed = 0;
         group.bench_function(name, |b| {
             b.iter(|| {
@@ -78,34 +79,14 @@ fn runs(c: &mut Criterion) {
     group.finish();
 }
 
-fn own_mix(c: &mut Criterion) {
-    let mut group = c.benchmark_group("own_mix");
+/// A group of floors: `cases` of each agent's conversations, generated
+/// beforehand, played as runs play them, with no check.
+fn floors(c: &mut Criterion, group: &str, soaks: Vec<(&str, Soak)>, cases: u64) {
+    let mut group = c.benchmark_group(group);
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(8));
-    for name in ALL_AGENTS {
-        let agent = Agent::load(format!("sim/{name}")).expect("a sim/ agent");
-        let soak = Soak::agent(&agent);
-        let mut seed = 0;
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                seed += 1;
-                let run = soak.run_seed(Seed::new(seed));
-                assert!(run.failures.is_empty(), "{name} seed {seed} failed");
-                run
-            })
-        });
-    }
-    group.finish();
-}
-
-fn own_mix_floor(c: &mut Criterion) {
-    let mut group = c.benchmark_group("own_mix_floor");
-    group.sample_size(10);
-    group.measurement_time(Duration::from_secs(8));
-    for name in ALL_AGENTS {
-        let agent = Agent::load(format!("sim/{name}")).expect("a sim/ agent");
-        let soak = Soak::agent(&agent);
-        let cases: Vec<Case> = (1..=100).map(|s| soak.case(Seed::new(s))).collect();
+    for (name, soak) in soaks {
+        let cases: Vec<Case> = (1..=cases).map(|s| soak.case(Seed::new(s))).collect();
         let mut next = 0;
         group.bench_function(name, |b| {
             b.iter(|| {
@@ -116,6 +97,36 @@ fn own_mix_floor(c: &mut Criterion) {
         });
     }
     group.finish();
+}
+
+fn twenty_turn_soaks() -> Vec<(&'static str, Soak)> {
+    AGENTS
+        .into_iter()
+        .map(|name| (name, soak(&twenty_turns(name))))
+        .collect()
+}
+
+/// Every `sim/` agent as `livesim sim soak` runs it.
+fn own_soaks() -> Vec<(&'static str, Soak)> {
+    ALL_AGENTS
+        .into_iter()
+        .map(|name| {
+            let agent = Agent::load(format!("sim/{name}")).expect("a sim/ agent");
+            (name, Soak::agent(&agent))
+        })
+        .collect()
+}
+
+fn runs(c: &mut Criterion) {
+    whole_runs(c, "twenty_turns", twenty_turn_soaks());
+}
+
+fn own_mix(c: &mut Criterion) {
+    whole_runs(c, "own_mix", own_soaks());
+}
+
+fn own_mix_floor(c: &mut Criterion) {
+    floors(c, "own_mix_floor", own_soaks(), 100);
 }
 
 fn checks(c: &mut Criterion) {
@@ -200,22 +211,7 @@ fn baseline(c: &mut Criterion) {
 }
 
 fn floor(c: &mut Criterion) {
-    let mut group = c.benchmark_group("floor");
-    group.sample_size(10);
-    group.measurement_time(Duration::from_secs(8));
-    for name in AGENTS {
-        let soak = soak(&twenty_turns(name));
-        let cases: Vec<Case> = (1..=50).map(|s| soak.case(Seed::new(s))).collect();
-        let mut next = 0;
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                next = (next + 1) % cases.len();
-                soak.play_unchecked(&cases[next])
-                    .expect("the simulation ran")
-            })
-        });
-    }
-    group.finish();
+    floors(c, "floor", twenty_turn_soaks(), 50);
 }
 
 fn scale_turns(c: &mut Criterion) {

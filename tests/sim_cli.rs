@@ -166,6 +166,12 @@ fn bad_usage_and_broken_agents_exit_2_with_the_place() {
     let (code, _, err) = livesim_in(&repo(), &["sim", "soak", "--duration", "soon"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("`soon` is not a duration"), "{err}");
+    let (code, _, err) = livesim_in(&repo(), &["sim", "soak", "--jobs", "0"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("0 jobs would run nothing: give at least 1"),
+        "{err}"
+    );
     let broken = copy_agent("weather", "broken", |a| {
         a["tools"][0]["latency_ms"] = serde_json::json!([50]);
     });

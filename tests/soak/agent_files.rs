@@ -75,7 +75,7 @@ fn a_misspelt_key_names_the_nearest_valid_one() {
 
 #[test]
 fn a_value_of_the_wrong_shape_says_what_was_expected() {
-    let cases: [(&str, &str, &str); 10] = [
+    let cases: [(&str, &str, &str); 12] = [
         (
             "latency",
             r#""tools": [{"name": "t", "latency_ms": [300, 20]}]"#,
@@ -95,6 +95,16 @@ fn a_value_of_the_wrong_shape_says_what_was_expected() {
             "example",
             r#""tools": [{"name": "t", "parameters": {"type": "OBJECT", "properties": {"city": {"type": "STRING"}}, "required": ["city"]}, "examples": [{"town": "Oslo"}]}]"#,
             "at tools[0].examples[0]: this example does not fit the parameters: missing required argument `city`",
+        ),
+        (
+            "tool-name",
+            r#""tools": [{"name": "pay now"}]"#,
+            "at tools[0].name: \"pay now\" is not a name the Live API takes for a function: it starts with a letter or `_` and holds only letters, digits, `_`, `.`, `:` and `-`, at most 64",
+        ),
+        (
+            "goal-twice",
+            r#""tools": [{"name": "t"}], "sometimes": [{"name": "ran", "tool_ok": "t"}, {"name": "ran", "tool_ok": "t"}]"#,
+            "at sometimes[1].name: a second goal named \"ran\": names are unique",
         ),
         (
             "schema-type",

@@ -95,8 +95,8 @@ pub struct SoakArgs {
     /// --seeds, run seeds from 0 until the time is up.
     #[arg(long)]
     pub duration: Option<String>,
-    /// Sessions run at once. Default: every core.
-    #[arg(long)]
+    /// Sessions run at once (at least 1). Default: every core.
+    #[arg(long, value_parser = jobs)]
     pub jobs: Option<usize>,
     /// Run shard K of N: the seeds whose offset from the start, modulo N,
     /// is K-1 (shards are disjoint and cover the range).
@@ -172,8 +172,8 @@ pub struct CheckArgs {
     /// The seeds: N (0..N), A..B or A..=B.
     #[arg(long, default_value = "0..100")]
     pub seeds: String,
-    /// Sessions run at once. Default: every core.
-    #[arg(long)]
+    /// Sessions run at once (at least 1). Default: every core.
+    #[arg(long, value_parser = jobs)]
     pub jobs: Option<usize>,
     /// Print `agent seed hash` for each seed (one run each) and nothing
     /// else: what the child process does.
@@ -286,6 +286,15 @@ fn soaks(agents: &Agents, checks: Checks) -> Vec<Soak> {
                 .replay_case_line(move |file| format!("{prefix} sim replay {}", file.display()))
         })
         .collect()
+}
+
+/// A number of jobs, at least 1 (`--jobs 0` would run nothing).
+fn jobs(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("0 jobs would run nothing: give at least 1".to_string()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{text}` is not a number of jobs (1, 2, …)")),
+    }
 }
 
 fn parse_seeds(spec: &str) -> Result<std::ops::Range<u64>, String> {

@@ -186,11 +186,19 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
         .and_then(Value::as_str);
     let mut sometimes = Vec::new();
     if let Some(list) = top.get("sometimes") {
+        let mut names = Vec::new();
         for node in list.list("a list of goals")? {
             let fields = node.object("a goal", &["name", "tool_ok", "state"])?;
-            let goal_name = fields
-                .require("name", "the goal's name")?
-                .string("a name")?;
+            let name_node = fields.require("name", "the goal's name")?;
+            let goal_name = name_node.string("a name")?;
+            // The summary counts goals by name: two of one name would
+            // read as one.
+            if names.contains(&goal_name) {
+                return name_node.fail(format!(
+                    "a second goal named {goal_name:?}: names are unique"
+                ));
+            }
+            names.push(goal_name.clone());
             match (fields.get("tool_ok"), fields.get("state")) {
                 (Some(tool), None) => {
                     let tool_name = tool.string("a tool name")?;
@@ -460,6 +468,21 @@ fn decode_simulated_user(dir: &Path, node: &Node<'_>) -> Decoded<SimulatedUser> 
     Ok(user.answers_from(tape.entries()))
 }
 
+/// Why the Live API would refuse `name` as a function's: it starts with
+/// a letter or `_`, holds only letters, digits, `_`, `.`, `:` and `-`,
+/// and is at most 64 long.
+fn function_name_problem(name: &str) -> Option<String> {
+    let starts = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+    let rest = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-'));
+    (!(starts && rest && name.len() <= 64)).then(|| {
+        format!(
+            "{name:?} is not a name the Live API takes for a function: it starts with a letter or `_` and holds only letters, digits, `_`, `.`, `:` and `-`, at most 64"
+        )
+    })
+}
+
 /// The file `node` names in `dir`, which must be a regular file: a
 /// folder or a device (`/dev/zero`) is not a `kind` file however it is
 /// named.
@@ -479,9 +502,11 @@ fn beside(dir: &Path, node: &Node<'_>, what: &str, kind: &str) -> Decoded<PathBu
 
 fn decode_tool(node: &Node<'_>) -> Decoded<SimTool> {
     let fields = node.object("a tool", &TOOL_KEYS)?;
-    let name = fields
-        .require("name", "the tool's name")?
-        .string("a tool name")?;
+    let name_node = fields.require("name", "the tool's name")?;
+    let name = name_node.string("a tool name")?;
+    if let Some(problem) = function_name_problem(&name) {
+        return name_node.fail(problem);
+    }
     let description = match fields.get("description") {
         Some(n) => n.string("a description")?,
         None => String::new(),

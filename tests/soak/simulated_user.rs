@@ -146,4 +146,17 @@ fn an_agent_file_plays_its_user_from_its_tape() {
         !said.is_empty() && said.iter().all(|t| t.starts_with("Taped ")),
         "{said:?}"
     );
+    // An answer whose output holds no text (a tape edited by hand) is
+    // refused where the agent names the tape: the user would say nothing.
+    tape.record(livesim::tape::TapeEntry::ok(
+        "simulated-user",
+        json!({"contents": []}),
+        json!(5),
+    ))
+    .unwrap();
+    let err = Agent::load(&dir).unwrap_err().to_string();
+    assert!(
+        err.contains("(an answer of the simulated user) holds no text: its output is 5"),
+        "{err}"
+    );
 }

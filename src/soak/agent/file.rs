@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::flow::Enforcement;
 use crate::session::Resumption;
 use crate::soak::agent::repertoire::Repertoire;
-use crate::soak::agent::simulated_user::SimulatedUser;
+use crate::soak::agent::simulated_user::{SimulatedUser, USER_CALL};
 use crate::soak::agent::tools::SimTool;
 use crate::soak::agent::{
     AGENT_VERSION, Agent, AgentGoal, AgentInvariant, ExtractorSpec, StandingTape,
@@ -461,11 +461,28 @@ fn decode_simulated_user(dir: &Path, node: &Node<'_>) -> Decoded<SimulatedUser> 
             torn.problem
         ));
     }
+    let entries = tape.entries();
+    // An answer without its text would have the user say nothing, or be
+    // dropped, without a word.
+    let unspoken = entries.iter().enumerate().find(|(_, e)| {
+        e.kind == USER_CALL
+            && e.output
+                .as_ref()
+                .is_some_and(|o| o.get("text").and_then(Value::as_str).is_none())
+    });
+    if let Some((i, entry)) = unspoken {
+        return tape_node.fail(format!(
+            "{}: entry {} (an answer of the simulated user) holds no text: its output is {}, where {{\"text\": \"…\"}} is one; record the tape again",
+            file.display(),
+            i + 1,
+            entry.output.as_ref().map(Value::to_string).unwrap_or_default()
+        ));
+    }
     let mut user = SimulatedUser::new(persona, goal);
     if let Some(model) = fields.get("model") {
         user = user.model(model.string("a model id")?);
     }
-    Ok(user.answers_from(tape.entries()))
+    Ok(user.answers_from(entries))
 }
 
 /// Why the Live API would refuse `name` as a function's: it starts with

@@ -218,61 +218,60 @@ impl<'a> Reader<'a> {
     }
 
     fn array(&mut self) -> Option<Json<'a>> {
-        self.expect(b'[')?;
-        self.skip_space();
         let mut items = Vec::new();
-        if self.peek()? == b']' {
-            self.at += 1;
-            return Some(Json::Array(items));
-        }
-        loop {
-            items.push(self.value()?);
-            self.skip_space();
-            match self.peek()? {
-                b',' => {
-                    self.at += 1;
-                    self.skip_space();
-                }
-                b']' => {
-                    self.at += 1;
-                    return Some(Json::Array(items));
-                }
-                _ => return None,
-            }
-        }
+        self.separated(b'[', b']', |reader| {
+            items.push(reader.value()?);
+            Some(())
+        })?;
+        Some(Json::Array(items))
     }
 
     fn object(&mut self) -> Option<Json<'a>> {
-        self.expect(b'{')?;
-        self.skip_space();
         let mut object = Object::default();
-        if self.peek()? == b'}' {
-            self.at += 1;
-            return Some(Json::Object(object));
-        }
         // Frames' objects are small: a name named again is looked for
         // member by member, until an object is large enough (a hostile
         // frame's, say) for that to cost more than an index of names.
         let mut index: Option<BTreeMap<Cow<'a, str>, usize>> = None;
-        loop {
-            if self.peek()? != b'"' {
+        self.separated(b'{', b'}', |reader| {
+            if reader.peek()? != b'"' {
                 return None;
             }
-            let key = self.string()?;
-            self.skip_space();
-            self.expect(b':')?;
-            self.skip_space();
-            let value = self.value()?;
+            let key = reader.string()?;
+            reader.skip_space();
+            reader.expect(b':')?;
+            reader.skip_space();
+            let value = reader.value()?;
             object.insert(&mut index, key, value);
+            Some(())
+        })?;
+        Some(Json::Object(object))
+    }
+
+    /// `open`, then items read by `item` separated by commas, then
+    /// `close`: none at all, but no comma without an item after it.
+    fn separated(
+        &mut self,
+        open: u8,
+        close: u8,
+        mut item: impl FnMut(&mut Self) -> Option<()>,
+    ) -> Option<()> {
+        self.expect(open)?;
+        self.skip_space();
+        if self.peek()? == close {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            item(self)?;
             self.skip_space();
             match self.peek()? {
                 b',' => {
                     self.at += 1;
                     self.skip_space();
                 }
-                b'}' => {
+                byte if byte == close => {
                     self.at += 1;
-                    return Some(Json::Object(object));
+                    return Some(());
                 }
                 _ => return None,
             }

@@ -49,6 +49,7 @@ pub(crate) mod schema;
 pub(crate) mod simulated_user;
 pub(crate) mod state_guard;
 pub(crate) mod temporal;
+pub(crate) mod tool_file;
 pub(crate) mod tools;
 
 use std::path::{Path, PathBuf};

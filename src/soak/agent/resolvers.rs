@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::executor;
 use crate::flow::{CompiledConversation, Resolver, resolver};
-use crate::soak::agent::file::latency_and_failures;
+use crate::soak::agent::tool_file::latency_and_failures;
 use crate::soak::agent::tools::{SimTool, TOOL_FAILURE, TOOL_LATENCY, render};
 use crate::soak::file_reader::{Decoded, Node};
 use crate::soak::generate::faults::{FaultKind, Faults};

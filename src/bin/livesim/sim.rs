@@ -363,7 +363,7 @@ fn soak(args: SoakArgs) -> ExitCode {
         Err(message) => return usage("soak", &message),
     };
     let shard = args.shard.unwrap_or(Shard::WHOLE);
-    let jobs = args.jobs.unwrap_or_else(all_cores).max(1);
+    let jobs = args.jobs.unwrap_or_else(all_cores);
     let checks = Checks::default();
     let hang = match args.hang_after.as_deref().map(parse_duration).transpose() {
         Ok(hang) => hang.unwrap_or_else(livesim::executor::hang_bound),

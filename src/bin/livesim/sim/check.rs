@@ -18,7 +18,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         Ok(seeds) => seeds,
         Err(message) => return usage("check", &format!("--seeds {message}")),
     };
-    let jobs = args.jobs.unwrap_or_else(all_cores).max(1);
+    let jobs = args.jobs.unwrap_or_else(all_cores);
     let soaks = soaks(&agents, Checks::default());
     if args.hashes {
         let report = check_determinism(&soaks, seeds, 1, jobs, &|_, _| {});

@@ -86,6 +86,16 @@ pub(crate) struct Target {
 }
 
 impl Target {
+    /// The name of every check a run of this target goes through, in the
+    /// order they run: the built-in invariants, then its own.
+    pub(crate) fn check_names(&self) -> Vec<String> {
+        invariants::builtin()
+            .iter()
+            .chain(&self.invariants)
+            .map(|i| i.name().to_string())
+            .collect()
+    }
+
     /// The faults seed `seed` turns on: drawn from its parent, and
     /// perturbed when it is a variant.
     pub(crate) fn faults(&self, seed: Seed) -> Faults {

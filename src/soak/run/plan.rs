@@ -299,16 +299,7 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
             break;
         }
     }
-    let order: Vec<Vec<String>> = targets
-        .iter()
-        .map(|t| {
-            invariants::builtin()
-                .iter()
-                .chain(&t.invariants)
-                .map(|i| i.name().to_string())
-                .collect()
-        })
-        .collect();
+    let order: Vec<Vec<String>> = targets.iter().map(Target::check_names).collect();
     let summaries: Vec<AgentSummary> = summaries
         .into_iter()
         .zip(&order)

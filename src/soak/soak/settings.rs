@@ -47,6 +47,28 @@ impl Soak {
         &self.target.invariants
     }
 
+    /// Every name a run of this soak can fail under: the built-in
+    /// invariants, its own ([`invariants`](Self::invariants)), then what
+    /// ends a run before its checks (`panic`, `determinism`, `setup`,
+    /// `hang`; `liveness` is among the built-in ones).
+    ///
+    /// ```
+    /// use livesim::soak::{Agent, Soak};
+    ///
+    /// let soak = Soak::agent(&Agent::load("sim/payment")?);
+    /// let names = soak.failure_names();
+    /// assert!(names.iter().any(|n| n == "wire-order"));
+    /// assert!(names.iter().any(|n| n == "at-most-once(take_payment)"));
+    /// assert!(names.iter().any(|n| n == "panic"));
+    /// # Ok::<(), livesim::soak::AgentFileError>(())
+    /// ```
+    pub fn failure_names(&self) -> Vec<String> {
+        use crate::soak::check::invariants::{DETERMINISM, HANG, PANIC, SETUP};
+        let mut names = self.target.check_names();
+        names.extend([PANIC, DETERMINISM, SETUP, HANG].map(String::from));
+        names
+    }
+
     /// Replays the journal of governed runs against `spec` instead of the
     /// spec the builder governs with (`journal-replays-clean`).
     pub fn spec(mut self, spec: impl AsRef<FlowSpec>) -> Self {

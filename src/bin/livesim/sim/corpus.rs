@@ -305,17 +305,12 @@ pub fn replay(args: ReplayArgs) -> ExitCode {
 /// no check has (a typo, an entry saved for another agent) would make its
 /// replay's pass say nothing about the bug it was kept for.
 fn names_a_check(soak: &Soak, entry: &CorpusEntry) -> Result<(), String> {
-    use livesim::soak::invariants::{DETERMINISM, HANG, IMPORTED, PANIC, SETUP, builtin};
-    let builtin = builtin();
-    let mut names: Vec<&str> = builtin
-        .iter()
-        .chain(soak.invariants())
-        .map(|i| i.name())
-        .collect();
-    names.extend([PANIC, DETERMINISM, SETUP, HANG, IMPORTED]);
-    if names.contains(&entry.invariant.as_str()) {
+    let mut names = soak.failure_names();
+    names.push(livesim::soak::invariants::IMPORTED.to_string());
+    if names.contains(&entry.invariant) {
         return Ok(());
     }
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let hint = livesim::jsonl::nearest(&entry.invariant, &names)
         .map(|n| format!(" Did you mean `{n}`?"))
         .unwrap_or_default();

@@ -38,10 +38,12 @@ fn livesim(args: &[&str]) -> (Option<i32>, String) {
 
 /// `sim/payment` copied into a fresh folder with `"planted_bug": true`.
 fn planted_payment() -> PathBuf {
-    let dir = std::env::temp_dir()
-        .join(format!("livesim-planted-{}", std::process::id()))
-        .join("payment");
-    let _ = std::fs::remove_dir_all(&dir);
+    // The corpus goes beside the agent (`../seeds`): the whole scratch
+    // folder starts empty, or a process id reused by a later run would
+    // find the seed kept already.
+    let scratch = std::env::temp_dir().join(format!("livesim-planted-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let dir = scratch.join("payment");
     std::fs::create_dir_all(&dir).unwrap();
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("sim/payment");
     for entry in std::fs::read_dir(source).unwrap() {

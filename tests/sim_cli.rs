@@ -295,7 +295,7 @@ fn a_failing_soak_prints_replay_lines_that_reproduce_it() {
         saved.contains(&format!("sim replay {}", entries[0].display())),
         "{saved}"
     );
-    // The entry fails against the broken agent, and a second soak keeps it.
+    // The entry fails against the broken agent.
     let (code, again, _) = livesim_in(
         &repo(),
         &[
@@ -349,6 +349,34 @@ fn a_failing_soak_prints_replay_lines_that_reproduce_it() {
         out.contains("before(get_forecast, get_weather)  FAILED: get_weather"),
         "{out}"
     );
+    // A second soak finds the seed kept already: the entry is left as it
+    // was, and the failure is still told with both replay lines.
+    let before = std::fs::read(&entries[0]).unwrap();
+    let (code, second, err) = livesim_in(
+        &repo(),
+        &[
+            "sim",
+            "soak",
+            agent.to_str().unwrap(),
+            "--seeds",
+            "0..10",
+            "--save",
+            corpus.to_str().unwrap(),
+            "--save-limit",
+            "1",
+        ],
+    );
+    assert_eq!(code, Some(1), "{second}{err}");
+    assert!(
+        second.contains(&format!(
+            "kept: {} (the corpus had this seed already)",
+            entries[0].display()
+        )),
+        "{second}"
+    );
+    assert!(second.contains("\n  the seed as found: "), "{second}");
+    assert_eq!(std::fs::read(&entries[0]).unwrap(), before);
+    assert_eq!(livesim::soak::corpus_files(&corpus).unwrap().len(), 1);
 }
 
 /// `sim replay`: an entry whose agent is gone, or that cannot be read,

@@ -222,8 +222,22 @@ impl<'de> serde::Deserialize<'de> for Guard {
     }
 }
 
+/// A list read as a set: an entry given twice is refused, since it is
+/// most often a slip for another name.
 fn id_list(at: Node<'_>, what: &str) -> Decoded<BTreeSet<String>> {
-    Ok(at.strings(what)?.into_iter().collect())
+    let mut out = BTreeSet::new();
+    for (i, id) in at.strings(what)?.into_iter().enumerate() {
+        if out.contains(&id) {
+            let path = at.path.index(i);
+            return Node {
+                value: &at.value[i],
+                path: &path,
+            }
+            .fail(format!("`{id}` is listed twice"));
+        }
+        out.insert(id);
+    }
+    Ok(out)
 }
 
 fn guard_map(at: Node<'_>, what: &str) -> Decoded<BTreeMap<String, Guard>> {
@@ -241,10 +255,16 @@ fn guard_map(at: Node<'_>, what: &str) -> Decoded<BTreeMap<String, Guard>> {
 fn escalation(at: Node<'_>) -> Decoded<Escalation> {
     let what = "{\"tool_failures\": n, \"interruptions\": n}";
     let map = at.object(what, &["tool_failures", "interruptions"])?;
-    Ok(Escalation {
+    let escalation = Escalation {
         tool_failures: member(at, map, "tool_failures", |n| n.positive("tool_failures"))?,
         interruptions: member(at, map, "interruptions", |n| n.positive("interruptions"))?,
-    })
+    };
+    if escalation.is_never() {
+        return at.fail(format!(
+            "expected {what} with at least one of them: an empty `escalate` never escalates"
+        ));
+    }
+    Ok(escalation)
 }
 
 /// One step of a flow file.
@@ -336,6 +356,18 @@ pub(crate) fn header<'a>(at: Node<'a>) -> Decoded<(&'a Map<String, Value>, Kind)
     if !map.contains_key(list) {
         return at.fail(format!(
             "missing field `{list}` (the {list} of this {})",
+            kind.name()
+        ));
+    }
+    if map[list].as_array().is_some_and(Vec::is_empty) {
+        let path = at.path.key(list);
+        return Node {
+            value: &map[list],
+            path: &path,
+        }
+        .fail(format!(
+            "expected at least one {}: a {} without any admits no tool call",
+            &list[..list.len() - 1],
             kind.name()
         ));
     }

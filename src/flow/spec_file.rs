@@ -64,7 +64,7 @@ impl SpecFileError {
 /// # Schema, version 1
 ///
 /// Every spec file is one JSON object with a format version `"v": 1`, a
-/// `"kind"`, and the steps or stages in declaration order. Optional members
+/// `"kind"`, and the steps or stages (at least one) in declaration order. Optional members
 /// may be left out; empty ones are not written.
 ///
 /// A **flow** (`"kind": "flow"`):
@@ -86,11 +86,11 @@ impl SpecFileError {
 /// | step member | type | meaning |
 /// |---|---|---|
 /// | `id` | string, required | unique, non-empty |
-/// | `after` | list of step ids | active only once all of these are done |
-/// | `allow` | list of tool names | tools admitted while active |
+/// | `after` | list of step ids, each once | active only once all of these are done |
+/// | `allow` | list of tool names, each once | tools admitted while active |
 /// | `gates` | object: tool → guard | an allowed tool admitted only while its guard holds |
 /// | `done` | guard | done once it holds (latches); absent: never done |
-/// | `escalate` | `{"tool_failures": n, "interruptions": n}`, n ≥ 1 | when the step escalates |
+/// | `escalate` | `{"tool_failures": n, "interruptions": n}`, n ≥ 1, at least one | when the step escalates |
 ///
 /// A **conversation** (`"kind": "conversation"`) has `"stages"` instead,
 /// each with `id`, `after`, `allow`, `done` and `escalate` as above, plus
@@ -108,7 +108,8 @@ impl SpecFileError {
 /// `{"any": [guards]}` (both non-empty), `{"not": guard}`.
 ///
 /// Unknown members are errors (a misspelt `"alow"` would otherwise silently
-/// allow nothing). Output is deterministic: members in the order above,
+/// allow nothing), and so are a list naming one thing twice and an empty
+/// `escalate` (which would never escalate). Output is deterministic: members in the order above,
 /// lists and tool maps sorted, two-space indentation, a final newline;
 /// reading a file and writing it back gives the same spec.
 ///

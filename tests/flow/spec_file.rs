@@ -222,9 +222,52 @@ fn the_header_is_checked() {
         error(r#"{"v": 1, "kind": "flow", "stages": []}"#).to_string(),
         "bad.spec.json:1:1: unknown field `stages` in a flow spec; expected one of: v, kind, steps"
     );
+    assert_eq!(
+        error(r#"{"v": 1, "kind": "flow", "steps": []}"#).to_string(),
+        "bad.spec.json:1:35: at steps: expected at least one step: a flow without any admits no tool call"
+    );
+    assert_eq!(
+        error(r#"{"v": 1, "kind": "conversation", "stages": []}"#).to_string(),
+        "bad.spec.json:1:44: at stages: expected at least one stage: a conversation without any admits no tool call"
+    );
     let err = Spec::read("/nonexistent/x.spec.json").unwrap_err();
     assert!(
         err.to_string()
             .starts_with("/nonexistent/x.spec.json: cannot read it: ")
+    );
+}
+
+/// What a file says once is said once: a tool allowed twice, or a step
+/// named twice in `after`, is refused where the second one is (most often
+/// a slip for another name); an `escalate` with no threshold, which would
+/// never escalate, is refused too.
+#[test]
+fn repeated_entries_and_an_empty_escalate_are_refused() {
+    assert_eq!(
+        error(
+            r#"{"v": 1, "kind": "flow", "steps": [
+  {"id": "verify", "allow": ["verify_identity", "verify_identity"]}
+]}"#
+        )
+        .to_string(),
+        "bad.spec.json:2:49: at steps[0].allow[1]: `verify_identity` is listed twice"
+    );
+    assert_eq!(
+        error(
+            r#"{"v": 1, "kind": "flow", "steps": [
+  {"id": "a"}, {"id": "b", "after": ["a", "a"]}
+]}"#
+        )
+        .to_string(),
+        "bad.spec.json:2:43: at steps[1].after[1]: `a` is listed twice"
+    );
+    assert_eq!(
+        error(
+            r#"{"v": 1, "kind": "conversation", "stages": [
+  {"id": "party", "allow": ["set_party"], "escalate": {}}
+]}"#
+        )
+        .to_string(),
+        "bad.spec.json:2:55: at stages[0].escalate: expected {\"tool_failures\": n, \"interruptions\": n} with at least one of them: an empty `escalate` never escalates"
     );
 }

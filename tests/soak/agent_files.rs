@@ -237,6 +237,26 @@ fn files_the_agent_names_must_exist_and_be_valid() {
         "{err}"
     );
     assert!(err.contains(":2:"), "{err}");
+    // A tape with no model call on it (empty, or only a resolver's
+    // answers) leaves the extractor nothing to answer: refused.
+    for (test, tape) in [
+        ("empty-tape", ""),
+        (
+            "resolver-tape",
+            "{\"kind\": \"resolver:balance\", \"input\": 1, \"output\": 2}\n",
+        ),
+    ] {
+        let dir = folder(test, &text, &[("t.jsonl", tape)]);
+        let err = Agent::load(&dir).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "{}: the tape holds no model calls (entries of kind `llm`), so the extractor \
+                 could answer nothing: record it with TapedLlm::recording",
+                dir.join("t.jsonl").display()
+            )
+        );
+    }
 }
 
 #[test]

@@ -522,14 +522,24 @@ impl StandingTape {
                 ),
             ));
         }
-        Ok(StandingTape {
-            answers: tape
-                .entries()
-                .into_iter()
-                .filter(|e| e.kind == LLM_CALL)
-                .map(|e| (canonical_json(&e.input), e))
-                .collect(),
-        })
+        let answers: Vec<_> = tape
+            .entries()
+            .into_iter()
+            .filter(|e| e.kind == LLM_CALL)
+            .map(|e| (canonical_json(&e.input), e))
+            .collect();
+        // An extractor with nothing to answer from misses every question:
+        // its goals go unreached with no word of why.
+        if answers.is_empty() {
+            return Err(AgentFileError::plain(
+                file.display(),
+                format!(
+                    "the tape holds no model calls (entries of kind `{LLM_CALL}`), so the \
+                     extractor could answer nothing: record it with TapedLlm::recording"
+                ),
+            ));
+        }
+        Ok(StandingTape { answers })
     }
 }
 

@@ -27,12 +27,24 @@ impl JsonPath for Value {
         let mut here = self;
         for segment in path.split('/').skip(1) {
             here = match here {
-                Value::Object(map) => map.get(segment)?,
+                Value::Object(map) => member(map, segment)?,
                 Value::Array(items) => items.get(index(segment)?)?,
                 _ => return None,
             };
         }
         Some(here)
+    }
+}
+
+/// The member `key` of `map`. A frame's objects hold a few members each,
+/// kept in order in a vector: comparing those keys costs less than
+/// hashing `key` for the map's index, which only a large object repays.
+fn member<'a>(map: &'a serde_json::Map<String, Value>, key: &str) -> Option<&'a Value> {
+    const SCANNED: usize = 8;
+    if map.len() <= SCANNED {
+        map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
+    } else {
+        map.get(key)
     }
 }
 
@@ -55,6 +67,9 @@ mod tests {
             "toolCall": {"functionCalls": [{"id": "a", "args": {"x/y": 1, "m~n": 2}}]},
             "": {"": 3},
             "list": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+            // More members than are scanned: found through the index.
+            "wide": {"k0": 0, "k1": 1, "k2": 2, "k3": 3, "k4": 4, "k5": 5, "k6": 6,
+                     "k7": 7, "k8": 8, "k9": 9, "id": {"args": 10}},
         })
     }
 
@@ -79,6 +94,9 @@ mod tests {
             "/list/-1",
             "/list/x",
             "/missing/deeper",
+            "/wide/k9",
+            "/wide/id/args",
+            "/wide/k10",
             "toolCall",
         ];
         for path in paths {
@@ -94,7 +112,7 @@ mod tests {
             prop_oneof![
                 Just("toolCall"), Just("functionCalls"), Just("0"), Just("01"),
                 Just("args"), Just("x~1y"), Just("list"), Just("9"), Just(""),
-                Just("id"), Just("~"),
+                Just("id"), Just("~"), Just("wide"), Just("k8"), Just("k11"),
             ],
             0..5,
         )) {

@@ -276,38 +276,11 @@ impl<'a> Fields<'a> {
 /// The message for a key that is not one of `keys`.
 pub(crate) fn unknown_key(key: &str, what: &str, keys: &[&str]) -> String {
     let mut message = format!("unknown key `{key}` in {what}");
-    if let Some(near) = nearest(key, keys) {
+    if let Some(near) = crate::jsonl::nearest(key, keys) {
         message.push_str(&format!("; did you mean `{near}`?"));
     }
     message.push_str(&format!(" (valid keys: {})", keys.join(", ")));
     message
-}
-
-/// The valid word closest to `word`, if one is close enough to be a typo.
-pub(crate) fn nearest<'k>(word: &str, valid: &[&'k str]) -> Option<&'k str> {
-    let word = word.to_ascii_lowercase();
-    valid
-        .iter()
-        .map(|candidate| (edit_distance(&word, candidate), *candidate))
-        .filter(|(distance, candidate)| *distance <= (candidate.len() / 3).max(2))
-        .min_by_key(|(distance, _)| *distance)
-        .map(|(_, candidate)| candidate)
-}
-
-/// Levenshtein distance, by characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = diagonal + usize::from(ca != *cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
-        }
-    }
-    row[b.len()]
 }
 
 /// A value as a message names it: `the number 5`, `a list of 2`.
@@ -326,13 +299,29 @@ pub(crate) fn describe(value: &Value) -> String {
 mod tests {
     use super::*;
 
+    /// An unknown key names the nearest valid one when it is a typo, and
+    /// every valid key either way.
     #[test]
     fn typos_find_their_key() {
         let keys = ["latency_ms", "failure_rate", "name", "writes"];
-        assert_eq!(nearest("latncy_ms", &keys), Some("latency_ms"));
-        assert_eq!(nearest("failure-rate", &keys), Some("failure_rate"));
-        assert_eq!(nearest("Name", &keys), Some("name"));
-        assert_eq!(nearest("colour", &keys), None);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        let said = |key| unknown_key(key, "a tool", &keys);
+        for (typo, meant) in [
+            ("latncy_ms", "latency_ms"),
+            ("failure-rate", "failure_rate"),
+            ("Name", "name"),
+            ("wirtes", "writes"),
+        ] {
+            assert_eq!(
+                said(typo),
+                format!(
+                    "unknown key `{typo}` in a tool; did you mean `{meant}`? \
+                     (valid keys: latency_ms, failure_rate, name, writes)"
+                )
+            );
+        }
+        assert_eq!(
+            said("colour"),
+            "unknown key `colour` in a tool (valid keys: latency_ms, failure_rate, name, writes)"
+        );
     }
 }

@@ -18,7 +18,7 @@ use crate::soak::agent::{
 };
 use crate::soak::agent::{final_state, phases, resolvers, temporal, tool_file};
 use crate::soak::check::budget::Budget;
-use crate::soak::file_reader::{self, Decoded, Node};
+use crate::soak::file_reader::{Decoded, Node};
 use crate::soak::generate::faults::FaultKind;
 use crate::tape::FileTape;
 
@@ -131,7 +131,7 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
             return Ok(());
         }
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-        let hint = file_reader::nearest(tool, &names)
+        let hint = crate::jsonl::nearest(tool, &names)
             .map(|n| format!("; did you mean `{n}`?"))
             .unwrap_or_default();
         node.fail(format!(

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::executor::format_time;
 use crate::soak::agent::tools::SimTool;
-use crate::soak::file_reader::{self, Decoded, Node};
+use crate::soak::file_reader::{Decoded, Node};
 use crate::soak::run::record::{ExecutionOutcome, RunRecord, ToolExecution};
 
 /// One thing the state must hold at the end of every run.
@@ -324,7 +324,7 @@ pub(crate) fn known_key(node: &Node<'_>, key: &str, keys: &[&str]) -> Decoded<()
 }
 
 fn hint(word: &str, valid: &[&str]) -> String {
-    file_reader::nearest(word, valid)
+    crate::jsonl::nearest(word, valid)
         .map(|n| format!("; did you mean `{n}`?"))
         .unwrap_or_default()
 }

@@ -24,7 +24,7 @@ use crate::session::Phases;
 use crate::soak::agent::tools::SimTool;
 use crate::soak::agent::{final_state, state_guard};
 use crate::soak::check;
-use crate::soak::file_reader::{self, Decoded, Node};
+use crate::soak::file_reader::{Decoded, Node};
 use crate::soak::run::record::RunRecord;
 
 /// The phases an agent file declares; in Rust, the same plan gives a
@@ -162,7 +162,7 @@ pub(crate) fn decode(
         .collect();
     for (item, rule) in &transitions {
         if !entered.contains(&rule.from.as_str()) {
-            let hint = file_reader::nearest(&rule.from, &entered)
+            let hint = crate::jsonl::nearest(&rule.from, &entered)
                 .map(|n| format!("; did you mean `{n}`?"))
                 .unwrap_or_default();
             return item.fail(format!(

@@ -7,8 +7,9 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use crate::executor::{DELIVERY, Decision, LANE, LaneStrategy, Seed, Swarm, TASK, YIELD};
+use crate::jsonl::nearest;
 use crate::soak::agent::tools::{LATENCY_SPIKE, TOOL_FAILURE, TOOL_LATENCY};
-use crate::soak::file_reader::{Decoded, Node, nearest};
+use crate::soak::file_reader::{Decoded, Node};
 use crate::soak::generate::faults::{CloseKind, FaultKind, Faults, Weather};
 use crate::soak::keep::corpus::{CORPUS_VERSION, ShrinkNote};
 use crate::transport::memory::LINK_LATENCY;

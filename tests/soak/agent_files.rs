@@ -209,6 +209,23 @@ fn files_the_agent_names_must_exist_and_be_valid() {
         err.contains("dir.spec.json is not a regular file: a spec file is one"),
         "{err}"
     );
+    // A path that leaves the folder, or goes into another, is refused:
+    // the folder holds the agent's files.
+    for path in [
+        "../common.spec.json",
+        "/etc/hosts",
+        "specs/pay.spec.json",
+        ".",
+    ] {
+        let text = format!("{{\"v\": 1, {LINES}, \"spec\": \"{path}\"}}");
+        let err = error("spec-outside", &text, &[]);
+        assert!(
+            err.contains(&format!(
+                "at spec: `{path}` is not a file name: a spec file goes beside agent.json"
+            )),
+            "{err}"
+        );
+    }
     // The spec's own error names the spec file and its line.
     let text = format!("{{\"v\": 1, {LINES}, \"spec\": \"bad.spec.json\"}}");
     let spec = "{\"v\": 1, \"kind\": \"flow\",\n \"steps\": [{\"id\": \"a\", \"alow\": []}]}";

@@ -121,7 +121,7 @@ fn an_agent_file_plays_its_user_from_its_tape() {
     std::fs::write(dir.join("agent.json"), file.to_string()).unwrap();
     let err = Agent::load(&dir).unwrap_err().to_string();
     assert!(
-        err.contains("at simulated_user.tape: cannot read the tape"),
+        err.contains("at simulated_user.tape: no tape file at "),
         "{err}"
     );
     assert!(err.contains("user.tape.jsonl"), "{err}");

@@ -434,7 +434,7 @@ fn decode_simulated_user(dir: &Path, node: &Node<'_>) -> Decoded<SimulatedUser> 
         .require("goal", "what the user wants")?
         .string("a goal")?;
     let tape_node = fields.require("tape", "the tape of its answers, beside agent.json")?;
-    let file = dir.join(tape_node.string("a tape file name")?);
+    let file = beside(dir, &tape_node, "a tape file name", "tape")?;
     let tape = match FileTape::open(&file) {
         Ok(tape) => tape,
         Err(e) => return tape_node.fail(format!("cannot read the tape {}: {e}", file.display())),
@@ -475,7 +475,23 @@ fn decode_simulated_user(dir: &Path, node: &Node<'_>) -> Decoded<SimulatedUser> 
 /// folder or a device (`/dev/zero`) is not a `kind` file however it is
 /// named.
 fn beside(dir: &Path, node: &Node<'_>, what: &str, kind: &str) -> Decoded<PathBuf> {
-    let file = dir.join(node.string(what)?);
+    let name = node.string(what)?;
+    // The folder is the agent: `sim replay --agent`, a copied folder and
+    // a corpus entry all find its files there, and only there.
+    let plain = {
+        let mut parts = Path::new(&name).components();
+        matches!(
+            (parts.next(), parts.next()),
+            (Some(std::path::Component::Normal(_)), None)
+        )
+    };
+    if !plain {
+        return node.fail(format!(
+            "`{name}` is not a file name: a {kind} file goes beside agent.json, in the agent's \
+             own folder (copy it there and name it without a folder)"
+        ));
+    }
+    let file = dir.join(name);
     if file.is_file() {
         return Ok(file);
     }

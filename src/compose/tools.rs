@@ -301,11 +301,18 @@ impl T {
 /// The `response` object for a tool's outcome: the result when it is an
 /// object, `{"result": …}` when it is not, `{"error": "…"}` for an error.
 pub fn response_object(outcome: &Result<Value, String>) -> Value {
-    match outcome {
-        Ok(Value::Object(map)) => Value::Object(map.clone()),
-        Ok(other) => json!({ "result": other }),
-        Err(message) => json!({ "error": message }),
-    }
+    response_of(outcome.clone())
+}
+
+/// [`response_object`] of an outcome the caller gives up: an object
+/// result is moved into place rather than copied.
+pub(crate) fn response_of(outcome: Result<Value, String>) -> Value {
+    let (key, value) = match outcome {
+        Ok(Value::Object(map)) => return Value::Object(map),
+        Ok(other) => ("result", other),
+        Err(message) => ("error", Value::String(message)),
+    };
+    crate::wire::object([(key, value)])
 }
 
 #[cfg(test)]

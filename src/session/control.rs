@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::bus::EventBus;
@@ -27,10 +27,11 @@ use super::position::Position;
 use super::route::Routed;
 use super::temporal::PatternWatch;
 use crate::clock::SharedClock;
-use crate::compose::tools::response_object;
+use crate::compose::tools::response_of;
 use crate::executor::{self, yield_point};
 use crate::flow::{FlowEntry, FlowMonitor};
 use crate::state::{State, StateChanges};
+use crate::wire::object;
 
 pub(crate) struct Control {
     pub session_id: Option<String>,
@@ -452,17 +453,20 @@ impl Lane {
                 }),
             }
         }
-        self.send_response(id, name, response_object(&outcome), at)
-            .await;
+        self.send_response(id, name, response_of(outcome), at).await;
     }
 
     /// Sends one function response and emits it at `at`.
     async fn send_response(&mut self, id: &str, name: &str, response: Value, at: Position) {
-        let message = json!({
-            "toolResponse": {
-                "functionResponses": [{ "id": id, "name": name, "response": response }]
-            }
-        });
+        let answer = object([
+            ("id", Value::String(id.to_string())),
+            ("name", Value::String(name.to_string())),
+            ("response", response.clone()),
+        ]);
+        let message = object([(
+            "toolResponse",
+            object([("functionResponses", Value::Array(vec![answer]))]),
+        )]);
         // The wire lane may be gone (connection closed): the call then goes
         // unanswered with everything else on this connection.
         let _ = self.control.outbound.send(Command::Answer { message, at });

@@ -103,3 +103,18 @@ pub(crate) fn camel_case(key: &str) -> String {
     }
     out
 }
+
+/// A JSON object of `members`, in order, each value moved in.
+///
+/// `serde_json::json!` copies every value it interpolates through serde's
+/// serializer (and, with `arbitrary_precision`, every number through its
+/// text); on a path that builds a message per tool call, that copy costs
+/// more than the rest of the message.
+pub(crate) fn object<const N: usize>(members: [(&str, Value); N]) -> Value {
+    Value::Object(
+        members
+            .into_iter()
+            .map(|(key, value)| (key.to_string(), value))
+            .collect(),
+    )
+}

@@ -2,7 +2,7 @@
 //! recorded with the connection that issued them), pauses, expectations,
 //! closes and the connection changes the script plans.
 
-use crate::wire::JsonPath;
+use crate::wire::{JsonPath, object};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -216,12 +216,18 @@ impl<T: Transport> Player<'_, T> {
     pub(super) async fn call(&mut self, calls: &[Call]) -> Result<(), ()> {
         let function_calls: Vec<Value> = calls
             .iter()
-            .map(|c| json!({ "id": c.id, "name": c.name, "args": c.args }))
+            .map(|c| {
+                object([
+                    ("id", Value::String(c.id.clone())),
+                    ("name", Value::String(c.name.clone())),
+                    ("args", c.args.clone()),
+                ])
+            })
             .collect();
-        self.send_message(
-            &json!({ "toolCall": { "functionCalls": function_calls } }),
-            true,
-        )
-        .await
+        let message = object([(
+            "toolCall",
+            object([("functionCalls", Value::Array(function_calls))]),
+        )]);
+        self.send_message(&message, true).await
     }
 }

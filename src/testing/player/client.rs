@@ -10,33 +10,28 @@ use crate::transport::{Frame, Transport};
 impl<T: Transport> Player<'_, T> {
     /// Checks one client frame that arrived on connection `on`.
     pub(super) async fn client_frame(&mut self, frame: Frame, on: u32) -> Result<(), ()> {
-        let bytes = frame.payload().unwrap_or_default().to_vec();
-        self.keep_inbound(&bytes);
-        let Some(message) = serde_json::from_slice::<Value>(&bytes)
-            .ok()
-            .filter(Value::is_object)
+        let bytes = frame.payload().unwrap_or_default();
+        self.keep_inbound(bytes);
+        let parsed = serde_json::from_slice::<Value>(bytes).ok();
+        let Some((message, object)) = parsed.as_ref().and_then(|m| Some((m, m.as_object()?)))
         else {
             let problem = format!(
                 "the client sent a frame that is not a JSON object: {}",
-                summary(None, &bytes)
+                summary(None, bytes)
             );
             return self
                 .fail(problem, 1007, "Invalid JSON payload received.")
                 .await;
         };
-        let keys: Vec<String> = message
-            .as_object()
-            .map(|o| o.keys().cloned().collect())
-            .unwrap_or_default();
-        if keys.len() != 1 {
+        let Some((first, body)) = object.iter().next().filter(|_| object.len() == 1) else {
+            let keys: Vec<&String> = object.keys().collect();
             let problem =
                 format!("a client message must have exactly one top-level key, got {keys:?}");
             return self
                 .fail(problem, 1007, "Invalid JSON payload received.")
                 .await;
-        }
-        let key = crate::wire::camel_case(&keys[0]);
-        let body = &message[&keys[0]];
+        };
+        let key = crate::wire::camel_case(first);
         match key.as_str() {
             "toolResponse" => self.tool_response(body, on).await,
             "setup" => {
@@ -63,7 +58,7 @@ impl<T: Transport> Player<'_, T> {
                 self.fail(problem, 1007, "Request contains an invalid argument.")
                     .await
             }
-            "clientContent" | "realtimeInput" => self.content(&key, &message, &bytes).await,
+            "clientContent" | "realtimeInput" => self.content(&key, message, bytes).await,
             other => {
                 let problem = format!("the client sent an unknown message {other:?}");
                 let reason = format!("Invalid JSON payload received. Unknown name \"{other}\"");
@@ -132,7 +127,7 @@ impl<T: Transport> Player<'_, T> {
             .get("functionResponses")
             .or_else(|| body.get("function_responses"))
             .and_then(Value::as_array)
-            .cloned()
+            .map(Vec::as_slice)
             .unwrap_or_default();
         for response in responses {
             let Some(id) = response.get("id").and_then(Value::as_str).map(String::from) else {
@@ -140,7 +135,7 @@ impl<T: Transport> Player<'_, T> {
                     .fail(
                         format!(
                             "a function response has no id: {}",
-                            summary(Some(&response), &[])
+                            summary(Some(response), &[])
                         ),
                         1007,
                         "Request contains an invalid argument.",
@@ -150,7 +145,7 @@ impl<T: Transport> Player<'_, T> {
             if !response.get("response").is_some_and(Value::is_object) {
                 let problem = format!(
                     "the response to {id} is not a JSON object: {}",
-                    summary(Some(&response), &[])
+                    summary(Some(response), &[])
                 );
                 return self
                     .fail(problem, 1007, "Request contains an invalid argument.")

@@ -359,18 +359,6 @@ pub(crate) fn header<'a>(at: Node<'a>) -> Decoded<(&'a Map<String, Value>, Kind)
             kind.name()
         ));
     }
-    if map[list].as_array().is_some_and(Vec::is_empty) {
-        let path = at.path.key(list);
-        return Node {
-            value: &map[list],
-            path: &path,
-        }
-        .fail(format!(
-            "expected at least one {}: a {} without any admits no tool call",
-            &list[..list.len() - 1],
-            kind.name()
-        ));
-    }
     Ok((map, kind))
 }
 

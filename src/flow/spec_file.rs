@@ -64,7 +64,7 @@ impl SpecFileError {
 /// # Schema, version 1
 ///
 /// Every spec file is one JSON object with a format version `"v": 1`, a
-/// `"kind"`, and the steps or stages (at least one) in declaration order. Optional members
+/// `"kind"`, and the steps or stages in declaration order. Optional members
 /// may be left out; empty ones are not written.
 ///
 /// A **flow** (`"kind": "flow"`):

@@ -257,20 +257,23 @@ fn a_failing_soak_prints_replay_lines_that_reproduce_it() {
         a["invariants"] = serde_json::json!([{"before": ["get_forecast", "get_weather"]}]);
     });
     let corpus = agent.parent().unwrap().join("seeds");
-    let (code, out, err) = livesim_in(
-        &repo(),
-        &[
-            "sim",
-            "soak",
-            agent.to_str().unwrap(),
-            "--seeds",
-            "0..10",
-            "--save",
-            corpus.to_str().unwrap(),
-            "--save-limit",
-            "1",
-        ],
-    );
+    let soak = || {
+        livesim_in(
+            &repo(),
+            &[
+                "sim",
+                "soak",
+                agent.to_str().unwrap(),
+                "--seeds",
+                "0..10",
+                "--save",
+                corpus.to_str().unwrap(),
+                "--save-limit",
+                "1",
+            ],
+        )
+    };
+    let (code, out, err) = soak();
     assert_eq!(code, Some(1), "{out}{err}");
     // One failure saved, shrunk (progress on stderr), the rest counted.
     let saved = out
@@ -352,20 +355,7 @@ fn a_failing_soak_prints_replay_lines_that_reproduce_it() {
     // A second soak finds the seed kept already: the entry is left as it
     // was, and the failure is still told with both replay lines.
     let before = std::fs::read(&entries[0]).unwrap();
-    let (code, second, err) = livesim_in(
-        &repo(),
-        &[
-            "sim",
-            "soak",
-            agent.to_str().unwrap(),
-            "--seeds",
-            "0..10",
-            "--save",
-            corpus.to_str().unwrap(),
-            "--save-limit",
-            "1",
-        ],
-    );
+    let (code, second, err) = soak();
     assert_eq!(code, Some(1), "{second}{err}");
     assert!(
         second.contains(&format!(

@@ -35,6 +35,7 @@ pub use decoder::{JsonlDecoder, TornLine};
 pub(crate) use file::drain_with;
 pub use file::{JsonlError, Parsed, parse_bytes, read_file, read_from};
 pub use header::{FileHeader, parse_versioned, parse_versioned_with};
+pub(crate) use strict::did_you_mean;
 #[cfg(feature = "simulation")]
 pub(crate) use strict::duplicate_key_at;
 pub use strict::{bom, duplicate_key, explain, nearest};

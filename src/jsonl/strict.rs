@@ -49,6 +49,14 @@ pub fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
         .map(|(_, c)| c)
 }
 
+/// "; did you mean `x`?" for the [`nearest`] candidate, or nothing: the
+/// hint every reader ends a mistaken name with.
+pub(crate) fn did_you_mean(word: &str, candidates: &[&str]) -> String {
+    nearest(word, candidates)
+        .map(|meant| format!("; did you mean `{meant}`?"))
+        .unwrap_or_default()
+}
+
 /// Edit distance with adjacent swaps (optimal string alignment), ignoring
 /// ASCII case.
 fn distance(a: &str, b: &str) -> usize {
@@ -148,9 +156,7 @@ fn explain_message(
         if let Some(place) = where_is(text, word, position) {
             out.push_str(&at(place));
         }
-        if let Some(meant) = nearest(word, &valid) {
-            out.push_str(&format!("; did you mean `{meant}`?"));
-        }
+        out.push_str(&did_you_mean(word, &valid));
         if !expected.is_empty() {
             out.push_str(&format!(" ({expected})"));
         }

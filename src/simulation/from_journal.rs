@@ -181,9 +181,7 @@ fn map_journal<E: JournalRecord>(name: String, entries: &[E]) -> (Scenario, Vec<
             // Every `flow:` key is one of the flow's own: another is a
             // typo, and skipping it would lose a decision unseen.
             None if key.starts_with("flow:") => {
-                let hint = crate::jsonl::nearest(key, &crate::flow::keys::ALL)
-                    .map(|k| format!("; did you mean `{k}`?"))
-                    .unwrap_or_default();
+                let hint = crate::jsonl::did_you_mean(key, &crate::flow::keys::ALL);
                 malformed.push(JournalError {
                     seq: entry.seq(),
                     key: key.to_string(),

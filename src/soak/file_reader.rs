@@ -276,9 +276,7 @@ impl<'a> Fields<'a> {
 /// The message for a key that is not one of `keys`.
 pub(crate) fn unknown_key(key: &str, what: &str, keys: &[&str]) -> String {
     let mut message = format!("unknown key `{key}` in {what}");
-    if let Some(near) = crate::jsonl::nearest(key, keys) {
-        message.push_str(&format!("; did you mean `{near}`?"));
-    }
+    message.push_str(&crate::jsonl::did_you_mean(key, keys));
     message.push_str(&format!(" (valid keys: {})", keys.join(", ")));
     message
 }

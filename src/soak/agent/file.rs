@@ -131,9 +131,7 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
             return Ok(());
         }
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-        let hint = crate::jsonl::nearest(tool, &names)
-            .map(|n| format!("; did you mean `{n}`?"))
-            .unwrap_or_default();
+        let hint = crate::jsonl::did_you_mean(tool, &names);
         node.fail(format!(
             "no tool named {tool:?} is declared{hint} (tools: {})",
             names.join(", ")

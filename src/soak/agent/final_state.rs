@@ -324,7 +324,5 @@ pub(crate) fn known_key(node: &Node<'_>, key: &str, keys: &[&str]) -> Decoded<()
 }
 
 fn hint(word: &str, valid: &[&str]) -> String {
-    crate::jsonl::nearest(word, valid)
-        .map(|n| format!("; did you mean `{n}`?"))
-        .unwrap_or_default()
+    crate::jsonl::did_you_mean(word, valid)
 }

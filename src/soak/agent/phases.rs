@@ -162,9 +162,7 @@ pub(crate) fn decode(
         .collect();
     for (item, rule) in &transitions {
         if !entered.contains(&rule.from.as_str()) {
-            let hint = crate::jsonl::nearest(&rule.from, &entered)
-                .map(|n| format!("; did you mean `{n}`?"))
-                .unwrap_or_default();
+            let hint = crate::jsonl::did_you_mean(&rule.from, &entered);
             return item.fail(format!(
                 "no transition enters the phase {:?} and it is not the initial one{hint}",
                 rule.from

@@ -9,7 +9,7 @@
 //! Other members (`description`, `format`, `nullable`, `minimum`, …) are
 //! the API's too and pass unread.
 
-use crate::jsonl::nearest;
+use crate::jsonl::did_you_mean;
 use crate::soak::file_reader::{Decoded, Node};
 
 /// The types a schema names, upper case (the API reads either case).
@@ -35,9 +35,7 @@ fn schema(node: &Node<'_>, depth: usize) -> Decoded<()> {
         let name = kind.string("a type name")?;
         let upper = name.to_ascii_uppercase();
         if !TYPES.contains(&upper.as_str()) {
-            let hint = nearest(&upper, &TYPES)
-                .map(|t| format!("; did you mean `{t}`?"))
-                .unwrap_or_default();
+            let hint = did_you_mean(&upper, &TYPES);
             return kind.fail(format!(
                 "`{name}` is not a schema type (one of {}){hint}",
                 TYPES.join(", ")
@@ -56,9 +54,7 @@ fn schema(node: &Node<'_>, depth: usize) -> Decoded<()> {
         for name in required.list("a list of required property names")? {
             let text = name.string("a property name")?;
             if fields.get("properties").is_some() && !declared.contains(&text.as_str()) {
-                let hint = nearest(&text, &declared)
-                    .map(|p| format!("; did you mean `{p}`?"))
-                    .unwrap_or_default();
+                let hint = did_you_mean(&text, &declared);
                 return name.fail(format!(
                     "`{text}` is required but not among the properties{hint}"
                 ));

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use crate::executor::{DELIVERY, Decision, LANE, LaneStrategy, Seed, Swarm, TASK, YIELD};
-use crate::jsonl::nearest;
+use crate::jsonl::did_you_mean;
 use crate::soak::agent::tools::{LATENCY_SPIKE, TOOL_FAILURE, TOOL_LATENCY};
 use crate::soak::file_reader::{Decoded, Node};
 use crate::soak::generate::faults::{CloseKind, FaultKind, Faults, Weather};
@@ -284,9 +284,7 @@ fn decode_decisions(node: &Node<'_>) -> Decoded<Vec<Decision>> {
         };
         if !DECISION_KINDS.contains(&decision.kind.as_str()) {
             let mut problem = format!("`{}` is not a kind of decision", decision.kind);
-            if let Some(near) = nearest(&decision.kind, &DECISION_KINDS) {
-                problem.push_str(&format!("; did you mean `{near}`?"));
-            }
+            problem.push_str(&did_you_mean(&decision.kind, &DECISION_KINDS));
             problem.push_str(&format!(" (kinds: {})", DECISION_KINDS.join(", ")));
             return item.fail(problem);
         }

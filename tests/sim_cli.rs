@@ -58,6 +58,34 @@ fn copy_agent(name: &str, test: &str, change: impl FnOnce(&mut serde_json::Value
     dir
 }
 
+/// `sim/weather` copied for `test` with an invariant its tools break
+/// (`before(get_forecast, get_weather)`), and the corpus folder beside it.
+fn failing_weather(test: &str) -> (PathBuf, PathBuf) {
+    let agent = copy_agent("weather", test, |a| {
+        a["invariants"] = serde_json::json!([{"before": ["get_forecast", "get_weather"]}]);
+    });
+    let corpus = agent.parent().unwrap().join("seeds");
+    (agent, corpus)
+}
+
+/// Soaks `agent` over seeds 0..10, saving at most one failure to `corpus`.
+fn soak_saving_one(agent: &Path, corpus: &Path) -> (Option<i32>, String, String) {
+    livesim_in(
+        &repo(),
+        &[
+            "sim",
+            "soak",
+            agent.to_str().unwrap(),
+            "--seeds",
+            "0..10",
+            "--save",
+            corpus.to_str().unwrap(),
+            "--save-limit",
+            "1",
+        ],
+    )
+}
+
 #[test]
 fn sim_help_lists_only_what_exists() {
     let (code, out, _) = livesim_in(&repo(), &["sim", "--help"]);
@@ -253,27 +281,8 @@ fn check_reports_no_divergence_for_sim_agents() {
 /// printed fails the same way.
 #[test]
 fn a_failing_soak_prints_replay_lines_that_reproduce_it() {
-    let agent = copy_agent("weather", "failing", |a| {
-        a["invariants"] = serde_json::json!([{"before": ["get_forecast", "get_weather"]}]);
-    });
-    let corpus = agent.parent().unwrap().join("seeds");
-    let soak = || {
-        livesim_in(
-            &repo(),
-            &[
-                "sim",
-                "soak",
-                agent.to_str().unwrap(),
-                "--seeds",
-                "0..10",
-                "--save",
-                corpus.to_str().unwrap(),
-                "--save-limit",
-                "1",
-            ],
-        )
-    };
-    let (code, out, err) = soak();
+    let (agent, corpus) = failing_weather("failing");
+    let (code, out, err) = soak_saving_one(&agent, &corpus);
     assert_eq!(code, Some(1), "{out}{err}");
     // One failure saved, shrunk (progress on stderr), the rest counted.
     let saved = out
@@ -355,7 +364,7 @@ fn a_failing_soak_prints_replay_lines_that_reproduce_it() {
     // A second soak finds the seed kept already: the entry is left as it
     // was, and the failure is still told with both replay lines.
     let before = std::fs::read(&entries[0]).unwrap();
-    let (code, second, err) = soak();
+    let (code, second, err) = soak_saving_one(&agent, &corpus);
     assert_eq!(code, Some(1), "{second}{err}");
     assert!(
         second.contains(&format!(
@@ -454,24 +463,8 @@ fn replay_exits_2_for_a_missing_agent_or_a_damaged_entry() {
 /// refused with what to add.
 #[test]
 fn passk_plays_one_conversation_under_many_seeds() {
-    let agent = copy_agent("weather", "passk", |a| {
-        a["invariants"] = serde_json::json!([{"before": ["get_forecast", "get_weather"]}]);
-    });
-    let corpus = agent.parent().unwrap().join("seeds");
-    let (code, out, err) = livesim_in(
-        &repo(),
-        &[
-            "sim",
-            "soak",
-            agent.to_str().unwrap(),
-            "--seeds",
-            "0..10",
-            "--save",
-            corpus.to_str().unwrap(),
-            "--save-limit",
-            "1",
-        ],
-    );
+    let (agent, corpus) = failing_weather("passk");
+    let (code, out, err) = soak_saving_one(&agent, &corpus);
     assert_eq!(code, Some(1), "{out}{err}");
     let entry = livesim::soak::corpus_files(&corpus).unwrap().remove(0);
     let entry = entry.to_str().unwrap();

@@ -145,7 +145,7 @@ impl fmt::Display for Kept {
         // A shrunk entry replays a smaller case than the seed did; the seed
         // as found is worth its line whether the entry is new or was kept
         // by an earlier soak.
-        if matches!(self.saved, Saved::New(_) | Saved::Already(_)) && entry.shrunk.is_some() {
+        if self.path().is_some() && entry.shrunk.is_some() {
             write!(f, "  the seed as found: {}", self.found.replay)?;
         }
         Ok(())

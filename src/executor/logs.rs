@@ -23,13 +23,15 @@ use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::registry::LookupSpan;
 
-use super::context;
 use super::fold::{FoldLayer, SCHEDULING_TARGET, show_scheduling};
-use super::trace::format_time;
-use crate::wire::scrub_known;
+use super::log_line;
+use crate::wire::known_scrubbed;
 
 /// A `tracing-subscriber` event format that stamps each line with the
 /// virtual time, the seed and the lane (or `t=-` outside a simulation).
+/// It writes the fields itself, as `tracing-subscriber`'s default format
+/// does (the message, then `name=value`), whatever field format the layer
+/// has, and escapes terminal control characters in the line.
 ///
 /// ```
 /// use livesim::executor::logs::SimFormat;
@@ -50,7 +52,7 @@ where
 {
     fn format_event(
         &self,
-        ctx: &FmtContext<'_, S, N>,
+        _ctx: &FmtContext<'_, S, N>,
         mut writer: Writer<'_>,
         event: &Event<'_>,
     ) -> fmt::Result {
@@ -58,17 +60,8 @@ where
         // and secret-shaped text before it is written: a dependency that
         // logs what it was handed (a handshake, a frame) is scrubbed too.
         let mut line = String::new();
-        let mut buffer = Writer::new(&mut line);
-        match context::with(|c| (c.now(), c.seed, c.label())) {
-            Some((at, seed, label)) => {
-                write!(buffer, "t={} seed={seed} lane={label} ", format_time(at))?
-            }
-            None => write!(buffer, "t=- ")?,
-        }
-        let meta = event.metadata();
-        write!(buffer, "{} {}: ", meta.level(), meta.target())?;
-        ctx.field_format().format_fields(buffer.by_ref(), event)?;
-        writer.write_str(&scrub_known(&line))?;
+        log_line::write(&mut line, event);
+        writer.write_str(&known_scrubbed(&line))?;
         writer.write_char('\n')
     }
 }
@@ -293,6 +286,8 @@ mod tests {
     use std::io::Write as _;
 
     use super::*;
+    use crate::Seed;
+    use crate::executor::Simulation;
 
     fn written(writes: &[&[u8]]) -> (Vec<String>, Vec<u8>) {
         let lines = Arc::new(Mutex::new(Lines::default()));
@@ -334,5 +329,25 @@ mod tests {
         assert_eq!(lines.kept.len(), CAPTURE_LINES);
         assert_eq!(lines.dropped, 3);
         assert_eq!(lines.kept.front().map(String::as_str), Some("3"));
+    }
+
+    #[test]
+    fn a_captured_line_has_its_stamp_and_fields_and_cannot_command_a_terminal() {
+        let capture = Capture::new("livesim_log_line_test=trace");
+        let inside = capture.clone();
+        let value = Simulation::new(Seed::new(7)).run(move || async move {
+            inside.scope(|| {
+                let id = "call\x1b[2J";
+                tracing::info!(target: "livesim_log_line_test", r#type = "tool", %id, "ran \x1b]0;owned\x07 {}", 1);
+            });
+        });
+        value.expect("the run finishes");
+        let (lines, before) = capture.tail(10);
+        assert_eq!(before, 0);
+        assert_eq!(
+            lines,
+            ["t=0.000s seed=0x7 lane=main INFO livesim_log_line_test: \
+                 ran \\x1b]0;owned\\x07 1 type=\"tool\" id=call\\x1b[2J"]
+        );
     }
 }

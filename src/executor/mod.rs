@@ -31,6 +31,8 @@ mod fold;
 mod hash;
 mod lanes;
 #[cfg(feature = "simulation")]
+mod log_line;
+#[cfg(feature = "simulation")]
 #[cfg_attr(docsrs, doc(cfg(feature = "simulation")))]
 pub mod logs;
 #[cfg(feature = "simulation")]

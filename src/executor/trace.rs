@@ -97,7 +97,17 @@ impl fmt::Display for OwnedTraceEntry {
 
 /// Formats a virtual time as seconds with millisecond precision: `12.500s`.
 pub fn format_time(at: Duration) -> String {
-    format!("{}.{:03}s", at.as_secs(), at.subsec_millis())
+    Seconds(at).to_string()
+}
+
+/// A virtual time shown as [`format_time`] shows it, written straight
+/// into a line that has room for it.
+pub(crate) struct Seconds(pub Duration);
+
+impl fmt::Display for Seconds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{:03}s", self.0.as_secs(), self.0.subsec_millis())
+    }
 }
 
 /// Formats `args` onto `text`; a text without arguments (`record("tick")`,

@@ -59,8 +59,15 @@ impl EventBus {
     }
 
     fn deliver(&self, event: LiveEvent, stored_at: Option<Position>) {
-        crate::record!("{event}");
-        tracing::debug!(target: "livesim::session", lane = %event.lane(), "{event}");
+        // An event is shown once: a run whose log keeps debug lines (a
+        // soak's resuming runs keep all of them) logs the text it traced.
+        if tracing::enabled!(target: "livesim::session::events", tracing::Level::DEBUG) {
+            let shown = event.to_string();
+            crate::executor::record(&shown);
+            tracing::debug!(target: "livesim::session::events", lane = %event.lane(), "{shown}");
+        } else {
+            crate::record!("{event}");
+        }
         for callback in &self.callbacks {
             callback(&event);
         }

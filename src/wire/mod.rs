@@ -63,9 +63,9 @@ pub use open_enum::{
     VadSignalType, VoiceActivityType,
 };
 pub use redact::{REDACTED, REDACTED_TOKEN, Redactor, clip, redact_url, scrub_builtin};
-#[cfg(feature = "simulation")]
-pub(crate) use secret::scrub_known;
 pub use secret::{Secret, known_secrets, remember};
+#[cfg(feature = "simulation")]
+pub(crate) use secret::{known_scrubbed, scrub_known};
 pub use server::{
     GoAway, InBandError, ServerMessage, SessionResumptionUpdate, SetupComplete, VoiceActivity,
     VoiceActivityDetectionSignal,

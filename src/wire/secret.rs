@@ -79,12 +79,19 @@ pub fn known_secrets() -> Redactor {
 }
 
 /// `text` scrubbed of every remembered secret and of secret-shaped text,
-/// without copying the redactor (for log lines).
+/// without copying the redactor.
 #[cfg(feature = "simulation")]
 pub(crate) fn scrub_known(text: &str) -> String {
+    known_scrubbed(text).into_owned()
+}
+
+/// Like [`scrub_known`], borrowing `text` when there was nothing to scrub
+/// (log lines, most of which hold no secret).
+#[cfg(feature = "simulation")]
+pub(crate) fn known_scrubbed(text: &str) -> std::borrow::Cow<'_, str> {
     let known = KNOWN.read().unwrap_or_else(PoisonError::into_inner);
     match known.as_ref() {
-        Some(redactor) => redactor.scrub(text).into_owned(),
-        None => super::redact::scrub_builtin(text).into_owned(),
+        Some(redactor) => redactor.scrub(text),
+        None => super::redact::scrub_builtin(text),
     }
 }

@@ -1,0 +1,131 @@
+//! One log line as livesim writes it: the stamp (virtual time, seed,
+//! lane), the level and target, the event's fields, made safe to print
+//! on a terminal.
+//!
+//! The fields are written here rather than by `tracing-subscriber`'s
+//! default visitor, which escapes a message character by character as it
+//! writes it: a soak that keeps every log line of a resuming run spent a
+//! tenth of its time there. The line is written whole, then checked for
+//! terminal control characters in one pass and escaped only if it holds
+//! one (the same characters, written the same way, as the default
+//! visitor's escape).
+
+use std::fmt::{self, Write as _};
+
+use tracing::Event;
+use tracing::field::{Field, Visit};
+
+use super::context;
+use super::trace::Seconds;
+
+/// Writes `event` as one line (no newline) onto `line`: the stamp, level,
+/// target and fields, its terminal control characters escaped.
+pub(crate) fn write(line: &mut String, event: &Event<'_>) {
+    let start = line.len();
+    // Writing to a String cannot fail.
+    match context::with(|c| (c.now(), c.seed, c.label())) {
+        Some((at, seed, label)) => {
+            let _ = write!(line, "t={} seed={seed} lane={label} ", Seconds(at));
+        }
+        None => line.push_str("t=- "),
+    }
+    let meta = event.metadata();
+    let _ = write!(line, "{} {}: ", meta.level(), meta.target());
+    event.record(&mut Fields { line, first: true });
+    escape_controls(line, start);
+}
+
+/// Writes an event's fields as `tracing-subscriber` does: the message as
+/// written, every other field as `name=value` (its `Debug` form), one
+/// space between them.
+struct Fields<'a> {
+    line: &'a mut String,
+    first: bool,
+}
+
+impl Fields<'_> {
+    fn space(&mut self) {
+        if !std::mem::take(&mut self.first) {
+            self.line.push(' ');
+        }
+    }
+}
+
+impl Visit for Fields<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if field.name() == "message" {
+            self.space();
+            self.line.push_str(value);
+        } else {
+            self.record_debug(field, &value);
+        }
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        let name = field.name();
+        // Metadata a `log` record carries, already in the stamp.
+        if name.starts_with("log.") {
+            return;
+        }
+        self.space();
+        let _ = match name {
+            "message" => write!(self.line, "{value:?}"),
+            name => {
+                let name = name.strip_prefix("r#").unwrap_or(name);
+                write!(self.line, "{name}={value:?}")
+            }
+        };
+    }
+}
+
+/// Escapes, in `line` from `start` on, the characters a terminal takes
+/// as the start of a command (ESC, BEL, BS, FF, DEL and the C1 controls),
+/// so a logged text cannot recolour, retitle or rewrite the terminal that
+/// shows it.
+fn escape_controls(line: &mut String, start: usize) {
+    // C1 controls are U+0080..=U+009F: 0xC2 then 0x80..=0x9F in UTF-8.
+    let risky = |b: &u8| matches!(b, 0x1b | 0x07 | 0x08 | 0x0c | 0x7f | 0xc2);
+    if !line.as_bytes()[start..].iter().any(risky) {
+        return;
+    }
+    let text = line.split_off(start);
+    for ch in text.chars() {
+        match ch {
+            '\x1b' | '\x07' | '\x08' | '\x0c' | '\x7f' => {
+                let _ = write!(line, "\\x{:02x}", ch as u32);
+            }
+            '\u{80}'..='\u{9f}' => {
+                let _ = write!(line, "\\u{{{:x}}}", ch as u32);
+            }
+            ch => line.push(ch),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn escaped(text: &str) -> String {
+        let mut line = String::from("kept\x1b ");
+        let start = line.len();
+        line.push_str(text);
+        escape_controls(&mut line, start);
+        line
+    }
+
+    #[test]
+    fn terminal_commands_are_escaped_and_the_rest_is_left_alone() {
+        assert_eq!(escaped("plain café ✓"), "kept\x1b plain café ✓");
+        assert_eq!(
+            escaped("\x1b[31mred\x07\x08\x0c\x7f"),
+            "kept\x1b \\x1b[31mred\\x07\\x08\\x0c\\x7f"
+        );
+        assert_eq!(
+            escaped("c1 \u{9b}2J \u{80}"),
+            "kept\x1b c1 \\u{9b}2J \\u{80}"
+        );
+        // Newlines and tabs are not commands: a multi-line event stays one.
+        assert_eq!(escaped("a\nb\tc"), "kept\x1b a\nb\tc");
+    }
+}

@@ -61,6 +61,16 @@ impl Visit for Fields<'_> {
         }
     }
 
+    fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
+        match value.source() {
+            Some(source) => self.record_debug(
+                field,
+                &format_args!("{value} {}.sources={}", field.name(), Sources(source)),
+            ),
+            None => self.record_debug(field, &format_args!("{value}")),
+        }
+    }
+
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
         let name = field.name();
         // Metadata a `log` record carries, already in the stamp.
@@ -75,6 +85,21 @@ impl Visit for Fields<'_> {
                 write!(self.line, "{name}={value:?}")
             }
         };
+    }
+}
+
+/// An error's chain of sources, shown as a list: `[refused, timed out]`.
+struct Sources<'a>(&'a (dyn std::error::Error + 'static));
+
+impl fmt::Display for Sources<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut list = f.debug_list();
+        let mut error = Some(self.0);
+        while let Some(this) = error {
+            list.entry(&format_args!("{this}"));
+            error = this.source();
+        }
+        list.finish()
     }
 }
 

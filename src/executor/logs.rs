@@ -339,6 +339,10 @@ mod tests {
             inside.scope(|| {
                 let id = "call\x1b[2J";
                 tracing::info!(target: "livesim_log_line_test", r#type = "tool", %id, "ran \x1b]0;owned\x07 {}", 1);
+                let refused = io::Error::new(io::ErrorKind::ConnectionRefused, "refused");
+                let failed = io::Error::other(Wrapped(refused));
+                let error: &(dyn std::error::Error + 'static) = &failed;
+                tracing::warn!(target: "livesim_log_line_test", error, "gave up");
             });
         });
         value.expect("the run finishes");
@@ -346,8 +350,28 @@ mod tests {
         assert_eq!(before, 0);
         assert_eq!(
             lines,
-            ["t=0.000s seed=0x7 lane=main INFO livesim_log_line_test: \
-                 ran \\x1b]0;owned\\x07 1 type=\"tool\" id=call\\x1b[2J"]
+            [
+                "t=0.000s seed=0x7 lane=main INFO livesim_log_line_test: \
+                 ran \\x1b]0;owned\\x07 1 type=\"tool\" id=call\\x1b[2J",
+                "t=0.000s seed=0x7 lane=main WARN livesim_log_line_test: \
+                 gave up error=connect failed error.sources=[refused]",
+            ]
         );
+    }
+
+    /// An error whose source is another error.
+    #[derive(Debug)]
+    struct Wrapped(io::Error);
+
+    impl fmt::Display for Wrapped {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("connect failed")
+        }
+    }
+
+    impl std::error::Error for Wrapped {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
     }
 }

@@ -538,7 +538,15 @@ fn run_one(args: RunArgs) -> ExitCode {
         None => say!("{} seed {} | faults: {faults}", soak.name(), args.seed),
     }
     say!("invariants:");
-    let width = run.verdicts.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    // An agent's own invariant may name long tools: its name runs past
+    // the column rather than pad every row (or past what `format!` pads).
+    let width = run
+        .verdicts
+        .iter()
+        .map(|(n, _)| n.len())
+        .max()
+        .unwrap_or(0)
+        .min(48);
     for (name, verdict) in &run.verdicts {
         match verdict {
             Ok(()) => say!("  {name:<width$}  ok"),

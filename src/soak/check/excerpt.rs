@@ -19,6 +19,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use crate::executor::format_time;
+use crate::soak::check::report::column_width;
 use crate::soak::run::record::{ExecutionOutcome, RunRecord, ToolExecution};
 
 /// Calls listed, at most.
@@ -70,8 +71,13 @@ fn end_of(e: &ToolExecution, record: &RunRecord) -> Duration {
     e.finished.unwrap_or(record.virtual_time)
 }
 
+/// The most of a call's name and id an excerpt shows.
+const NAME_SHOWN: usize = 60;
+
+/// `tool(call id)`, cut at [`NAME_SHOWN`] characters.
 fn call_name(e: &ToolExecution) -> String {
-    format!("{}({})", e.tool, e.call_id.as_deref().unwrap_or("no call"))
+    let name = format!("{}({})", e.tool, e.call_id.as_deref().unwrap_or("no call"));
+    short(&name, NAME_SHOWN)
 }
 
 fn short(text: &str, max: usize) -> String {
@@ -106,13 +112,14 @@ fn calls(out: &mut String, record: &RunRecord, named: &[&ToolExecution]) {
         return;
     }
     let _ = writeln!(out, "tool calls (virtual time):");
-    let width = record
-        .executions
-        .iter()
-        .take(CALLS_SHOWN)
-        .map(|e| call_name(e).len())
-        .max()
-        .unwrap_or(0);
+    let width = column_width(
+        record
+            .executions
+            .iter()
+            .take(CALLS_SHOWN)
+            .map(|e| call_name(e).chars().count()),
+        0,
+    );
     for e in record.executions.iter().take(CALLS_SHOWN) {
         let end = match e.finished {
             Some(at) => format_time(at),
@@ -284,5 +291,29 @@ mod tests {
         assert!(names_word("call-1", "call-1"));
         assert!(!names_word("call-12 and call-10", "call-1"));
         assert!(!names_word("recall-1", "call-1"));
+    }
+
+    /// A corpus entry may carry a call id of any length (a damaged or
+    /// hostile file): the excerpt cuts it, and pads to a bounded column
+    /// (`format!` panics past a width of 65,535).
+    #[test]
+    fn a_call_id_of_any_length_is_cut_and_padded_to_a_bounded_column() {
+        let e = ToolExecution {
+            call_id: Some("a".repeat(70_000)),
+            tool: "get_weather".to_string(),
+            args: serde_json::Value::Null,
+            started: Duration::ZERO,
+            finished: None,
+            outcome: ExecutionOutcome::Unfinished,
+        };
+        let name = call_name(&e);
+        assert_eq!(name.chars().count(), NAME_SHOWN + 1);
+        assert!(
+            name.starts_with("get_weather(aaa") && name.ends_with('…'),
+            "{name}"
+        );
+        let width = column_width([name.chars().count(), 70_000], 0);
+        assert!(width <= 48, "{width}");
+        assert_eq!(format!("{:<width$}|", "x").len(), width + 1);
     }
 }

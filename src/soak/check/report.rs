@@ -449,6 +449,21 @@ impl Summary {
     }
 }
 
+/// The widest column a table pads its names to: a longer name (an agent's
+/// own invariant over long tool names) runs past its column instead of
+/// widening every row, and a width stays far inside what `format!` can pad
+/// to (65,535) whatever a file named.
+const WIDEST_COLUMN: usize = 48;
+
+/// The width to pad a column of names of `widths` to: the widest, at least
+/// `least`, at most [`WIDEST_COLUMN`].
+pub(crate) fn column_width(widths: impl IntoIterator<Item = usize>, least: usize) -> usize {
+    widths
+        .into_iter()
+        .fold(least, usize::max)
+        .min(WIDEST_COLUMN)
+}
+
 fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
@@ -479,7 +494,7 @@ impl fmt::Display for Summary {
             self.jobs,
             if self.jobs == 1 { "" } else { "s" },
         )?;
-        let width = names.iter().map(|n| n.len()).max().unwrap_or(5).max(5);
+        let width = column_width(names.iter().map(|n| n.len()), 5);
         writeln!(
             f,
             "  {:<width$}  {:>9}  {:>8}  {:>6}  {:>10}  {:>9}  {:>8}",

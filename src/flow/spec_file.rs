@@ -197,8 +197,8 @@ impl Spec {
     pub fn read(path: impl AsRef<Path>) -> Result<Spec, SpecFileError> {
         let path = path.as_ref();
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| SpecFileError::plain(&origin, format!("cannot read it: {e}")))?;
+        let text = crate::jsonl::read_text(path)
+            .map_err(|problem| SpecFileError::plain(&origin, problem))?;
         Spec::from_json(&text, &origin)
     }
 

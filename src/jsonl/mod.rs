@@ -29,6 +29,7 @@ mod decoder;
 mod file;
 mod header;
 mod strict;
+mod text;
 
 pub use append::LineAppender;
 pub use decoder::{JsonlDecoder, TornLine};
@@ -39,3 +40,4 @@ pub(crate) use strict::did_you_mean;
 #[cfg(feature = "simulation")]
 pub(crate) use strict::duplicate_key_at;
 pub use strict::{bom, duplicate_key, explain, nearest};
+pub(crate) use text::{not_utf8, read_text};

@@ -202,11 +202,11 @@ impl Scenario {
     pub fn read(path: impl AsRef<Path>) -> Result<Scenario, ScenarioFileError> {
         let path = path.as_ref();
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioFileError {
+        let text = crate::jsonl::read_text(path).map_err(|problem| ScenarioFileError {
             file: origin.clone(),
             position: None,
             path: None,
-            problem: format!("cannot read it: {e}"),
+            problem,
         })?;
         Scenario::from_json(&text, &origin)
     }

@@ -629,11 +629,16 @@ impl ScriptedServer {
     /// Reads a script file.
     pub fn load(path: impl AsRef<Path>) -> Result<Self, ScriptError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| ScriptError::Io {
-            path: path.display().to_string(),
+        let origin = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|source| ScriptError::Io {
+            path: origin.clone(),
             source,
         })?;
-        Self::from_json_str(&text, &path.display().to_string())
+        let text = String::from_utf8(bytes).map_err(|e| ScriptError::Invalid {
+            origin: origin.clone(),
+            message: crate::jsonl::not_utf8(e.as_bytes(), e.utf8_error()),
+        })?;
+        Self::from_json_str(&text, &origin)
     }
 
     /// Writes the script to a file, pretty-printed.

@@ -288,6 +288,37 @@ fn a_folder_without_an_agent_file_says_so() {
     assert!(err.contains("cannot read it"), "{err}");
 }
 
+/// A file saved in another encoding (or damaged) is refused at the first
+/// byte that is not UTF-8, by line, column and offset: the agent file, and
+/// the spec it names.
+#[test]
+fn a_file_that_is_not_utf8_is_refused_where_it_stops_being_utf8() {
+    let dir = std::env::temp_dir().join(format!("livesim-agent-{}-latin1", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // "é" in Latin-1 on the second line.
+    let mut latin1 = format!("{{\"v\": 1, {LINES},\n \"instruction\": \"caf\"}}").into_bytes();
+    let at = latin1.iter().rposition(|&b| b == b'f').unwrap() + 1;
+    latin1.insert(at, 0xe9);
+    std::fs::write(dir.join("agent.json"), &latin1).unwrap();
+    let err = Agent::load(&dir).unwrap_err().to_string();
+    let file = dir.join("agent.json").display().to_string();
+    assert_eq!(
+        err,
+        format!("{file}: line 2, column 21 (byte {at}): 0xe9 is not UTF-8; save the file as UTF-8")
+    );
+    let text = format!("{{\"v\": 1, {LINES}, \"spec\": \"s.spec.json\"}}");
+    std::fs::write(dir.join("agent.json"), text).unwrap();
+    std::fs::write(dir.join("s.spec.json"), b"{\xff}").unwrap();
+    let err = Agent::load(&dir).unwrap_err().to_string();
+    assert!(
+        err.ends_with(
+            "s.spec.json: line 1, column 2 (byte 1): 0xff is not UTF-8; save the file as UTF-8"
+        ),
+        "{err}"
+    );
+}
+
 /// A normal build refuses the planted bug's switch, saying why.
 #[cfg(not(feature = "planted-bug"))]
 #[test]

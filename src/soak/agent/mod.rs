@@ -319,8 +319,8 @@ impl Agent {
         let dir = dir.as_ref();
         let file = dir.join("agent.json");
         let origin = file.display().to_string();
-        let text = std::fs::read_to_string(&file)
-            .map_err(|e| AgentFileError::plain(&origin, format!("cannot read it: {e}")))?;
+        let text = crate::jsonl::read_text(&file)
+            .map_err(|problem| AgentFileError::plain(&origin, problem))?;
         let name = dir
             .canonicalize()
             .unwrap_or_else(|_| dir.to_path_buf())
@@ -347,9 +347,8 @@ impl Agent {
         } = decoded;
         if let Some(file) = spec_file {
             // Read once: livesim's reader and the soak's own both take the text.
-            let text = std::fs::read_to_string(&file).map_err(|e| {
-                AgentFileError::plain(file.display(), format!("cannot read it: {e}"))
-            })?;
+            let text = crate::jsonl::read_text(&file)
+                .map_err(|problem| AgentFileError::plain(file.display(), problem))?;
             let spec = Spec::from_json(&text, &file.display().to_string()).map_err(|e| {
                 AgentFileError {
                     file: e.file,

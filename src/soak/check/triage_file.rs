@@ -88,12 +88,12 @@ impl Triage {
     pub fn load(path: impl AsRef<Path>) -> Result<Self, AgentFileError> {
         let path = path.as_ref();
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = crate::jsonl::read_text(path).map_err(|problem| {
             AgentFileError::plain(
                 &origin,
                 format!(
-                    "cannot read it ({e}); a triage file is what `livesim sim soak --triage \
-                     FILE` writes"
+                    "{problem} (a triage file is what `livesim sim soak --triage FILE` \
+                     writes)"
                 ),
             )
         })?;
@@ -303,7 +303,9 @@ mod tests {
         }
         let missing = Triage::load("no/such/triage.json").unwrap_err().to_string();
         assert!(
-            missing.starts_with("no/such/triage.json: cannot read it ("),
+            missing.starts_with("no/such/triage.json: cannot read it: ")
+                && missing
+                    .ends_with("(a triage file is what `livesim sim soak --triage FILE` writes)"),
             "{missing}"
         );
     }

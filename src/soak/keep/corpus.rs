@@ -180,8 +180,8 @@ impl CorpusEntry {
     pub fn load(path: impl AsRef<Path>) -> Result<Self, AgentFileError> {
         let path = path.as_ref();
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| AgentFileError::plain(&origin, format!("cannot read it: {e}")))?;
+        let text = crate::jsonl::read_text(path)
+            .map_err(|problem| AgentFileError::plain(&origin, problem))?;
         Self::from_json_str(&text, &origin)
     }
 

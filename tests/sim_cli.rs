@@ -505,6 +505,23 @@ fn passk_plays_one_conversation_under_many_seeds() {
         "{one}"
     );
     assert!(one.contains(&format!("replay: livesim {replay}")), "{one}");
+    // An entry whose agent is gone is named with it.
+    let renamed = agent.parent().unwrap().join("renamed.json");
+    let text = std::fs::read_to_string(entry).unwrap();
+    let text = text.replacen("\"agent\": \"weather\"", "\"agent\": \"wether\"", 1);
+    assert!(text.contains("wether"), "{text}");
+    std::fs::write(&renamed, text).unwrap();
+    let renamed = renamed.to_str().unwrap();
+    let (code, _, err) = livesim_in(&repo(), &["sim", "passk", renamed, "--seeds", "2"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "livesim sim passk: {renamed}: its agent `wether` cannot be used (no agent \"wether\""
+        )) && err
+            .trim_end()
+            .ends_with("name the agent to replay it against with --agent"),
+        "{err}"
+    );
     // A script is someone's conversation: --agent says whose.
     let script = agent.parent().unwrap().join("conversation.json");
     let (code, _, err) = livesim_in(

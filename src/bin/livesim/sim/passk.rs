@@ -61,9 +61,18 @@ fn conversation(args: &PassKArgs) -> Result<(Agent, Case), String> {
         .is_ok_and(|v| v.get("regression").is_some());
     if is_entry {
         let entry = CorpusEntry::from_json_str(&text, &origin).map_err(|e| e.to_string())?;
-        let name = args.agent.as_deref().unwrap_or(&entry.agent);
-        let agent = find_agent(name)?.agents.remove(0);
-        return Ok((agent, entry.case));
+        let mut agents = match args.agent.as_deref() {
+            Some(name) => find_agent(name)?,
+            // The entry named it: say which entry.
+            None => find_agent(&entry.agent).map_err(|e| {
+                format!(
+                    "{origin}: its agent `{}` cannot be used ({e}); name the agent to replay \
+                     it against with --agent",
+                    entry.agent
+                )
+            })?,
+        };
+        return Ok((agents.agents.remove(0), entry.case));
     }
     let script = ScriptedServer::from_json_str(&text, &origin).map_err(|e| e.to_string())?;
     let Some(name) = args.agent.as_deref() else {

@@ -28,6 +28,7 @@ mod append;
 mod decoder;
 mod file;
 mod header;
+mod object;
 mod strict;
 mod text;
 
@@ -36,6 +37,7 @@ pub use decoder::{JsonlDecoder, TornLine};
 pub(crate) use file::drain_with;
 pub use file::{JsonlError, Parsed, parse_bytes, read_file, read_from};
 pub use header::{FileHeader, parse_versioned, parse_versioned_with};
+pub(crate) use object::{Fields, from_object};
 pub(crate) use strict::did_you_mean;
 #[cfg(feature = "simulation")]
 pub(crate) use strict::duplicate_key_at;

@@ -82,6 +82,19 @@ impl JournalFile {
 
     /// Decodes journal bytes; `origin` names them in errors.
     pub fn parse(origin: &str, bytes: &[u8]) -> Result<JournalFile, JournalFileError> {
+        // Every journal livesim writes starts with its header, even one
+        // of a session that wrote nothing: an empty file is something
+        // else (a path mixed up, a copy that failed).
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Err(JournalFileError {
+                file: origin.to_string(),
+                line: None,
+                problem: format!(
+                    "holds nothing: a state journal starts with its header line \
+                     {{\"v\":{JOURNAL_VERSION},\"kind\":\"{JOURNAL_KIND}\"}}"
+                ),
+            });
+        }
         let mut entries = Vec::new();
         let torn = parse_versioned_with(
             origin,

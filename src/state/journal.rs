@@ -31,7 +31,7 @@ pub const JOURNAL_VERSION: u32 = 1;
 /// One write to the session state. Unknown keys are refused when a
 /// journal is read (a typo'd `removd` would otherwise read as a write).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct StateMutation {
     /// Position in the journal: 1 for the first write, strictly increasing.
     pub seq: u64,
@@ -44,6 +44,27 @@ pub struct StateMutation {
     /// Whether this write removed the key.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub removed: bool,
+}
+
+// Read from an object only, never from an array of its fields.
+impl<'de> Deserialize<'de> for StateMutation {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        crate::jsonl::from_object(deserializer)
+    }
+}
+
+impl<'de> crate::jsonl::Fields<'de> for StateMutation {
+    const WHAT: &'static str = "a journal entry";
+
+    fn fields<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        StateMutation::deserialize(deserializer)
+    }
+}
+
+impl Serialize for StateMutation {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        StateMutation::serialize(self, serializer)
+    }
 }
 
 /// Where journal entries go. Called in sequence order, one call per write.

@@ -13,7 +13,7 @@ pub const LLM_CALL: &str = "llm";
 /// refused when a tape is read (a typo'd `outptu` would otherwise replay
 /// as a call that returned nothing).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct TapeEntry {
     /// [`LLM_CALL`] or `resolver:<name>`.
     pub kind: String,
@@ -25,6 +25,27 @@ pub struct TapeEntry {
     /// How it failed, when it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<Value>,
+}
+
+// Read from an object only, never from an array of its fields.
+impl<'de> Deserialize<'de> for TapeEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        crate::jsonl::from_object(deserializer)
+    }
+}
+
+impl<'de> crate::jsonl::Fields<'de> for TapeEntry {
+    const WHAT: &'static str = "a tape entry";
+
+    fn fields<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        TapeEntry::deserialize(deserializer)
+    }
+}
+
+impl Serialize for TapeEntry {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        TapeEntry::serialize(self, serializer)
+    }
 }
 
 impl TapeEntry {

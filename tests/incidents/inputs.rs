@@ -207,6 +207,31 @@ fn a_line_that_is_not_a_journal_entry_is_named_with_its_line() {
         "0",
     ]));
     assert!(err.contains("g.jsonl:1: not a journal entry"), "{err}");
+    // An entry's fields as an array, in order, are not an entry: serde
+    // would read them by position.
+    let mut text = jsonl(&incident_lines()[..2]);
+    text.push_str("[3, \"flow:active\", [\"book\"], 1767225600011, false]\n");
+    let journal = write(&dir, "array.journal.jsonl", &text);
+    let err = stderr_of(livesim(&["session", "scenario", &arg(&journal)]));
+    assert!(
+        err.contains("array.journal.jsonl:3: not a journal entry")
+            && err.contains("invalid type: sequence, expected a journal entry, a JSON object"),
+        "{err}"
+    );
+    // A file with nothing in it is not a journal (every journal starts
+    // with its header line).
+    for (name, text) in [("empty.jsonl", ""), ("blank.jsonl", "\n  \n")] {
+        let journal = write(&dir, name, text);
+        let err = stderr_of(livesim(&["session", "scenario", &arg(&journal)]));
+        assert_eq!(
+            err.trim_end(),
+            format!(
+                "livesim session scenario: {}: holds nothing: a state journal starts with its \
+                 header line {{\"v\":1,\"kind\":\"journal\"}}",
+                journal.display()
+            )
+        );
+    }
 }
 
 #[test]

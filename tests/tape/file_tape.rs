@@ -162,6 +162,21 @@ fn a_line_that_is_json_but_not_an_entry_is_a_bad_line() {
     let err = FileTape::open(file.path()).unwrap_err();
     assert!(matches!(err, TapeError::BadLine { line: 3, .. }), "{err:?}");
     assert!(err.to_string().contains("missing field `input`"), "{err}");
+    // An entry's fields as an array, in order, are not an entry.
+    file.write(
+        &[
+            line(&entry(1)),
+            b"[\"llm\", {\"q\": 1}, {\"a\": 2}, null]\n".to_vec(),
+        ]
+        .concat(),
+    );
+    let err = FileTape::open(file.path()).unwrap_err();
+    assert!(matches!(err, TapeError::BadLine { line: 2, .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("invalid type: sequence, expected a tape entry, a JSON object"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -34,7 +34,7 @@ impl SpecFileError {
             text.push_str(&format!(":{line}:{column}"));
         }
         if let Some(path) = &self.path {
-            text.push_str(&format!(": at {path}"));
+            text.push_str(&format!(": at {}", crate::jsonl::shown(path)));
         }
         text.push_str(&format!(": {}", self.problem));
         text

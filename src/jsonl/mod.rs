@@ -38,8 +38,8 @@ pub(crate) use file::drain_with;
 pub use file::{JsonlError, Parsed, parse_bytes, read_file, read_from};
 pub use header::{FileHeader, parse_versioned, parse_versioned_with};
 pub(crate) use object::{Fields, from_object};
-pub(crate) use strict::did_you_mean;
 #[cfg(feature = "simulation")]
 pub(crate) use strict::duplicate_key_at;
 pub use strict::{bom, duplicate_key, explain, nearest};
+pub(crate) use strict::{did_you_mean, shown};
 pub(crate) use text::{not_utf8, read_text};

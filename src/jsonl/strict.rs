@@ -152,8 +152,11 @@ fn explain_message(
         };
         let valid: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
         let expected = expected.trim_start_matches(", ").trim();
-        let mut out = format!("unknown {what} `{word}`");
-        if let Some(place) = where_is(text, word, position) {
+        // A name holding a control character is shown escaped (it would
+        // act on the terminal, or split the line); its raw text holds it
+        // escaped too, so where serde stopped places it instead.
+        let mut out = format!("unknown {what} `{}`", shown(word));
+        if let Some(place) = where_is(text, word, position).or(position) {
             out.push_str(&at(place));
         }
         out.push_str(&did_you_mean(word, &valid));
@@ -166,6 +169,25 @@ fn explain_message(
         Some(place) => format!("{message}{}", at(place)),
         None => message.to_string(),
     }
+}
+
+/// A name from a file as an error shows it: control characters (ESC, NUL,
+/// a newline) written as `\u{1b}`, so they neither act on the terminal
+/// nor split the message.
+pub(crate) fn shown(name: &str) -> std::borrow::Cow<'_, str> {
+    if !name.chars().any(char::is_control) {
+        return name.into();
+    }
+    name.chars()
+        .map(|c| {
+            if c.is_control() {
+                format!("\\u{{{:x}}}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
 }
 
 /// Where `"word"` starts in `text`: the last occurrence before the
@@ -307,6 +329,21 @@ mod tests {
         assert_eq!(
             explain_message("", "missing field `v`", Some((1, 2)), false),
             "missing field `v` at line 1, column 2"
+        );
+        // A name with a control character, written escaped in the file:
+        // shown escaped, and placed where serde stopped (the key's end).
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Pause {
+            pause_ms: u64,
+        }
+        let text = "{\n  \"\\u001bpause_ms\": 5}";
+        let error = serde_json::from_str::<Pause>(text).unwrap_err();
+        assert_eq!(
+            explain(text, &error),
+            "unknown key `\\u{1b}pause_ms` at line 2, column 18; did you mean `pause_ms`? \
+             (expected `pause_ms`)"
         );
         assert!(bom(b"\xEF\xBB\xBF{}").unwrap().contains("byte-order mark"));
         assert!(bom(b"{}").is_none());

@@ -80,7 +80,7 @@ impl ScenarioFileError {
             text.push_str(&format!(":{line}:{column}"));
         }
         if let Some(path) = &self.path {
-            text.push_str(&format!(": at {path}"));
+            text.push_str(&format!(": at {}", crate::jsonl::shown(path)));
         }
         text
     }

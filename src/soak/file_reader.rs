@@ -33,7 +33,7 @@ impl AgentFileError {
             text.push_str(&format!(":{line}:{column}"));
         }
         if let Some(path) = &self.path {
-            text.push_str(&format!(": at {path}"));
+            text.push_str(&format!(": at {}", crate::jsonl::shown(path)));
         }
         text.push_str(&format!(": {}", self.problem));
         text
@@ -275,7 +275,7 @@ impl<'a> Fields<'a> {
 
 /// The message for a key that is not one of `keys`.
 pub(crate) fn unknown_key(key: &str, what: &str, keys: &[&str]) -> String {
-    let mut message = format!("unknown key `{key}` in {what}");
+    let mut message = format!("unknown key `{}` in {what}", crate::jsonl::shown(key));
     message.push_str(&crate::jsonl::did_you_mean(key, keys));
     message.push_str(&format!(" (valid keys: {})", keys.join(", ")));
     message

@@ -884,7 +884,11 @@ fn a_damaged_baseline_is_an_error_naming_the_file() {
     ];
     let (code, _, err) = livesim_in(&repo(), &args);
     assert_eq!(code, Some(2));
-    assert!(err.contains("none.json: cannot read it ("), "{err}");
+    assert!(
+        err.contains("none.json: cannot read it: ")
+            && err.contains("(a triage file is what `livesim sim soak --triage FILE` writes)"),
+        "{err}"
+    );
 }
 
 /// An entry naming a check its agent does not run (a typo, an entry moved

@@ -4,8 +4,8 @@
 //!
 //! The fields are written here rather than by `tracing-subscriber`'s
 //! default visitor, which escapes a message character by character as it
-//! writes it: a soak that keeps every log line of a resuming run spent a
-//! tenth of its time there. The line is written whole, then checked for
+//! writes it: a soak that keeps every log line of a resuming run spent
+//! about a twentieth of its instructions there. The line is written whole, then checked for
 //! terminal control characters in one pass and escaped only if it holds
 //! one (the same characters, written the same way, as the default
 //! visitor's escape).

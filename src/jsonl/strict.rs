@@ -154,9 +154,12 @@ fn explain_message(
         let expected = expected.trim_start_matches(", ").trim();
         // A name holding a control character is shown escaped (it would
         // act on the terminal, or split the line); its raw text holds it
-        // escaped too, so where serde stopped places it instead.
+        // escaped too, so it is found back from where serde stopped.
         let mut out = format!("unknown {what} `{}`", shown(word));
-        if let Some(place) = where_is(text, word, position).or(position) {
+        let found = where_is(text, word, position)
+            .or_else(|| position.and_then(|stopped| string_before(text, stopped)))
+            .or(position);
+        if let Some(place) = found {
             out.push_str(&at(place));
         }
         out.push_str(&did_you_mean(word, &valid));
@@ -202,6 +205,31 @@ fn where_is(text: &str, word: &str, stopped: Option<(usize, usize)>) -> Option<(
         None => text.find(&quoted),
     }?;
     let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    Some((line, before[line_start..].chars().count() + 1))
+}
+
+/// Where the JSON string that ends just before `stopped` (serde's
+/// position after a key) starts: its opening quote, found back past any
+/// escaped quote inside it.
+fn string_before(text: &str, stopped: (usize, usize)) -> Option<(usize, usize)> {
+    let end = offset_of(text, stopped.0, stopped.1)?;
+    let bytes = text.as_bytes();
+    let close = bytes[..end].iter().rposition(|&b| b == b'"')?;
+    let mut at = close;
+    let open = loop {
+        at = bytes[..at].iter().rposition(|&b| b == b'"')?;
+        let backslashes = bytes[..at]
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b'\\')
+            .count();
+        if backslashes % 2 == 0 {
+            break at;
+        }
+    };
+    let before = &text[..open];
     let line = before.matches('\n').count() + 1;
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     Some((line, before[line_start..].chars().count() + 1))
@@ -331,7 +359,7 @@ mod tests {
             "missing field `v` at line 1, column 2"
         );
         // A name with a control character, written escaped in the file:
-        // shown escaped, and placed where serde stopped (the key's end).
+        // shown escaped, and placed at its opening quote.
         #[derive(Debug, serde::Deserialize)]
         #[serde(deny_unknown_fields)]
         #[allow(dead_code)]
@@ -342,8 +370,16 @@ mod tests {
         let error = serde_json::from_str::<Pause>(text).unwrap_err();
         assert_eq!(
             explain(text, &error),
-            "unknown key `\\u{1b}pause_ms` at line 2, column 18; did you mean `pause_ms`? \
+            "unknown key `\\u{1b}pause_ms` at line 2, column 3; did you mean `pause_ms`? \
              (expected `pause_ms`)"
+        );
+        // An escaped quote inside the name does not end it early.
+        let text = "{\"pause_ms\": 1, \"x\\\"\\u0007\": 5}";
+        let error = serde_json::from_str::<Pause>(text).unwrap_err();
+        assert!(
+            explain(text, &error).starts_with("unknown key `x\"\\u{7}` at line 1, column 17 "),
+            "{}",
+            explain(text, &error)
         );
         assert!(bom(b"\xEF\xBB\xBF{}").unwrap().contains("byte-order mark"));
         assert!(bom(b"{}").is_none());

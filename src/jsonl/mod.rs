@@ -37,7 +37,7 @@ pub use decoder::{JsonlDecoder, TornLine};
 pub(crate) use file::drain_with;
 pub use file::{JsonlError, Parsed, parse_bytes, read_file, read_from};
 pub use header::{FileHeader, parse_versioned, parse_versioned_with};
-pub(crate) use object::{Fields, from_object};
+pub(crate) use object::{Fields, from_object, object_record};
 #[cfg(feature = "simulation")]
 pub(crate) use strict::duplicate_key_at;
 pub use strict::{bom, duplicate_key, explain, nearest};

@@ -6,9 +6,9 @@
 //! and a damaged or hand-made line that happens to take that form would be
 //! read with its values matched to fields by position. A record type opts
 //! out with `#[serde(remote = "Self")]` on its derive, which turns the
-//! derived code into inherent functions, and then implements
-//! `Deserialize` with [`from_object`] (and `Serialize` by calling its
-//! inherent `serialize`).
+//! derived code into inherent functions, and [`object_record!`], which
+//! implements `Deserialize` with [`from_object`] and `Serialize` with the
+//! derived code.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -49,3 +49,34 @@ where
 
     deserializer.deserialize_map(Object(PhantomData))
 }
+
+/// Implements `Deserialize` (from an object only, through [`from_object`])
+/// and `Serialize` for a record whose derives carry
+/// `#[serde(remote = "Self")]`; `$what` names it in errors (`"a journal
+/// entry"`).
+macro_rules! object_record {
+    ($record:ty, $what:literal) => {
+        impl<'de> serde::Deserialize<'de> for $record {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                $crate::jsonl::from_object(deserializer)
+            }
+        }
+
+        impl<'de> $crate::jsonl::Fields<'de> for $record {
+            const WHAT: &'static str = $what;
+
+            fn fields<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                // The derived code: inherent functions come before the
+                // trait's.
+                <$record>::deserialize(deserializer)
+            }
+        }
+
+        impl serde::Serialize for $record {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                <$record>::serialize(self, serializer)
+            }
+        }
+    };
+}
+pub(crate) use object_record;

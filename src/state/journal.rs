@@ -47,25 +47,7 @@ pub struct StateMutation {
 }
 
 // Read from an object only, never from an array of its fields.
-impl<'de> Deserialize<'de> for StateMutation {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        crate::jsonl::from_object(deserializer)
-    }
-}
-
-impl<'de> crate::jsonl::Fields<'de> for StateMutation {
-    const WHAT: &'static str = "a journal entry";
-
-    fn fields<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        StateMutation::deserialize(deserializer)
-    }
-}
-
-impl Serialize for StateMutation {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        StateMutation::serialize(self, serializer)
-    }
-}
+crate::jsonl::object_record!(StateMutation, "a journal entry");
 
 /// Where journal entries go. Called in sequence order, one call per write.
 pub trait JournalSink: Send + Sync {

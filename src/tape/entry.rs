@@ -28,25 +28,7 @@ pub struct TapeEntry {
 }
 
 // Read from an object only, never from an array of its fields.
-impl<'de> Deserialize<'de> for TapeEntry {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        crate::jsonl::from_object(deserializer)
-    }
-}
-
-impl<'de> crate::jsonl::Fields<'de> for TapeEntry {
-    const WHAT: &'static str = "a tape entry";
-
-    fn fields<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        TapeEntry::deserialize(deserializer)
-    }
-}
-
-impl Serialize for TapeEntry {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        TapeEntry::serialize(self, serializer)
-    }
-}
+crate::jsonl::object_record!(TapeEntry, "a tape entry");
 
 impl TapeEntry {
     /// A successful call.

@@ -1,6 +1,6 @@
 //! One log line as livesim writes it: the stamp (virtual time, seed,
-//! lane), the level and target, the event's fields, made safe to print
-//! on a terminal.
+//! lane), the level and target, the event's fields, scrubbed of secrets
+//! and made safe to print on a terminal.
 //!
 //! The fields are written here rather than by `tracing-subscriber`'s
 //! default visitor, which escapes a message character by character as it
@@ -10,6 +10,7 @@
 //! one (the same characters, written the same way, as the default
 //! visitor's escape).
 
+use std::borrow::Cow;
 use std::fmt::{self, Write as _};
 
 use tracing::Event;
@@ -17,9 +18,13 @@ use tracing::field::{Field, Visit};
 
 use super::context;
 use super::trace::Seconds;
+use crate::wire::known_scrubbed;
 
 /// Writes `event` as one line (no newline) onto `line`: the stamp, level,
-/// target and fields, its terminal control characters escaped.
+/// target and fields, scrubbed of every remembered secret and
+/// secret-shaped text (a dependency that logs what it was handed, a
+/// handshake or a frame, is scrubbed too), its terminal control characters
+/// escaped.
 pub(crate) fn write(line: &mut String, event: &Event<'_>) {
     let start = line.len();
     // Writing to a String cannot fail.
@@ -32,6 +37,12 @@ pub(crate) fn write(line: &mut String, event: &Event<'_>) {
     let meta = event.metadata();
     let _ = write!(line, "{} {}: ", meta.level(), meta.target());
     event.record(&mut Fields { line, first: true });
+    // Scrubbed before it is escaped: a secret is remembered as it was
+    // given, not as the escape writes it.
+    if let Cow::Owned(scrubbed) = known_scrubbed(&line[start..]) {
+        line.truncate(start);
+        line.push_str(&scrubbed);
+    }
     escape_controls(line, start);
 }
 

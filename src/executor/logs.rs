@@ -25,7 +25,6 @@ use tracing_subscriber::registry::LookupSpan;
 
 use super::fold::{FoldLayer, SCHEDULING_TARGET, show_scheduling};
 use super::log_line;
-use crate::wire::known_scrubbed;
 
 /// A `tracing-subscriber` event format that stamps each line with the
 /// virtual time, the seed and the lane (or `t=-` outside a simulation).
@@ -56,12 +55,11 @@ where
         mut writer: Writer<'_>,
         event: &Event<'_>,
     ) -> fmt::Result {
-        // The line is built whole, then scrubbed of every remembered secret
-        // and secret-shaped text before it is written: a dependency that
-        // logs what it was handed (a handshake, a frame) is scrubbed too.
+        // The line is built whole, scrubbed and escaped before any of it
+        // is written.
         let mut line = String::new();
         log_line::write(&mut line, event);
-        writer.write_str(&known_scrubbed(&line))?;
+        writer.write_str(&line)?;
         writer.write_char('\n')
     }
 }

@@ -137,6 +137,9 @@ fn explain_message(
     in_line: bool,
 ) -> String {
     let at = |(line, column): (usize, usize)| {
+        // serde says column 0 for a value refused before its first
+        // character was read: it starts at column 1.
+        let column = column.max(1);
         if in_line {
             format!(" at column {column}")
         } else {

@@ -88,7 +88,7 @@ pub enum Action {
 
 /// A `sessionResumptionUpdate` a script sends.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct ResumptionUpdate {
     /// The new handle (any string the script picks; a later `reconnect`
     /// names it). Absent: an update without a handle.
@@ -111,13 +111,16 @@ pub struct ResumptionUpdate {
     pub behind: usize,
 }
 
+// Read from an object only, never from an array of its fields.
+crate::jsonl::object_record!(ResumptionUpdate, "a resumption update");
+
 fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
 /// What the next connection of a script must open with.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct Reconnect {
     /// The handle its setup must resume; absent: a setup without a handle
     /// (a fresh session).
@@ -125,13 +128,16 @@ pub struct Reconnect {
     pub handle: Option<String>,
 }
 
+// Read from an object only, never from an array of its fields.
+crate::jsonl::object_record!(Reconnect, "a reconnect");
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
 
 /// A tool call a script makes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct Call {
     /// The call's id (`call-1`, `call-2`, … from the builder methods).
     pub id: String,
@@ -146,6 +152,9 @@ pub struct Call {
     pub wait: bool,
 }
 
+// Read from an object only, never from an array of its fields.
+crate::jsonl::object_record!(Call, "a tool call");
+
 fn waits() -> bool {
     true
 }
@@ -156,7 +165,7 @@ fn is_true(b: &bool) -> bool {
 
 /// How a script closes the connection.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct CloseAction {
     /// The close code: one a close frame may carry (1000–1003, 1007–1013,
     /// 3000–4999; see [`codes::sendable`]).
@@ -166,6 +175,9 @@ pub struct CloseAction {
     #[serde(default)]
     pub reason: String,
 }
+
+// Read from an object only, never from an array of its fields.
+crate::jsonl::object_record!(CloseAction, "a close");
 
 impl CloseAction {
     /// Why this close cannot be sent as written, if it cannot.

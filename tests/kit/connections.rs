@@ -420,6 +420,31 @@ fn script_files_with_connections_round_trip_and_are_checked() {
             .to_string(),
         "script lag.json: action #1: resumption_update's behind counts unprocessed messages in a transparent update's index: set transparent, or leave behind out"
     );
+    // An action's members as an array, in order, are refused: serde's
+    // derive would take them by position.
+    for (action, what) in [
+        (
+            json!({ "call": ["call-1", "get_weather", {}, false] }),
+            "a tool call",
+        ),
+        (
+            json!({ "resumption_update": ["h1", true, false, 0] }),
+            "a resumption update",
+        ),
+        (json!({ "reconnect": ["h1"] }), "a reconnect"),
+        (json!({ "close": [1000, "bye"] }), "a close"),
+    ] {
+        let script = json!({ "v": 1, "actions": [action] });
+        let error = ScriptedServer::from_json_str(&script.to_string(), "array.json")
+            .expect_err("an array is not an action's members")
+            .to_string();
+        assert!(
+            error.contains(&format!(
+                "invalid type: sequence, expected {what}, a JSON object"
+            )),
+            "{error}"
+        );
+    }
     let late_reject = json!({ "v": 1, "actions": [
         { "pause_ms": 1 }, { "reject_setup": { "code": 1008 } }
     ]});

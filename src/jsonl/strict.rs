@@ -171,10 +171,50 @@ fn explain_message(
         }
         return out;
     }
+    let message = in_json_terms(message);
     match position {
         Some(place) => format!("{message}{}", at(place)),
-        None => message.to_string(),
+        None => message.into_owned(),
     }
+}
+
+/// serde's "invalid type" and "invalid value" messages in the file's
+/// terms: `expected u64` names a Rust type a file's author never wrote,
+/// so it reads `expected a whole number, 0 or more`; `map` and `sequence`
+/// read `an object` and `a list`.
+fn in_json_terms(message: &str) -> std::borrow::Cow<'_, str> {
+    let Some(body) = ["invalid type: ", "invalid value: "]
+        .iter()
+        .find_map(|prefix| message.strip_prefix(prefix).map(|body| (*prefix, body)))
+    else {
+        return message.into();
+    };
+    let (prefix, body) = body;
+    let Some((found, expected)) = body.rsplit_once(", expected ") else {
+        return message.into();
+    };
+    let found = match found {
+        "map" => "an object",
+        "sequence" => "a list",
+        "unit value" => "null",
+        other => other,
+    };
+    let expected = match expected {
+        "u8" => "a whole number from 0 to 255",
+        "u16" => "a whole number from 0 to 65535",
+        "u32" => "a whole number from 0 to 4294967295",
+        "u64" | "usize" | "u128" => "a whole number, 0 or more",
+        "i8" | "i16" | "i32" | "i64" | "isize" | "i128" => "a whole number",
+        "f32" | "f64" => "a number",
+        "a sequence" | "sequence" => "a list",
+        "a map" | "map" => "an object",
+        "a borrowed string" => "a string",
+        "unit" => "null",
+        "a boolean" => "true or false",
+        other if other.starts_with("struct ") || other.starts_with("tuple struct ") => "an object",
+        other => other,
+    };
+    format!("{prefix}{found}, expected {expected}").into()
 }
 
 /// A name from a file as an error shows it: control characters (ESC, NUL,
@@ -385,6 +425,61 @@ mod tests {
             explain(text, &error)
         );
         assert!(bom(b"\xEF\xBB\xBF{}").unwrap().contains("byte-order mark"));
+    }
+
+    #[test]
+    fn rust_type_names_read_in_json_terms() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Inner {
+            a: u8,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct File {
+            settle_ms: Option<u64>,
+            ratio: Option<f64>,
+            inner: Option<Inner>,
+            list: Option<Vec<u32>>,
+            flag: Option<bool>,
+        }
+        let cases = [
+            (
+                "{\"settle_ms\": \"200\"}",
+                "invalid type: string \"200\", expected a whole number, 0 or more",
+            ),
+            (
+                "{\"settle_ms\": -5}",
+                "invalid value: integer `-5`, expected a whole number, 0 or more",
+            ),
+            (
+                "{\"ratio\": [1]}",
+                "invalid type: a list, expected a number",
+            ),
+            (
+                "{\"inner\": 3}",
+                "invalid type: integer `3`, expected an object",
+            ),
+            (
+                "{\"inner\": {\"a\": 300}}",
+                "invalid value: integer `300`, expected a whole number from 0 to 255",
+            ),
+            ("{\"list\": {}}", "invalid type: an object, expected a list"),
+            (
+                "{\"flag\": 1}",
+                "invalid type: integer `1`, expected true or false",
+            ),
+        ];
+        for (text, expected) in cases {
+            let error = serde_json::from_str::<File>(text).unwrap_err();
+            let explained = explain(text, &error);
+            // The place is serde's; the words are what this test is about.
+            let (words, place) = explained.split_once(" at line 1, column ").unwrap();
+            assert_eq!(words, expected, "{text}");
+            assert!(place.parse::<usize>().is_ok(), "{explained}");
+        }
+        // Any other message is left as serde wrote it.
+        assert_eq!(in_json_terms("missing field `v`"), "missing field `v`");
         assert!(bom(b"{}").is_none());
     }
 }

@@ -24,6 +24,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::flow::json_position::{JsonPath, position};
 use crate::wire::{MAX_CLOSE_REASON, codes};
 
 /// The version of the script file format.
@@ -622,8 +623,15 @@ impl ScriptedServer {
         let mut issued = Vec::new();
         let mut opens_connection = true;
         for (i, action) in file.actions.into_iter().enumerate() {
-            validate(&action, opens_connection, &issued)
-                .map_err(|e| invalid(format!("action #{}: {e}", i + 1)))?;
+            validate(&action, opens_connection, &issued).map_err(|e| {
+                // The action's own line, which a long script needs more
+                // than its number.
+                let path = JsonPath::default().key("actions").index(i);
+                let place = position(text, &path).map_or_else(String::new, |(line, column)| {
+                    format!(" at line {line}, column {column}")
+                });
+                invalid(format!("action #{}{place}: {e}", i + 1))
+            })?;
             if let Action::ResumptionUpdate(ResumptionUpdate {
                 handle: Some(handle),
                 resumable: true,

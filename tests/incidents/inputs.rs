@@ -215,7 +215,7 @@ fn a_line_that_is_not_a_journal_entry_is_named_with_its_line() {
     let err = stderr_of(livesim(&["session", "scenario", &arg(&journal)]));
     assert!(
         err.contains("array.journal.jsonl:3: not a journal entry")
-            && err.contains("invalid type: sequence, expected a journal entry, a JSON object"),
+            && err.contains("invalid type: a list, expected a journal entry, a JSON object"),
         "{err}"
     );
     // A file with nothing in it is not a journal (every journal starts

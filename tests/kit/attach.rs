@@ -72,7 +72,7 @@ fn an_empty_attach_is_refused_where_it_stands() {
         .to_string();
     assert_eq!(
         error,
-        "script usage.json: action #2: attach needs at least one member to attach"
+        "script usage.json: action #2 at line 1, column 68: attach needs at least one member to attach"
     );
 }
 

@@ -406,10 +406,14 @@ fn script_files_with_connections_round_trip_and_are_checked() {
         { "resumption_update": { "handle": "h1", "resumable": false } },
         { "reconnect": { "handle": "h1" } }
     ]});
-    let error = ScriptedServer::from_json_str(&bad.to_string(), "bad.json").unwrap_err();
+    // Pretty-printed, as a script file is written: the error names the
+    // action's own line.
+    let pretty = serde_json::to_string_pretty(&bad).unwrap();
+    let error = ScriptedServer::from_json_str(&pretty, "bad.json").unwrap_err();
+    assert_eq!(pretty.lines().nth(9), Some("    {"), "{pretty}");
     assert_eq!(
         error.to_string(),
-        "script bad.json: action #2: reconnect resumes a handle that no earlier resumable resumption_update issues"
+        "script bad.json: action #2 at line 10, column 5: reconnect resumes a handle that no earlier resumable resumption_update issues"
     );
     let opaque_lag = json!({ "v": 1, "actions": [
         { "resumption_update": { "handle": "h1", "behind": 1 } }
@@ -418,7 +422,7 @@ fn script_files_with_connections_round_trip_and_are_checked() {
         ScriptedServer::from_json_str(&opaque_lag.to_string(), "lag.json")
             .unwrap_err()
             .to_string(),
-        "script lag.json: action #1: resumption_update's behind counts unprocessed messages in a transparent update's index: set transparent, or leave behind out"
+        "script lag.json: action #1 at line 1, column 19: resumption_update's behind counts unprocessed messages in a transparent update's index: set transparent, or leave behind out"
     );
     // An action's members as an array, in order, are refused: serde's
     // derive would take them by position.
@@ -440,7 +444,7 @@ fn script_files_with_connections_round_trip_and_are_checked() {
             .to_string();
         assert!(
             error.contains(&format!(
-                "invalid type: sequence, expected {what}, a JSON object"
+                "invalid type: a list, expected {what}, a JSON object"
             )),
             "{error}"
         );
@@ -544,7 +548,7 @@ fn script_files_close_only_with_codes_and_reasons_a_close_frame_carries() {
         assert_eq!(
             error,
             format!(
-                "script close.json: action #2: close code {code} cannot be sent in a close frame (use 1000-1003, 1007-1013 or 3000-4999; `abort` drops the connection without one)"
+                "script close.json: action #2 at line 1, column 34: close code {code} cannot be sent in a close frame (use 1000-1003, 1007-1013 or 3000-4999; `abort` drops the connection without one)"
             )
         );
     }
@@ -554,13 +558,15 @@ fn script_files_close_only_with_codes_and_reasons_a_close_frame_carries() {
     assert!(close(1011, &most).is_ok());
     assert_eq!(
         close(1011, &format!("{most}!")).unwrap_err().to_string(),
-        "script close.json: action #2: the close reason is 124 bytes; a close frame carries at most 123"
+        "script close.json: action #2 at line 1, column 34: the close reason is 124 bytes; a close frame carries at most 123"
     );
     let reject = json!({ "v": 1, "actions": [{ "reject_setup": { "code": 1006 } }] });
     assert!(
         ScriptedServer::from_json_str(&reject.to_string(), "reject.json")
             .unwrap_err()
             .to_string()
-            .starts_with("script reject.json: action #1: close code 1006 cannot be sent")
+            .starts_with(
+                "script reject.json: action #1 at line 1, column 19: close code 1006 cannot be sent"
+            )
     );
 }

@@ -114,6 +114,36 @@ fn entries_are_read_strictly() {
         assert!(err.starts_with("entry.json:"), "{err}");
         assert!(err.contains(wanted), "{err}\nwanted: {wanted}");
     }
+    // A well-formed action that says something wrong is placed at its own
+    // line (the error says which action, too).
+    let nameless = good.replacen("\"name\": \"get_weather\"", "\"name\": \"\"", 1);
+    let line = nameless
+        .lines()
+        .position(|l| l.contains("\"name\": \"\""))
+        .expect("the emptied name");
+    // The action's object opens on the last line above its name that
+    // holds only `{`.
+    let lines: Vec<&str> = nameless.lines().collect();
+    let opening = (0..line)
+        .rev()
+        .find(|&i| lines[i].trim() == "{")
+        .expect("the action's opening brace");
+    let column = lines[opening].find('{').unwrap() + 1;
+    let err = CorpusEntry::from_json_str(&nameless, "entry.json")
+        .unwrap_err()
+        .to_string();
+    let action = err
+        .split("action #")
+        .nth(1)
+        .and_then(|rest| rest.split(':').next())
+        .expect("the action's number");
+    assert!(
+        err.starts_with(&format!(
+            "entry.json:{}:{column}: action #{action}: a call needs an id and a name",
+            opening + 1
+        )),
+        "{err}"
+    );
     // A plain script is not an entry.
     let script = serde_json::to_string(&entry.case.script.to_json()).unwrap();
     let err = CorpusEntry::from_json_str(&script, "s.json")

@@ -174,7 +174,7 @@ fn a_line_that_is_json_but_not_an_entry_is_a_bad_line() {
     assert!(matches!(err, TapeError::BadLine { line: 2, .. }), "{err:?}");
     assert!(
         err.to_string()
-            .contains("invalid type: sequence, expected a tape entry, a JSON object"),
+            .contains("invalid type: a list, expected a tape entry, a JSON object"),
         "{err}"
     );
 }

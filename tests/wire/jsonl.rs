@@ -150,7 +150,7 @@ fn a_bad_middle_line_names_the_file_the_line_and_the_problem() {
     let err = parse_bytes::<Vec<u32>>("n.jsonl", b"[1]\n{\"x\":1}\n").unwrap_err();
     assert!(
         err.to_string()
-            .starts_with("n.jsonl:2: invalid type: map, expected a sequence"),
+            .starts_with("n.jsonl:2: invalid type: an object, expected a list"),
         "{err}"
     );
 }

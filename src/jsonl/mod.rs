@@ -42,4 +42,5 @@ pub(crate) use object::{Fields, from_object, object_record};
 pub(crate) use strict::duplicate_key_at;
 pub use strict::{bom, duplicate_key, explain, nearest};
 pub(crate) use strict::{did_you_mean, shown};
-pub(crate) use text::{not_utf8, read_text};
+pub use text::{MAX_TEXT_FILE, read_text};
+pub(crate) use text::{TextFileError, not_utf8, read_text_file, thousands};

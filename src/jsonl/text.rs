@@ -1,19 +1,99 @@
-//! Whole text files (agent files, specs, scenarios, corpus entries): read
-//! as UTF-8, or refused saying where they stop being UTF-8.
+//! Whole text files (agent files, specs, scenarios, scripts, corpus
+//! entries): read as UTF-8, or refused saying where they stop being UTF-8,
+//! and refused unread when they are larger than such a file can sensibly be.
 //!
 //! `std::fs::read_to_string` says only "stream did not contain valid
 //! UTF-8": a user with a file saved in Latin-1, or damaged, is left to
 //! search it. [`read_text`] names the line, the column and the byte.
+//!
+//! Each of these files is parsed whole into a JSON tree, which takes ten
+//! to fifteen times the file's size in memory: a damaged or mistaken file
+//! of gigabytes (or `/dev/zero`) would take the machine's memory before
+//! any error could be said. [`MAX_TEXT_FILE`] bounds what is read.
 
+use std::io::Read;
 use std::path::Path;
 use std::str::Utf8Error;
 
-/// Reads `path` as UTF-8 text. The error is the problem alone, for the
-/// caller to put after the file's name: the system's reason it could not
-/// be read, or where its bytes stop being UTF-8.
-pub(crate) fn read_text(path: &Path) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
-    String::from_utf8(bytes).map_err(|e| not_utf8(e.as_bytes(), e.utf8_error()))
+/// The most bytes [`read_text`] reads from one file: 64 MiB, hundreds of
+/// times any agent file, spec or corpus entry, and a script of about
+/// twenty-five minutes of 16 kHz audio in base64.
+pub const MAX_TEXT_FILE: u64 = 64 << 20;
+
+/// Why a whole text file could not be read.
+pub(crate) enum TextFileError {
+    /// The system's reason.
+    Io(std::io::Error),
+    /// Too large, or not UTF-8: the problem, for after the file's name.
+    Content(String),
+}
+
+/// Reads `path` as UTF-8 text of at most [`MAX_TEXT_FILE`] bytes. The
+/// error is the problem alone, for the caller to put after the file's
+/// name: the system's reason it could not be read, that it is too large,
+/// or where its bytes stop being UTF-8.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("livesim-read-text-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let file = dir.join("latin1.json");
+/// std::fs::write(&file, b"{\"caf\xe9\": 1}").unwrap();
+/// assert_eq!(
+///     livesim::jsonl::read_text(&file).unwrap_err(),
+///     "line 1, column 6 (byte 5): 0xe9 is not UTF-8; save the file as UTF-8"
+/// );
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn read_text(path: &Path) -> Result<String, String> {
+    read_text_file(path).map_err(|e| match e {
+        TextFileError::Io(e) => format!("cannot read it: {e}"),
+        TextFileError::Content(problem) => problem,
+    })
+}
+
+/// [`read_text`], keeping the system's error as it is.
+pub(crate) fn read_text_file(path: &Path) -> Result<String, TextFileError> {
+    let file = std::fs::File::open(path).map_err(TextFileError::Io)?;
+    let size = file.metadata().map_err(TextFileError::Io)?.len();
+    if size > MAX_TEXT_FILE {
+        return Err(TextFileError::Content(too_large(&thousands(size))));
+    }
+    // The size a file reports can be wrong (a device, a pipe, a file
+    // still growing): the read itself stops one byte past the limit.
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(MAX_TEXT_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(TextFileError::Io)?;
+    if bytes.len() as u64 > MAX_TEXT_FILE {
+        let more = format!("more than {}", thousands(MAX_TEXT_FILE));
+        return Err(TextFileError::Content(too_large(&more)));
+    }
+    String::from_utf8(bytes)
+        .map_err(|e| TextFileError::Content(not_utf8(e.as_bytes(), e.utf8_error())))
+}
+
+/// `size`: how many bytes the file holds, as the message says it.
+fn too_large(size: &str) -> String {
+    format!(
+        "it holds {size} bytes, past the {} MiB livesim reads from one such file \
+         (an agent file, spec, scenario, script or corpus entry is far smaller); \
+         is it the file you meant?",
+        MAX_TEXT_FILE >> 20
+    )
+}
+
+/// `1234567` as `1,234,567`, as livesim's messages and summaries write
+/// counts.
+pub(crate) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Where `bytes` stop being UTF-8, as [`read_text`] says it: `line 3,
@@ -66,6 +146,54 @@ mod tests {
             "line 2, column 1 (byte 3): 0xe2 0x82 starts a character the file ends in the \
              middle of; save the file as UTF-8"
         );
+    }
+
+    /// A file past the limit is refused without being read: a sparse
+    /// file of 65 MiB holds no data, so only the size check can refuse it.
+    #[test]
+    fn a_file_past_the_limit_is_refused_unread() {
+        let dir = std::env::temp_dir().join(format!("livesim-text-limit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let big = dir.join("big.json");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(MAX_TEXT_FILE + 1)
+            .unwrap();
+        assert_eq!(
+            read_text(&big).unwrap_err(),
+            "it holds 67,108,865 bytes, past the 64 MiB livesim reads from one such \
+             file (an agent file, spec, scenario, script or corpus entry is far smaller); is it \
+             the file you meant?"
+        );
+        // At the limit it is read (and then refused for what it holds:
+        // zero bytes are JSON to no reader, but they are UTF-8).
+        let most = dir.join("most.json");
+        std::fs::File::create(&most)
+            .unwrap()
+            .set_len(MAX_TEXT_FILE)
+            .unwrap();
+        assert_eq!(read_text(&most).unwrap().len() as u64, MAX_TEXT_FILE);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A file whose size says nothing (a device) is cut off by the read.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_endless_file_is_refused_at_the_limit() {
+        let problem = read_text(Path::new("/dev/zero")).unwrap_err();
+        assert!(
+            problem.starts_with("it holds more than 67,108,864 bytes, past the 64 MiB"),
+            "{problem}"
+        );
+    }
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(67_108_865), "67,108,865");
     }
 
     #[test]

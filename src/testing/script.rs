@@ -650,13 +650,15 @@ impl ScriptedServer {
     pub fn load(path: impl AsRef<Path>) -> Result<Self, ScriptError> {
         let path = path.as_ref();
         let origin = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|source| ScriptError::Io {
-            path: origin.clone(),
-            source,
-        })?;
-        let text = String::from_utf8(bytes).map_err(|e| ScriptError::Invalid {
-            origin: origin.clone(),
-            message: crate::jsonl::not_utf8(e.as_bytes(), e.utf8_error()),
+        let text = crate::jsonl::read_text_file(path).map_err(|e| match e {
+            crate::jsonl::TextFileError::Io(source) => ScriptError::Io {
+                path: origin.clone(),
+                source,
+            },
+            crate::jsonl::TextFileError::Content(message) => ScriptError::Invalid {
+                origin: origin.clone(),
+                message,
+            },
         })?;
         Self::from_json_str(&text, &origin)
     }

@@ -152,3 +152,35 @@ fn malformed_lines_are_still_errors() {
     let error = FileTape::open(file.path()).unwrap_err().to_string();
     assert!(error.contains("line 2: unknown key `outptu`"), "{error}");
 }
+
+/// A whole-file input far larger than any script, agent file or corpus
+/// entry (a mistaken path, a damaged disk) is refused before it is read:
+/// parsing it would take ten times its size in memory. The file is
+/// sparse, so the test writes no data.
+#[test]
+fn an_oversized_input_file_is_refused_unread() {
+    let big = Scratch::new("big.json");
+    std::fs::File::create(big.path())
+        .unwrap()
+        .set_len(livesim::jsonl::MAX_TEXT_FILE + 1)
+        .unwrap();
+    let file = big.path().to_str().unwrap();
+    for args in [
+        vec!["serve", file],
+        vec!["sim", "passk", file],
+        vec!["sim", "replay", file],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_livesim"))
+            .args(&args)
+            .output()
+            .expect("the livesim binary runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "{file}: it holds 67,108,865 bytes, past the 64 MiB livesim reads from one such file"
+            )),
+            "{args:?}: {stderr}"
+        );
+    }
+}

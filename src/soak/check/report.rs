@@ -11,6 +11,7 @@ use std::time::Duration;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::executor::{Seed, Swarm, format_time};
+use crate::jsonl::thousands;
 use crate::soak::check::distribution::Distribution;
 use crate::soak::check::latency::Measure;
 use crate::soak::check::sometimes::GOALS_JUDGED_FROM;
@@ -462,18 +463,6 @@ pub(crate) fn column_width(widths: impl IntoIterator<Item = usize>, least: usize
         .into_iter()
         .fold(least, usize::max)
         .min(WIDEST_COLUMN)
-}
-
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 impl fmt::Display for Summary {

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::Args;
 use livesim::Seed;
 use livesim::soak::{Agent, Case, CorpusEntry, DEFAULT_K, Faults, Soak};
-use livesim::testing::{ScriptError, ScriptedServer};
+use livesim::testing::ScriptedServer;
 use serde_json::json;
 
 use super::{Format, find_agent, parse_seeds, usage};
@@ -50,13 +50,7 @@ pub struct PassKArgs {
 fn conversation(args: &PassKArgs) -> Result<(Agent, Case), String> {
     let file = &args.file;
     let origin = file.display().to_string();
-    let text = std::fs::read_to_string(file).map_err(|e| {
-        // Not UTF-8: the script reader says where.
-        match ScriptedServer::load(file) {
-            Err(ScriptError::Invalid { message, .. }) => format!("{origin}: {message}"),
-            _ => format!("{origin}: cannot read it: {e}"),
-        }
-    })?;
+    let text = livesim::jsonl::read_text(file).map_err(|problem| format!("{origin}: {problem}"))?;
     let is_entry = serde_json::from_str::<serde_json::Value>(&text)
         .is_ok_and(|v| v.get("regression").is_some());
     if is_entry {

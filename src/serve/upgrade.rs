@@ -32,6 +32,22 @@ pub const SERVED_PATHS: [&str; 6] = [
     "/ws/google.ai.generativelanguage.v1.GenerativeService.BidiGenerateContentConstrained",
 ];
 
+/// `path` with each run of slashes made one: Google's JavaScript SDK
+/// joins a base URL that ends in `/` to `/ws/…`, asking for `//ws/…`,
+/// which the Live service serves as `/ws/…`.
+fn single_slashes(path: &str) -> std::borrow::Cow<'_, str> {
+    if !path.contains("//") {
+        return path.into();
+    }
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        if !(c == '/' && out.ends_with('/')) {
+            out.push(c);
+        }
+    }
+    out.into()
+}
+
 /// Query parameters that carry a credential on the Live endpoint.
 const CREDENTIAL_PARAMS: [&str; 2] = ["key", "access_token"];
 
@@ -94,7 +110,7 @@ where
     inspection.path = inspection.redactor.scrub(path).into_owned();
     let method = request.method.unwrap_or_default();
 
-    if !SERVED_PATHS.contains(&path) {
+    if !SERVED_PATHS.contains(&&*single_slashes(path)) {
         let body = format!(
             "livesim serve: no Live endpoint at this path; served paths: {}",
             SERVED_PATHS.join(", ")

@@ -1,8 +1,9 @@
 //! `livesim serve` against clients that do not speak the protocol: bytes
 //! that break RFC 6455 get the close code it gives (1007, 1002, 1009), a
 //! plain HTTP request gets a status line and a one-line body, every log
-//! line stays one bounded, printable line, and the v1 path Google's
-//! Python SDK uses is served.
+//! line stays one bounded, printable line, the v1 path Google's Python
+//! SDK uses is served, and so is the `//ws/…` path its JavaScript SDK asks
+//! for.
 
 use livesim::serve::MAX_LINE;
 use livesim::testing::ScriptedServer;
@@ -407,4 +408,74 @@ async fn the_readme_script_for_a_client_that_speaks_first_plays_on_the_v1_path()
             ended.stderr
         );
     }
+}
+
+/// Google's JavaScript SDK (`@google/genai`) asks for `//ws/…`: it joins
+/// the base URL, which `new URL()` always ends in `/`, to `/ws/…`, and
+/// puts the key in the query. The Live service serves that path as
+/// `/ws/…`, and so does `livesim serve`, with frames shaped as that SDK
+/// sends them (camelCase, `models/` before the model).
+#[tokio::test]
+async fn the_javascript_sdks_double_slash_path_is_served() {
+    let script = json!({ "v": 1, "name": "weather", "actions": [
+        { "expect": "clientContent" },
+        { "call": { "id": "call-1", "name": "get_weather", "args": { "city": "Paris" } } },
+        { "send": { "serverContent": { "modelTurn": { "parts": [{ "text": "It is sunny in Paris." }] } } } },
+        { "send": { "serverContent": { "turnComplete": true } } }
+    ]});
+    let served = serve(&script, &[]).await;
+    let url = format!("{}?key={KEY}", served.url.replacen("/ws/", "//ws/", 1));
+    assert!(
+        url.contains("//ws/google.ai.generativelanguage.v1beta."),
+        "{url}"
+    );
+    // A doubled path that names no Live endpoint is still refused.
+    let host = address(&served);
+    let stray = http(
+        &served,
+        &format!("GET //ws//elsewhere HTTP/1.1\r\nHost: {host}\r\n\r\n"),
+    )
+    .await;
+    assert!(stray.starts_with("HTTP/1.1 404 Not Found\r\n"), "{stray}");
+    let (mut ws, _) = tokio_tungstenite::connect_async(url.as_str())
+        .await
+        .unwrap();
+    send(
+        &mut ws,
+        json!({ "setup": { "model": "models/gemini-live-2.5-flash-preview",
+            "generationConfig": { "responseModalities": ["TEXT"] },
+            "tools": [{ "functionDeclarations": [{ "name": "get_weather", "description": "Weather for a city",
+                "parameters": { "type": "OBJECT", "properties": { "city": { "type": "STRING" } } } }] }] } }),
+    )
+    .await;
+    until(&mut ws, "setupComplete").await;
+    send(
+        &mut ws,
+        json!({ "clientContent": {
+            "turns": [{ "role": "user", "parts": [{ "text": "What's the weather in Paris?" }] }],
+            "turnComplete": true } }),
+    )
+    .await;
+    until(&mut ws, "toolCall").await;
+    send(
+        &mut ws,
+        json!({ "toolResponse": { "functionResponses": [
+            { "id": "call-1", "name": "get_weather", "response": { "city": "Paris", "sky": "sunny" } } ] } }),
+    )
+    .await;
+    let text = until(&mut ws, "serverContent").await;
+    assert_eq!(
+        text["serverContent"]["modelTurn"]["parts"][0]["text"],
+        "It is sunny in Paris."
+    );
+    super::harness::hang_up(&mut ws).await;
+    let ended = served.finish().await;
+    assert_eq!(ended.code, Some(0), "{}", ended.output());
+    assert!(
+        ended.stderr.contains(
+            "upgraded on //ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
+        ),
+        "{}",
+        ended.stderr
+    );
 }

@@ -182,7 +182,20 @@ fn tool_response(body: &Value) -> String {
 fn server_content(body: &Value) -> String {
     let mut out = Vec::new();
     if let Some(turn) = field(body, "modelTurn") {
-        out.push(format!("text {}", quote(&parts_text(turn))));
+        // Spoken turns carry audio, not text: each blob is named, and the
+        // text only when there is some (or nothing else to show).
+        let blobs: Vec<String> = field(turn, "parts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|p| field(p, "inlineData"))
+            .map(blob)
+            .collect();
+        let text = parts_text(turn);
+        if !text.is_empty() || blobs.is_empty() {
+            out.push(format!("text {}", quote(&text)));
+        }
+        out.extend(blobs.into_iter().map(|b| format!("audio {b}")));
     }
     for (key, label) in [
         ("inputTranscription", "heard"),
@@ -243,8 +256,19 @@ fn blob(value: &Value) -> String {
     let mime = field(value, "mimeType")
         .and_then(Value::as_str)
         .unwrap_or("?");
-    // Base64 carries 3 bytes in 4 characters; close enough for a log.
-    format!("{} bytes {mime}", data.len() / 4 * 3)
+    format!("{} bytes {mime}", base64_len(data))
+}
+
+/// How many bytes base64 `data` holds: 3 in every 4 characters, less the
+/// padding (or, unpadded, 1 or 2 for a last group of 2 or 3 characters).
+fn base64_len(data: &str) -> usize {
+    let padding = data.bytes().rev().take(2).filter(|&b| b == b'=').count();
+    let tail = match data.len() % 4 {
+        2 => 1,
+        3 => 2,
+        _ => 0,
+    };
+    (data.len() / 4 * 3 + tail).saturating_sub(padding)
 }
 
 fn list(value: &Value, name: &str) -> String {
@@ -323,6 +347,39 @@ mod tests {
             br#"{"sessionResumptionUpdate":{"newHandle":"HANDLE-SECRET","resumable":true}}"#,
         );
         assert_eq!(line, "sessionResumptionUpdate: resumable true");
+    }
+
+    /// The sizes the log gives are the decoded ones, padded or not.
+    #[test]
+    fn blobs_are_sized_as_decoded() {
+        use base64::Engine as _;
+        for n in [0usize, 1, 2, 3, 4, 3200, 3201, 3202] {
+            let bytes = vec![7u8; n];
+            let padded = base64::engine::general_purpose::STANDARD.encode(&bytes);
+            let bare = base64::engine::general_purpose::STANDARD_NO_PAD.encode(&bytes);
+            assert_eq!(base64_len(&padded), n, "{padded}");
+            assert_eq!(base64_len(&bare), n, "{bare}");
+        }
+        let audio = base64::engine::general_purpose::STANDARD.encode(vec![0u8; 3200]);
+        assert_eq!(
+            client_message(
+                format!(r#"{{"realtimeInput":{{"audio":{{"data":"{audio}","mimeType":"audio/pcm;rate=16000"}}}}}}"#)
+                    .as_bytes()
+            ),
+            "realtimeInput: audio 3200 bytes audio/pcm;rate=16000"
+        );
+        // A spoken turn names its audio, not an empty text.
+        assert_eq!(
+            server_message(
+                format!(r#"{{"serverContent":{{"modelTurn":{{"parts":[{{"inlineData":{{"mimeType":"audio/pcm;rate=24000","data":"{audio}"}}}}]}}}}}}"#)
+                    .as_bytes()
+            ),
+            "serverContent: audio 3200 bytes audio/pcm;rate=24000"
+        );
+        assert_eq!(
+            server_message(br#"{"serverContent":{"modelTurn":{"parts":[]}}}"#),
+            "serverContent: text \"\""
+        );
     }
 
     #[test]

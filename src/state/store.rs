@@ -199,7 +199,13 @@ impl State {
     }
 
     fn write(&self, key: String, value: Value, removed: bool) {
-        let now = self.clock().now();
+        // Read under the lock: no copy of the shared clock per write.
+        let now = self
+            .store
+            .clock
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .now();
         let mut inner = self.inner();
         // Timestamps never go backwards, even if the clock is swapped for
         // an earlier one.
@@ -240,9 +246,7 @@ impl State {
         for sink in &inner.sinks {
             sink.record(&mutation);
         }
-        inner
-            .subscribers
-            .retain(|subscriber| subscriber.send(mutation.clone()).is_ok());
+        send_to_all(&mut inner.subscribers, mutation);
     }
 
     /// Every key and value visible in this view (prefix removed), in key
@@ -268,6 +272,29 @@ impl State {
         let (tx, rx) = mpsc::unbounded_channel();
         self.inner().subscribers.push(tx);
         StateChanges { rx }
+    }
+}
+
+/// Sends `mutation` to every subscriber, the last one taking it without
+/// a copy; a subscriber whose receiver is gone is dropped.
+fn send_to_all(
+    subscribers: &mut Vec<mpsc::UnboundedSender<StateMutation>>,
+    mutation: StateMutation,
+) {
+    let Some(last) = subscribers.len().checked_sub(1) else {
+        return;
+    };
+    let mut gone = Vec::new();
+    for (i, subscriber) in subscribers[..last].iter().enumerate() {
+        if subscriber.send(mutation.clone()).is_err() {
+            gone.push(i);
+        }
+    }
+    if subscribers[last].send(mutation).is_err() {
+        gone.push(last);
+    }
+    for i in gone.into_iter().rev() {
+        subscribers.remove(i);
     }
 }
 
@@ -440,5 +467,24 @@ mod tests {
             assert_eq!(changes.next().await.unwrap().value, json!(i));
         }
         assert!(changes.try_next().is_none());
+    }
+
+    /// Every live watcher gets every write, whichever of them was
+    /// dropped (first, last, or in between), and a dropped one is let go.
+    #[tokio::test]
+    async fn every_live_watcher_sees_each_write() {
+        for dropped in 0..3 {
+            let state = State::new();
+            let mut watchers: Vec<Option<StateChanges>> =
+                (0..3).map(|_| Some(state.changes())).collect();
+            watchers[dropped] = None;
+            state.set("k", 1);
+            state.set("k", 2);
+            for watcher in watchers.iter_mut().flatten() {
+                assert_eq!(watcher.next().await.unwrap().value, json!(1));
+                assert_eq!(watcher.next().await.unwrap().value, json!(2));
+            }
+            assert_eq!(state.inner().subscribers.len(), 2, "dropped #{dropped}");
+        }
     }
 }

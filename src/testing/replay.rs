@@ -188,7 +188,9 @@ impl Transport for ReplayConnection {
 
     fn recv(&mut self) -> BoxFuture<'_, Option<Result<Frame, TransportError>>> {
         async move {
-            let frame = self.client.recv().await;
+            // The in-memory end's own future, not its boxed one: one
+            // allocation per frame fewer.
+            let frame = self.client.recv_next().await;
             if let Some(Ok(f)) = &frame
                 && !f.is_close()
             {
@@ -381,11 +383,17 @@ impl ReplayControl {
         self.progress.lock().received.clone()
     }
 
-    /// When the session read each of [`delivered_frames`](Self::delivered_frames)
-    /// (virtual time in a simulation).
+    /// [`delivered_frames`](Self::delivered_frames) and when the session
+    /// read each (virtual time in a simulation), moved out rather than
+    /// copied: for the soak's record once the play is over, when nothing
+    /// reads them here any more.
     #[cfg(feature = "simulation")]
-    pub(crate) fn delivered_at(&self) -> Vec<Duration> {
-        self.progress.lock().received_at.clone()
+    pub(crate) fn take_delivered(&self) -> (Vec<Frame>, Vec<Duration>) {
+        let mut progress = self.progress.lock();
+        (
+            std::mem::take(&mut progress.received),
+            std::mem::take(&mut progress.received_at),
+        )
     }
 
     /// Whether the script ended the session's last connection itself (a

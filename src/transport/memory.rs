@@ -253,7 +253,7 @@ impl MemoryTransport {
         }
     }
 
-    async fn recv_next(&mut self) -> Option<Result<Frame, TransportError>> {
+    pub(crate) async fn recv_next(&mut self) -> Option<Result<Frame, TransportError>> {
         if self.finished {
             return None;
         }

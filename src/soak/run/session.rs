@@ -388,8 +388,7 @@ pub(crate) async fn play(
         record.sent_at.push(at);
         record.sent_on.push(on);
     }
-    record.server_frames = control.delivered_frames();
-    record.server_frames_at = control.delivered_at();
+    (record.server_frames, record.server_frames_at) = control.take_delivered();
     #[cfg(feature = "network")]
     if let Some(tap) = tap {
         // On a network, what reached the session is what it was told.

@@ -24,7 +24,7 @@ impl JsonPath for Value {
         // Paths are a few dozen bytes: a plain loop over them costs less
         // than `str::split`'s searcher, which was most of a look-up.
         let bytes = path.as_bytes();
-        if bytes.iter().any(|&b| b == b'~') || bytes.first().is_some_and(|&b| b != b'/') {
+        if bytes.contains(&b'~') || bytes.first().is_some_and(|&b| b != b'/') {
             return self.pointer(path);
         }
         let mut here = self;

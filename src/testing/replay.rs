@@ -295,12 +295,34 @@ impl ReplayControl {
     /// a simulation) and which connection the script was playing then.
     pub(crate) fn sent_timed(&self) -> Vec<(Value, Duration, u32)> {
         let progress = self.progress.lock();
-        progress
-            .inbound
-            .iter()
-            .zip(&progress.inbound_at)
-            .zip(&progress.inbound_on)
-            .filter_map(|((bytes, at), on)| Some((serde_json::from_slice(bytes).ok()?, *at, *on)))
+        (0..progress.inbound.len())
+            .filter_map(|i| {
+                let message = match &progress.inbound_parsed[i] {
+                    Some(parsed) => parsed.clone(),
+                    None => serde_json::from_slice(&progress.inbound[i]).ok()?,
+                };
+                Some((message, progress.inbound_at[i], progress.inbound_on[i]))
+            })
+            .collect()
+    }
+
+    /// [`sent_timed`](Self::sent_timed), the messages the player parsed
+    /// moved out rather than copied: for the soak's record once the play
+    /// is over, when nothing reads them here any more.
+    #[cfg(feature = "simulation")]
+    pub(crate) fn take_sent_timed(&self) -> Vec<(Value, Duration, u32)> {
+        let mut progress = self.progress.lock();
+        let parsed = std::mem::take(&mut progress.inbound_parsed);
+        parsed
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, parsed)| {
+                let message = match parsed {
+                    Some(parsed) => parsed,
+                    None => serde_json::from_slice(&progress.inbound[i]).ok()?,
+                };
+                Some((message, progress.inbound_at[i], progress.inbound_on[i]))
+            })
             .collect()
     }
 

@@ -383,7 +383,7 @@ pub(crate) async fn play(
     log.ended_by(tokio::time::Instant::now() + bound).await;
     record.session_log = handle.session_log();
     record.journal = journal.take();
-    for (message, at, on) in control.sent_timed() {
+    for (message, at, on) in control.take_sent_timed() {
         record.sent.push(message);
         record.sent_at.push(at);
         record.sent_on.push(on);

@@ -11,10 +11,23 @@ impl<T: Transport> Player<'_, T> {
     /// Checks one client frame that arrived on connection `on`.
     pub(super) async fn client_frame(&mut self, frame: Frame, on: u32) -> Result<(), ()> {
         let bytes = frame.payload().unwrap_or_default();
-        self.keep_inbound(bytes);
+        let index = self.keep_inbound(bytes);
         let parsed = serde_json::from_slice::<Value>(bytes).ok();
-        let Some((message, object)) = parsed.as_ref().and_then(|m| Some((m, m.as_object()?)))
-        else {
+        let played = self.play_client_message(parsed.as_ref(), bytes, on).await;
+        if let Some(parsed) = parsed {
+            self.keep_parsed(index, parsed);
+        }
+        played
+    }
+
+    /// Plays one client message, `parsed` from `bytes` (`None`: not JSON).
+    async fn play_client_message(
+        &mut self,
+        parsed: Option<&Value>,
+        bytes: &[u8],
+        on: u32,
+    ) -> Result<(), ()> {
+        let Some((message, object)) = parsed.and_then(|m| Some((m, m.as_object()?))) else {
             let problem = format!(
                 "the client sent a frame that is not a JSON object: {}",
                 summary(None, bytes)

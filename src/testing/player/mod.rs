@@ -474,15 +474,28 @@ impl<'a, T: Transport> Player<'a, T> {
 }
 
 impl<T: Transport> Player<'_, T> {
-    /// Keeps a copy of a client frame for the test, unless told not to.
-    fn keep_inbound(&self, bytes: &[u8]) {
+    /// Keeps a copy of a client frame for the test, unless told not to;
+    /// returns its place among the kept frames.
+    fn keep_inbound(&self, bytes: &[u8]) -> usize {
         let on = self.connection;
+        let mut index = 0;
         self.progress.update(|s| {
             if !s.serving {
+                index = s.inbound.len();
                 s.inbound.push(bytes.to_vec());
+                s.inbound_parsed.push(None);
                 s.inbound_at.push(crate::executor::now());
                 s.inbound_on.push(on);
             }
         });
+        index
+    }
+
+    /// Keeps the JSON the player parsed from kept frame `index`, so that
+    /// reading what the client sent does not parse it again.
+    fn keep_parsed(&self, index: usize, parsed: Value) {
+        if let Some(slot) = self.progress.lock().inbound_parsed.get_mut(index) {
+            *slot = Some(parsed);
+        }
     }
 }

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use serde_json::Value;
 use tokio::sync::Notify;
 
 use super::Issue;
@@ -73,6 +74,10 @@ pub(crate) struct Recorded {
     pub links: Vec<LinkCount>,
     /// Every frame the client sent (unless `serving`).
     pub inbound: Vec<Vec<u8>>,
+    /// Each of `inbound` as the player parsed it (JSON it kept), or `None`
+    /// where it kept none (the setup, which it takes apart; bytes that
+    /// are not JSON).
+    pub inbound_parsed: Vec<Option<Value>>,
     /// When each of `inbound` arrived (virtual time in a simulation).
     pub inbound_at: Vec<Duration>,
     /// The connection the player was playing when each of `inbound`

@@ -307,15 +307,15 @@ impl Context {
     }
 
     /// Appends `head` and its `detail` as one entry under the current
-    /// label, formatting both in place.
-    pub(crate) fn record_detailed_fmt(
+    /// label, each written in place by its function.
+    pub(crate) fn record_detailed_with(
         &self,
-        head: std::fmt::Arguments<'_>,
-        detail: std::fmt::Arguments<'_>,
+        head: impl FnOnce(&mut String),
+        detail: impl FnOnce(&mut String),
     ) {
         let label = self.label.borrow().clone();
         let at = self.now_cached();
-        self.trace().push_detailed_fmt(at, label, head, detail);
+        self.trace().push_detailed_with(at, label, head, detail);
     }
 
     /// Appends a scheduling entry (a lane pick, a delivery) under `label`.

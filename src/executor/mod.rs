@@ -190,11 +190,15 @@ pub fn record_with_detail(event: impl FnOnce() -> (String, String)) {
     });
 }
 
-/// Like [`record_with_detail`], formatting the head and the detail
-/// straight into the trace (no text is built outside a simulation, and
-/// none is built twice inside one).
-pub(crate) fn record_detailed_fmt(head: std::fmt::Arguments<'_>, detail: std::fmt::Arguments<'_>) {
-    context::with(|ctx| ctx.record_detailed_fmt(head, detail));
+/// Like [`record_with_detail`], `head` and `detail` writing the entry's
+/// text straight into the trace (no text is built outside a simulation,
+/// none is built twice inside one, and a caller that writes its pieces
+/// with `push_str` skips the formatting machinery).
+pub(crate) fn record_detailed_with(
+    head: impl FnOnce(&mut String),
+    detail: impl FnOnce(&mut String),
+) {
+    context::with(|ctx| ctx.record_detailed_with(head, detail));
 }
 
 /// Whether a seeded decision of `kind` goes ahead: `perturbed` says

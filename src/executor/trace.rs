@@ -190,19 +190,21 @@ impl Trace {
         self.push_slot(at, label, start, detail_at, false);
     }
 
-    /// Appends one entry whose event is `head` followed by `detail`, both
-    /// formatted straight into the trace.
-    pub(crate) fn push_detailed_fmt(
+    /// Appends one entry whose event is `head` followed by `detail`, each
+    /// written straight into the trace's text by its function: a hot
+    /// entry (a state write, a tool's start) builds its text without the
+    /// formatting machinery.
+    pub(crate) fn push_detailed_with(
         &mut self,
         at: Duration,
         label: Label,
-        head: fmt::Arguments<'_>,
-        detail: fmt::Arguments<'_>,
+        head: impl FnOnce(&mut String),
+        detail: impl FnOnce(&mut String),
     ) {
         let start = self.text.len();
-        write_args(&mut self.text, head);
+        head(&mut self.text);
         let detail_at = self.text.len();
-        write_args(&mut self.text, detail);
+        detail(&mut self.text);
         self.push_slot(at, label, start, detail_at, false);
     }
 

@@ -22,6 +22,7 @@
 //! shared key reads straight off a failure report.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
@@ -123,16 +124,27 @@ impl Dispatcher {
         let done = self.done.clone();
         let task_id = id.clone();
         let task = executor::spawn(format!("tool:{name}({id})"), async move {
-            executor::record_detailed_fmt(format_args!("start"), format_args!(" {}", Brief(&args)));
+            executor::record_detailed_with(
+                |head| head.push_str("start"),
+                |detail| {
+                    detail.push(' ');
+                    Brief(&args).write_to(detail);
+                },
+            );
             let outcome = run.await;
             match &outcome {
-                Ok(value) => executor::record_detailed_fmt(
-                    format_args!("finish ok"),
-                    format_args!(" {}", Brief(value)),
+                Ok(value) => executor::record_detailed_with(
+                    |head| head.push_str("finish ok"),
+                    |detail| {
+                        detail.push(' ');
+                        Brief(value).write_to(detail);
+                    },
                 ),
-                Err(message) => executor::record_detailed_fmt(
-                    format_args!("finish error"),
-                    format_args!(" {message:?}"),
+                Err(message) => executor::record_detailed_with(
+                    |head| head.push_str("finish error"),
+                    |detail| {
+                        let _ = write!(detail, " {message:?}");
+                    },
                 ),
             }
             // The control lane may be gone (session closed): nothing to do.

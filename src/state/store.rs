@@ -2,7 +2,7 @@
 //! subscribers, shared by every clone and view.
 
 use std::collections::BTreeMap;
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use serde::Serialize;
@@ -223,17 +223,23 @@ impl State {
         }
         // Who wrote what, in order: a race between two writers on one key
         // shows in a failure report's trace.
-        if removed {
-            crate::executor::record_detailed_fmt(
-                format_args!("state {key}"),
-                format_args!(" removed (seq {seq})"),
-            );
-        } else {
-            crate::executor::record_detailed_fmt(
-                format_args!("state {key}"),
-                format_args!(" = {} (seq {seq})", Brief(&value)),
-            );
-        }
+        crate::executor::record_detailed_with(
+            |head| {
+                head.push_str("state ");
+                head.push_str(&key);
+            },
+            |detail| {
+                if removed {
+                    detail.push_str(" removed");
+                } else {
+                    detail.push_str(" = ");
+                    Brief(&value).write_to(detail);
+                }
+                detail.push_str(" (seq ");
+                detail.push_str(itoa::Buffer::new().format(seq));
+                detail.push(')');
+            },
+        );
         let mutation = StateMutation {
             seq,
             key,
@@ -302,23 +308,51 @@ fn send_to_all(
 /// length.
 pub(crate) struct Brief<'a>(pub &'a Value);
 
+/// The longest a [`Brief`] value gets before it is cut.
+const BRIEF_MAX: usize = 120;
+
+impl Brief<'_> {
+    /// The text of a value that is written as it is (null, a flag, an
+    /// integer's literal as it came, `-0` staying `-0`): the values written
+    /// most (counters, flags, the session's telemetry), which need neither
+    /// the serializer nor a cut.
+    fn as_is(&self) -> Option<&str> {
+        match self.0 {
+            Value::Null => Some("null"),
+            Value::Bool(true) => Some("true"),
+            Value::Bool(false) => Some("false"),
+            Value::Number(n) if is_short_integer(n.as_str()) => Some(n.as_str()),
+            _ => None,
+        }
+    }
+
+    /// Writes the value onto `out` as [`Display`](std::fmt::Display)
+    /// shows it; a value written as it is is copied without the
+    /// formatting machinery.
+    pub(crate) fn write_to(&self, out: &mut String) {
+        match self.as_is() {
+            Some(text) => out.push_str(text),
+            None => {
+                let _ = write!(out, "{self}");
+            }
+        }
+    }
+}
+
+/// Whether `literal` is an integer (`-`, then digits) short enough that
+/// [`Brief`] never cuts it: the serializer would write it unchanged.
+fn is_short_integer(literal: &str) -> bool {
+    let digits = literal.strip_prefix('-').unwrap_or(literal);
+    !digits.is_empty() && literal.len() <= BRIEF_MAX && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
 impl std::fmt::Display for Brief<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        const MAX: usize = 120;
-        // The values written most (counters, flags, the session's
-        // telemetry) are short: written as they are, without building the
-        // text first (a number would go through the serializer).
-        match self.0 {
-            Value::Null | Value::Bool(_) => return write!(f, "{}", self.0),
-            // An integer's literal is at most 20 characters; the number
-            // writes it as it came (`-0` stays `-0`).
-            Value::Number(n) if n.as_u64().is_some() || n.as_i64().is_some() => {
-                return write!(f, "{n}");
-            }
-            _ => {}
+        if let Some(text) = self.as_is() {
+            return f.write_str(text);
         }
         let text = crate::wire::to_json(self.0);
-        let cut = crate::wire::truncate_at_char(&text, MAX);
+        let cut = crate::wire::truncate_at_char(&text, BRIEF_MAX);
         if cut.len() == text.len() {
             f.write_str(&text)
         } else {
@@ -375,14 +409,29 @@ mod tests {
             "[1,2,3]",
             "{\"a\":{\"b\":[true,null]}}",
         ];
-        for literal in literals {
+        let huge = "9".repeat(130);
+        let with_huge: Vec<&str> = literals.iter().copied().chain([huge.as_str()]).collect();
+        for literal in with_huge {
             let value: Value = serde_json::from_str(literal).unwrap();
-            assert_eq!(Brief(&value).to_string(), value.to_string(), "{literal}");
+            let whole = value.to_string();
+            let expected = if whole.len() > 120 {
+                format!("{}… ({} bytes)", &whole[..120], whole.len())
+            } else {
+                whole
+            };
+            assert_eq!(Brief(&value).to_string(), expected, "{literal}");
+            // Written straight into a trace's text, the same.
+            let mut written = String::from("> ");
+            Brief(&value).write_to(&mut written);
+            assert_eq!(written, format!("> {expected}"), "{literal}");
         }
         let value = Value::String(long.clone());
         let shown = Brief(&value).to_string();
         // The quote and 119 x's, then the whole length (202 with quotes).
         assert_eq!(shown, format!("\"{}… (202 bytes)", &long[..119]));
+        let mut written = String::new();
+        Brief(&value).write_to(&mut written);
+        assert_eq!(written, shown);
     }
     use std::time::Duration;
 

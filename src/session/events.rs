@@ -355,42 +355,46 @@ impl fmt::Display for LiveEvent {
     /// One line, as the trace shows events; media shows its size, not its
     /// bytes.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let flag = |on: bool, name: &str| {
+        let flag = |f: &mut fmt::Formatter<'_>, on: bool, name: &str| {
             if on {
-                format!(" +{name}")
-            } else {
-                String::new()
+                f.write_str(" +")?;
+                f.write_str(name)?;
             }
+            Ok(())
         };
         match self {
             LiveEvent::TextDelta { text, thought } => {
-                write!(f, "text_delta {text:?}{}", flag(*thought, "thought"))
+                f.write_str("text_delta ")?;
+                quoted(f, text)?;
+                flag(f, *thought, "thought")
             }
             LiveEvent::TextComplete {
                 text,
                 thought,
                 interrupted,
-            } => write!(
-                f,
-                "text_complete {text:?}{}{}",
-                flag(*thought, "thought"),
-                flag(*interrupted, "interrupted")
-            ),
+            } => {
+                f.write_str("text_complete ")?;
+                quoted(f, text)?;
+                flag(f, *thought, "thought")?;
+                flag(f, *interrupted, "interrupted")
+            }
             LiveEvent::InputTranscriptDelta { text }
             | LiveEvent::InputTranscript { text }
             | LiveEvent::OutputTranscriptDelta { text }
-            | LiveEvent::OutputTranscript { text } => write!(f, "{} {text:?}", self.kind()),
+            | LiveEvent::OutputTranscript { text } => {
+                f.write_str(self.kind())?;
+                f.write_str(" ")?;
+                quoted(f, text)
+            }
             LiveEvent::Media {
                 mime_type,
                 data,
                 interrupted,
                 ..
-            } => write!(
-                f,
-                "media {mime_type} ({} base64 chars){}",
-                data.len(),
-                flag(*interrupted, "interrupted")
-            ),
+            } => {
+                write!(f, "media {mime_type} ({} base64 chars)", data.len())?;
+                flag(f, *interrupted, "interrupted")
+            }
             LiveEvent::ToolCall { calls } => {
                 let calls: Vec<String> = calls
                     .iter()
@@ -404,15 +408,14 @@ impl fmt::Display for LiveEvent {
             LiveEvent::TurnComplete {
                 interrupted,
                 reason,
-            } => write!(
-                f,
-                "turn_complete{}{}",
-                flag(*interrupted, "interrupted"),
-                reason
-                    .as_ref()
-                    .map(|r| format!(" reason={r}"))
-                    .unwrap_or_default()
-            ),
+            } => {
+                f.write_str("turn_complete")?;
+                flag(f, *interrupted, "interrupted")?;
+                match reason {
+                    Some(reason) => write!(f, " reason={reason}"),
+                    None => Ok(()),
+                }
+            }
             LiveEvent::ToolDenied { id, name, reason } => {
                 write!(f, "tool_denied {name}({id}): {reason}")
             }
@@ -445,9 +448,68 @@ impl fmt::Display for LiveEvent {
     }
 }
 
+/// `text` as `{text:?}` writes it; a text of printable ASCII without a
+/// quote or a backslash (most of what a model says) is copied between
+/// quotes instead of escaped a character at a time.
+fn quoted(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
+    let plain = text
+        .bytes()
+        .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\');
+    if plain {
+        f.write_str("\"")?;
+        f.write_str(text)?;
+        f.write_str("\"")
+    } else {
+        write!(f, "{text:?}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An event's text is shown exactly as Rust's `{:?}` quotes it,
+    /// whether or not it takes the copying shortcut.
+    #[test]
+    fn texts_are_quoted_as_debug_quotes_them() {
+        for text in [
+            "",
+            "Hello, it's sunny.",
+            "say \"hi\"",
+            "back\\slash",
+            "tab\tand\nnewline",
+            "caf\u{e9} \u{1F600}",
+            "\u{7f}del",
+            "\u{1b}[31m",
+            "~ ` { } | ^",
+        ] {
+            let event = LiveEvent::TextDelta {
+                text: text.into(),
+                thought: false,
+            };
+            assert_eq!(event.to_string(), format!("text_delta {text:?}"), "{text}");
+            let heard = LiveEvent::InputTranscript { text: text.into() };
+            assert_eq!(
+                heard.to_string(),
+                format!("{} {text:?}", heard.kind()),
+                "{text}"
+            );
+        }
+        let complete = LiveEvent::TextComplete {
+            text: "done".into(),
+            thought: true,
+            interrupted: true,
+        };
+        assert_eq!(
+            complete.to_string(),
+            "text_complete \"done\" +thought +interrupted"
+        );
+        let turn = LiveEvent::TurnComplete {
+            interrupted: true,
+            reason: None,
+        };
+        assert_eq!(turn.to_string(), "turn_complete +interrupted");
+    }
 
     #[test]
     fn storage_keeps_full_non_media_events() {

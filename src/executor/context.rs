@@ -319,9 +319,9 @@ impl Context {
     }
 
     /// Appends a scheduling entry (a lane pick, a delivery) under `label`.
-    pub(crate) fn record_scheduling(&self, label: Label, event: std::fmt::Arguments<'_>) {
+    pub(crate) fn record_scheduling(&self, label: Label, event: impl FnOnce(&mut String)) {
         let at = self.now_cached();
-        self.trace().push_scheduling(at, label, event);
+        self.trace().push_scheduling_with(at, label, event);
     }
 
     /// Appends to the trace under an explicit label.

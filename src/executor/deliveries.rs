@@ -207,10 +207,12 @@ impl<T> Deliveries<T> {
                         drop(state);
                         let label = &self.shared.label;
                         context::with(|ctx| {
-                            ctx.record_scheduling(
-                                ctx.label(),
-                                format_args!("deliver {label} #{}", next.seq),
-                            )
+                            ctx.record_scheduling(ctx.label(), |event| {
+                                event.push_str("deliver ");
+                                event.push_str(label);
+                                event.push_str(" #");
+                                event.push_str(itoa::Buffer::new().format(next.seq));
+                            })
                         });
                         tracing::debug!(target: "livesim::executor", queue = %label, seq = next.seq, "delivery");
                         return Some(next.item);

@@ -186,7 +186,7 @@ impl LaneSet {
             if ready.count_ones() > 1 {
                 // A real choice between lanes: part of the interleaving.
                 if let Some(ctx) = ctx {
-                    ctx.record_scheduling(lane.label.clone(), format_args!("picked"));
+                    ctx.record_scheduling(lane.label.clone(), |event| event.push_str("picked"));
                 }
                 tracing::debug!(target: "livesim::executor", lane = %lane.label, ready = ready.count_ones(), "lane picked");
             }

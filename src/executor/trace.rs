@@ -181,6 +181,20 @@ impl Trace {
         self.append(at, label, event, true);
     }
 
+    /// [`push_scheduling`](Self::push_scheduling), the event written
+    /// straight into the trace's text by `event` (the executor's own
+    /// entries, thousands a run, skip the formatting machinery).
+    pub(crate) fn push_scheduling_with(
+        &mut self,
+        at: Duration,
+        label: Label,
+        event: impl FnOnce(&mut String),
+    ) {
+        let start = self.text.len();
+        event(&mut self.text);
+        self.push_slot(at, label, start, self.text.len(), true);
+    }
+
     /// Appends one entry whose event is `head` followed by `detail`.
     pub fn push_detailed(&mut self, at: Duration, label: Label, head: &str, detail: &str) {
         let start = self.text.len();

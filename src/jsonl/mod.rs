@@ -43,4 +43,6 @@ pub(crate) use strict::duplicate_key_at;
 pub use strict::{bom, duplicate_key, explain, nearest};
 pub(crate) use strict::{did_you_mean, shown};
 pub use text::{MAX_TEXT_FILE, read_text};
-pub(crate) use text::{TextFileError, not_utf8, read_text_file, thousands};
+pub(crate) use text::{TextFileError, read_text_file};
+#[cfg(feature = "simulation")]
+pub(crate) use text::{not_utf8, thousands};

@@ -295,15 +295,8 @@ impl ReplayControl {
     /// a simulation) and which connection the script was playing then.
     pub(crate) fn sent_timed(&self) -> Vec<(Value, Duration, u32)> {
         let progress = self.progress.lock();
-        (0..progress.inbound.len())
-            .filter_map(|i| {
-                let message = match &progress.inbound_parsed[i] {
-                    Some(parsed) => parsed.clone(),
-                    None => serde_json::from_slice(&progress.inbound[i]).ok()?,
-                };
-                Some((message, progress.inbound_at[i], progress.inbound_on[i]))
-            })
-            .collect()
+        let parsed = progress.inbound_parsed.clone();
+        timed_messages(&progress, parsed)
     }
 
     /// [`sent_timed`](Self::sent_timed), the messages the player parsed
@@ -313,17 +306,7 @@ impl ReplayControl {
     pub(crate) fn take_sent_timed(&self) -> Vec<(Value, Duration, u32)> {
         let mut progress = self.progress.lock();
         let parsed = std::mem::take(&mut progress.inbound_parsed);
-        parsed
-            .into_iter()
-            .enumerate()
-            .filter_map(|(i, parsed)| {
-                let message = match parsed {
-                    Some(parsed) => parsed,
-                    None => serde_json::from_slice(&progress.inbound[i]).ok()?,
-                };
-                Some((message, progress.inbound_at[i], progress.inbound_on[i]))
-            })
-            .collect()
+        timed_messages(&progress, parsed)
     }
 
     /// What the session did that the script did not allow.
@@ -464,4 +447,25 @@ impl ReplayControl {
     pub(crate) fn progress(&self) -> &Arc<Progress> {
         &self.progress
     }
+}
+
+/// Each client frame kept in `progress` as JSON (`parsed` where the player
+/// kept its parse, parsed here otherwise; frames that are not JSON left
+/// out), with when it arrived and on which connection.
+fn timed_messages(
+    progress: &player::Recorded,
+    mut parsed: Vec<Option<Value>>,
+) -> Vec<(Value, Duration, u32)> {
+    parsed.resize(progress.inbound.len(), None);
+    parsed
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, parsed)| {
+            let message = match parsed {
+                Some(parsed) => parsed,
+                None => serde_json::from_slice(&progress.inbound[i]).ok()?,
+            };
+            Some((message, progress.inbound_at[i], progress.inbound_on[i]))
+        })
+        .collect()
 }

@@ -41,8 +41,8 @@ mod waiting;
 
 pub use progress::ReplayError;
 pub(crate) use progress::{At, LinkCount, Progress};
-// What `livesim serve` reports from.
-#[cfg(feature = "serve")]
+// What `livesim serve` reports from, and what a play's client frames are
+// read back from.
 pub(crate) use progress::Recorded;
 use waiting::{REPLAY_GRACE, Wait, answers, next_connection, next_frame, sleep_until};
 

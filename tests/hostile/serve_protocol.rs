@@ -340,17 +340,7 @@ async fn log_lines_stay_single_bounded_and_escaped() {
 /// `tool_response`, then a normal close. The script plays to its end.
 #[tokio::test]
 async fn the_readme_script_for_a_client_that_speaks_first_plays_on_the_v1_path() {
-    let readme = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/docs/guide/serving.md"
-    ))
-    .unwrap();
-    let block = readme
-        .split("```json script file=weather-first.json\n")
-        .map(|rest| rest.split("```").next().unwrap())
-        .find(|block| block.contains("\"expect\": \"clientContent\""))
-        .expect("docs/guide/serving.md has a script with an expect");
-    let script: serde_json::Value = serde_json::from_str(block).unwrap();
+    let script = readme_script();
     let served = serve(&script, &[]).await;
     let url = served.url.replace(".v1beta.", ".v1.");
     let mut request =
@@ -362,39 +352,15 @@ async fn the_readme_script_for_a_client_that_speaks_first_plays_on_the_v1_path()
         .headers_mut()
         .insert("x-goog-api-key", KEY.parse().unwrap());
     let (mut ws, _) = tokio_tungstenite::connect_async(request).await.unwrap();
-    send(
-        &mut ws,
-        json!({ "setup": { "model": "models/gemini-live-2.5-flash-preview",
-            "generationConfig": { "responseModalities": ["TEXT"] },
-            "tools": [{ "functionDeclarations": [{ "name": "get_weather", "description": "Weather for a city",
-                "parameters": { "type": "OBJECT", "properties": { "city": { "type": "STRING" } } } }] }] } }),
-    )
-    .await;
-    until(&mut ws, "setupComplete").await;
-    send(
+    weather_conversation(
         &mut ws,
         json!({ "client_content": {
             "turns": [{ "role": "user", "parts": [{ "text": "What's the weather in Paris?" }] }],
             "turn_complete": true } }),
-    )
-    .await;
-    let call = until(&mut ws, "toolCall").await;
-    assert_eq!(
-        call["toolCall"]["functionCalls"][0]["args"]["city"],
-        "Paris"
-    );
-    send(
-        &mut ws,
         json!({ "tool_response": { "function_responses": [
             { "id": "call-1", "name": "get_weather", "response": { "city": "Paris", "sky": "sunny" } } ] } }),
     )
     .await;
-    let text = until(&mut ws, "serverContent").await;
-    assert_eq!(
-        text["serverContent"]["modelTurn"]["parts"][0]["text"],
-        "It is sunny in Paris."
-    );
-    super::harness::hang_up(&mut ws).await;
     let ended = served.finish().await;
     assert_eq!(ended.code, Some(0), "{}", ended.output());
     for line in [
@@ -417,12 +383,7 @@ async fn the_readme_script_for_a_client_that_speaks_first_plays_on_the_v1_path()
 /// sends them (camelCase, `models/` before the model).
 #[tokio::test]
 async fn the_javascript_sdks_double_slash_path_is_served() {
-    let script = json!({ "v": 1, "name": "weather", "actions": [
-        { "expect": "clientContent" },
-        { "call": { "id": "call-1", "name": "get_weather", "args": { "city": "Paris" } } },
-        { "send": { "serverContent": { "modelTurn": { "parts": [{ "text": "It is sunny in Paris." }] } } } },
-        { "send": { "serverContent": { "turnComplete": true } } }
-    ]});
+    let script = readme_script();
     let served = serve(&script, &[]).await;
     let url = format!("{}?key={KEY}", served.url.replacen("/ws/", "//ws/", 1));
     assert!(
@@ -440,35 +401,15 @@ async fn the_javascript_sdks_double_slash_path_is_served() {
     let (mut ws, _) = tokio_tungstenite::connect_async(url.as_str())
         .await
         .unwrap();
-    send(
-        &mut ws,
-        json!({ "setup": { "model": "models/gemini-live-2.5-flash-preview",
-            "generationConfig": { "responseModalities": ["TEXT"] },
-            "tools": [{ "functionDeclarations": [{ "name": "get_weather", "description": "Weather for a city",
-                "parameters": { "type": "OBJECT", "properties": { "city": { "type": "STRING" } } } }] }] } }),
-    )
-    .await;
-    until(&mut ws, "setupComplete").await;
-    send(
+    weather_conversation(
         &mut ws,
         json!({ "clientContent": {
             "turns": [{ "role": "user", "parts": [{ "text": "What's the weather in Paris?" }] }],
             "turnComplete": true } }),
-    )
-    .await;
-    until(&mut ws, "toolCall").await;
-    send(
-        &mut ws,
         json!({ "toolResponse": { "functionResponses": [
             { "id": "call-1", "name": "get_weather", "response": { "city": "Paris", "sky": "sunny" } } ] } }),
     )
     .await;
-    let text = until(&mut ws, "serverContent").await;
-    assert_eq!(
-        text["serverContent"]["modelTurn"]["parts"][0]["text"],
-        "It is sunny in Paris."
-    );
-    super::harness::hang_up(&mut ws).await;
     let ended = served.finish().await;
     assert_eq!(ended.code, Some(0), "{}", ended.output());
     assert!(
@@ -478,4 +419,54 @@ async fn the_javascript_sdks_double_slash_path_is_served() {
         "{}",
         ended.stderr
     );
+}
+
+/// The script of `docs/guide/serving.md` for a client that speaks first.
+fn readme_script() -> serde_json::Value {
+    let readme = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/guide/serving.md"
+    ))
+    .unwrap();
+    let block = readme
+        .split("```json script file=weather-first.json\n")
+        .map(|rest| rest.split("```").next().unwrap())
+        .find(|block| block.contains("\"expect\": \"clientContent\""))
+        .expect("docs/guide/serving.md has a script with an expect");
+    serde_json::from_str(block).unwrap()
+}
+
+/// The weather conversation of [`readme_script`], as a client SDK has
+/// it: setup, the user's `turn`, the `answer` to the call, the spoken
+/// answer, then a normal close. `turn` and `answer` are shaped as that
+/// SDK sends them.
+async fn weather_conversation<S>(
+    ws: &mut super::harness::Ws<S>,
+    turn: serde_json::Value,
+    answer: serde_json::Value,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    send(
+        ws,
+        json!({ "setup": { "model": "models/gemini-live-2.5-flash-preview",
+            "generationConfig": { "responseModalities": ["TEXT"] },
+            "tools": [{ "functionDeclarations": [{ "name": "get_weather", "description": "Weather for a city",
+                "parameters": { "type": "OBJECT", "properties": { "city": { "type": "STRING" } } } }] }] } }),
+    )
+    .await;
+    until(ws, "setupComplete").await;
+    send(ws, turn).await;
+    let call = until(ws, "toolCall").await;
+    assert_eq!(
+        call["toolCall"]["functionCalls"][0]["args"]["city"],
+        "Paris"
+    );
+    send(ws, answer).await;
+    let text = until(ws, "serverContent").await;
+    assert_eq!(
+        text["serverContent"]["modelTurn"]["parts"][0]["text"],
+        "It is sunny in Paris."
+    );
+    super::harness::hang_up(ws).await;
 }

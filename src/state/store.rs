@@ -287,21 +287,18 @@ fn send_to_all(
     subscribers: &mut Vec<mpsc::UnboundedSender<StateMutation>>,
     mutation: StateMutation,
 ) {
-    let Some(last) = subscribers.len().checked_sub(1) else {
-        return;
-    };
-    let mut gone = Vec::new();
-    for (i, subscriber) in subscribers[..last].iter().enumerate() {
-        if subscriber.send(mutation.clone()).is_err() {
-            gone.push(i);
-        }
-    }
-    if subscribers[last].send(mutation).is_err() {
-        gone.push(last);
-    }
-    for i in gone.into_iter().rev() {
-        subscribers.remove(i);
-    }
+    let last = subscribers.len().wrapping_sub(1);
+    let mut mutation = Some(mutation);
+    let mut index = 0;
+    subscribers.retain(|subscriber| {
+        let this = if index == last {
+            mutation.take()
+        } else {
+            mutation.clone()
+        };
+        index += 1;
+        this.is_some_and(|m| subscriber.send(m).is_ok())
+    });
 }
 
 /// A JSON value as a trace line shows it: compact, cut to a readable

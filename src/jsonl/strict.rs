@@ -183,13 +183,12 @@ fn explain_message(
 /// so it reads `expected a whole number, 0 or more`; `map` and `sequence`
 /// read `an object` and `a list`.
 fn in_json_terms(message: &str) -> std::borrow::Cow<'_, str> {
-    let Some(body) = ["invalid type: ", "invalid value: "]
-        .iter()
-        .find_map(|prefix| message.strip_prefix(prefix).map(|body| (*prefix, body)))
+    let Some((prefix, body)) = ["invalid type: ", "invalid value: "]
+        .into_iter()
+        .find_map(|prefix| Some((prefix, message.strip_prefix(prefix)?)))
     else {
         return message.into();
     };
-    let (prefix, body) = body;
     let Some((found, expected)) = body.rsplit_once(", expected ") else {
         return message.into();
     };

@@ -154,8 +154,8 @@ impl Budget {
             }
             return Ok(());
         }
-        for sample in latency::measure(run) {
-            if let Some(bound) = self.bound(&sample)
+        for sample in latency::samples(run) {
+            if let Some(bound) = self.bound(sample)
                 && sample.took > bound
             {
                 return Err(format!(

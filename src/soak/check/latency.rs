@@ -100,6 +100,12 @@ pub fn measure(run: &RunRecord) -> Vec<Sample> {
     samples
 }
 
+/// [`measure`]'s samples of `run`, measured on first use and kept in the
+/// record for every later reader (each budget, the summary).
+pub(crate) fn samples(run: &RunRecord) -> &[Sample] {
+    run.samples.get_or_init(|| measure(run))
+}
+
 /// Whether an event is the model's output the user hears or reads.
 pub(crate) fn is_output(event: &LiveEvent) -> bool {
     match event {

@@ -12,6 +12,7 @@ use crate::executor::{Seed, Swarm, Trace, format_time};
 use crate::flow::{Enforcement, FlowSpec};
 use crate::session::{LiveEvent, Resumption};
 use crate::soak::check::calls_by_connection::ServerCalls;
+use crate::soak::check::latency::Sample;
 use crate::soak::check::wire_order::Connection;
 use crate::soak::generate::faults::Faults;
 use crate::soak::run::resolving::{Resolution, ResolvedSlot};
@@ -210,6 +211,9 @@ pub struct RunRecord {
     /// The calls the frames issued, connection by connection, worked out
     /// once for the checks that read them.
     pub(crate) issued: WorkedOut<Arc<ServerCalls>>,
+    /// The run's latencies, measured once for the budgets and the
+    /// summary's distributions that read them.
+    pub(crate) samples: WorkedOut<Vec<Sample>>,
 }
 
 /// Something the checks work out from a record's fields once. A copy of
@@ -245,6 +249,14 @@ pub struct NetworkRun {
 }
 
 impl RunRecord {
+    /// Drops what the checks worked out from the fields: it is worked out
+    /// again, from the fields as they are then, when next asked for.
+    pub(crate) fn forget_worked_out(&mut self) {
+        self.modelled = WorkedOut::default();
+        self.issued = WorkedOut::default();
+        self.samples = WorkedOut::default();
+    }
+
     /// The run's first report line: the seed, the swarm and the faults.
     pub fn header(&self) -> String {
         format!(

@@ -208,6 +208,7 @@ pub(crate) async fn play(
         network: None,
         modelled: Default::default(),
         issued: Default::default(),
+        samples: Default::default(),
     };
     let turns = user::turns(target, seed, &script);
     let calls = script

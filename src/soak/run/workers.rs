@@ -90,8 +90,8 @@ impl From<SeedRun> for Finished {
                 .map(|n| n.died.len() as u64),
             orders: record.as_ref().map(|r| orders(&r.events)),
             latencies: record.as_ref().map_or_else(Vec::new, |r| {
-                latency::measure(r)
-                    .into_iter()
+                latency::samples(r)
+                    .iter()
                     .map(|s| (s.measure, s.took))
                     .collect()
             }),

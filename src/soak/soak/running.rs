@@ -26,7 +26,7 @@ impl Soak {
     /// Runs one seed and returns everything about it (the record, each
     /// verdict, the goals reached, the failures).
     pub fn run_seed(&self, seed: Seed) -> SeedRun {
-        run_seed(&self.target, seed, self.checks)
+        run_seed(&self.target, seed, self.checks).handed_out()
     }
 
     /// Plays `case` in its simulation as a run does (the session, the
@@ -48,7 +48,7 @@ impl Soak {
     /// Runs `case` (a seed's own, a shrunk one, a corpus entry's) and
     /// returns everything about it, as [`run_seed`](Self::run_seed) does.
     pub fn run_case(&self, case: &Case) -> SeedRun {
-        run_case(&self.target, case, self.checks, None)
+        run_case(&self.target, case, self.checks, None).handed_out()
     }
 
     /// Replays a corpus entry: its case, with every invariant checked and
@@ -58,7 +58,7 @@ impl Soak {
         let checks = Checks {
             determinism_every: 1,
         };
-        run_case(&self.target, &entry.case, checks, None)
+        run_case(&self.target, &entry.case, checks, None).handed_out()
     }
 
     /// Shrinks `case`, which breaks `invariant`, to a small case that
@@ -114,7 +114,7 @@ impl Soak {
             script: steps_script(steps, &self.target.repertoire, seed),
             decisions: None,
         };
-        run_case(&self.target, &case, self.checks, None)
+        run_case(&self.target, &case, self.checks, None).handed_out()
     }
 
     /// Runs one seed and returns only its trace (the run's fingerprint;

@@ -30,6 +30,7 @@
 use std::path::{Path, PathBuf};
 
 use super::seed::Seed;
+use crate::jsonl::TextFileError;
 
 /// The folder regression files live in, under a source's top folder.
 pub const REGRESSIONS_FOLDER: &str = "livesim-regressions";
@@ -132,15 +133,18 @@ pub fn regressions_file(manifest_dir: impl AsRef<Path>, file: &str) -> PathBuf {
 /// # Errors
 /// A line that is not `<test> <seed>`, naming the file and line.
 pub(crate) fn read(file: &Path, test: &str) -> Result<Vec<Seed>, String> {
-    let bytes = match std::fs::read(file) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("{}: cannot read it: {e}", file.display())),
+    let text = match crate::jsonl::read_text_file(file) {
+        Ok(text) => text,
+        Err(TextFileError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Vec::new());
+        }
+        Err(TextFileError::Io(e)) => {
+            return Err(format!("{}: cannot read it: {e}", file.display()));
+        }
+        Err(TextFileError::Content(problem)) => {
+            return Err(format!("{}: {problem}", file.display()));
+        }
     };
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let problem = crate::jsonl::not_utf8(e.as_bytes(), e.utf8_error());
-        format!("{}: {problem}", file.display())
-    })?;
     let mut seeds = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let content = line.split('#').next().unwrap_or("").trim();

@@ -42,7 +42,7 @@ pub(crate) use object::{Fields, from_object, object_record};
 pub(crate) use strict::duplicate_key_at;
 pub use strict::{bom, duplicate_key, explain, nearest};
 pub(crate) use strict::{did_you_mean, shown};
+#[cfg(feature = "simulation")]
+pub(crate) use text::thousands;
 pub use text::{MAX_TEXT_FILE, read_text};
 pub(crate) use text::{TextFileError, read_text_file};
-#[cfg(feature = "simulation")]
-pub(crate) use text::{not_utf8, thousands};

@@ -1,5 +1,5 @@
 //! Whole text files (agent files, specs, scenarios, scripts, corpus
-//! entries): read as UTF-8, or refused saying where they stop being UTF-8,
+//! entries, regression lists): read as UTF-8, or refused saying where they stop being UTF-8,
 //! and refused unread when they are larger than such a file can sensibly be.
 //!
 //! `std::fs::read_to_string` says only "stream did not contain valid
@@ -98,7 +98,7 @@ pub(crate) fn thousands(n: u64) -> String {
 
 /// Where `bytes` stop being UTF-8, as [`read_text`] says it: `line 3,
 /// column 7 (byte 41): 0xe9 is not UTF-8 …`.
-pub(crate) fn not_utf8(bytes: &[u8], error: Utf8Error) -> String {
+fn not_utf8(bytes: &[u8], error: Utf8Error) -> String {
     let at = error.valid_up_to();
     let (good, rest) = bytes.split_at(at);
     let line = good.iter().filter(|&&b| b == b'\n').count() + 1;

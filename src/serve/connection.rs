@@ -28,6 +28,13 @@ use crate::transport::websocket::WebSocketTransport;
 /// socket that never sends a request must not hold a connection slot.
 const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
 
+/// How much of what the server writes may wait for a client that does
+/// not read (above the largest message a client may send): pongs to a
+/// flood of pings past it are answered only for the latest ping (RFC 6455
+/// allows it), so memory stays bounded; a script's own frame past it ends
+/// the connection.
+const WRITE_BUFFER_LIMIT: usize = 16 * 1024 * 1024;
+
 /// How long, after closing, the server waits for the client's close.
 const CLOSE_LIMIT: Duration = Duration::from_secs(5);
 
@@ -133,7 +140,8 @@ where
     let limits = shared.limits;
     let config = WebSocketConfig::default()
         .max_message_size(Some(limits.max_message_size))
-        .max_frame_size(Some(limits.max_message_size));
+        .max_frame_size(Some(limits.max_message_size))
+        .max_write_buffer_size(WRITE_BUFFER_LIMIT + limits.max_message_size);
     let Accepted { ws, inspection } =
         match tokio::time::timeout(HANDSHAKE_LIMIT, upgrade::accept(stream, config)).await {
             Ok(Ok(accepted)) => accepted,

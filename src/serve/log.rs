@@ -22,7 +22,7 @@ use tokio::time::Instant;
 
 use super::summary;
 use crate::transport::{CloseFrame, Frame, Transport, TransportError};
-use crate::wire::{Redactor, Secret, clip};
+use crate::wire::{Redactor, Secret, clip, handles_in_text};
 
 /// Where serve log lines go (the CLI writes them to stderr). Lines are
 /// already redacted, escaped and bounded.
@@ -168,7 +168,10 @@ impl<T: Transport> Logged<T> {
         } else {
             (
                 self.last_frame + self.idle_timeout,
-                format!("no frame either way for {}", seconds(self.idle_timeout)),
+                format!(
+                    "no message either way for {} (pings do not count)",
+                    seconds(self.idle_timeout)
+                ),
             )
         };
         match tokio::time::timeout_at(deadline, self.inner.recv()).await {
@@ -202,21 +205,24 @@ impl<T: Transport> Logged<T> {
         }
     }
 
-    /// A resumption handle in the client's setup becomes a secret before
-    /// anything about the message is printed.
+    /// The resumption handles in the client's setup (either spelling, or
+    /// read as words from a message that does not parse) become secrets
+    /// before anything about the message is printed.
     fn learn_handle(&mut self, bytes: &[u8]) {
         let Ok(message) = serde_json::from_slice::<Value>(bytes) else {
+            for handle in handles_in_text(bytes) {
+                let handle = String::from_utf8_lossy(handle);
+                self.redactor.add_secret(&Secret::new(handle));
+            }
             return;
         };
-        let handle = [
+        for pointer in [
             "/setup/sessionResumption/handle",
             "/setup/session_resumption/handle",
-        ]
-        .iter()
-        .find_map(|pointer| message.at(pointer))
-        .and_then(Value::as_str);
-        if let Some(handle) = handle {
-            self.redactor.add_secret(&Secret::new(handle));
+        ] {
+            if let Some(handle) = message.at(pointer).and_then(Value::as_str) {
+                self.redactor.add_secret(&Secret::new(handle));
+            }
         }
     }
 

@@ -143,6 +143,14 @@ where
             inspection.path
         ));
     };
+    if let Some(fault) = upgrade_fault(request.version, headers) {
+        let body = format!("livesim serve: bad WebSocket upgrade: {fault}");
+        refuse(&mut stream, 400, "Bad Request", &[], &body).await;
+        return Err(format!(
+            "refused the upgrade to {} with HTTP 400: {fault}",
+            inspection.path
+        ));
+    }
     let answer = format!(
         "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
          Sec-WebSocket-Accept: {}\r\n\r\n",
@@ -155,6 +163,33 @@ where
     inspection.note_credentials(headers, query);
     let ws = WebSocketStream::from_partially_read(stream, rest, Role::Server, Some(config)).await;
     Ok(Accepted { ws, inspection })
+}
+
+/// What RFC 6455 (section 4.2.1) says makes an upgrade request bad, past
+/// the headers that mark it as one: HTTP/1.1 or later, one `Host`, one
+/// `Sec-WebSocket-Key` that is 16 bytes in base64.
+fn upgrade_fault(version: Option<u8>, headers: &[httparse::Header<'_>]) -> Option<&'static str> {
+    use base64::Engine;
+    let count = |name: &str| {
+        headers
+            .iter()
+            .filter(|h| h.name.eq_ignore_ascii_case(name))
+            .count()
+    };
+    if version != Some(1) {
+        return Some("a WebSocket upgrade needs HTTP/1.1");
+    }
+    if count("host") != 1 {
+        return Some("the request needs exactly one Host header");
+    }
+    if count("sec-websocket-key") != 1 {
+        return Some("the request needs exactly one Sec-WebSocket-Key header");
+    }
+    let key = header(headers, "sec-websocket-key").unwrap_or_default();
+    match base64::engine::general_purpose::STANDARD.decode(key) {
+        Ok(nonce) if nonce.len() == 16 => None,
+        _ => Some("Sec-WebSocket-Key must be 16 random bytes in base64"),
+    }
 }
 
 /// Writes an HTTP refusal with a one-line body and closes the stream.

@@ -259,7 +259,7 @@ fn frame_text(scrubber: &mut FrameScrubber, payload: &[u8]) -> String {
             scrubber.scrub_json(&mut json);
             json.to_string()
         }
-        Err(_) => scrubber.scrub_text(&String::from_utf8_lossy(payload)),
+        Err(_) => scrubber.scrub_unparsed(&String::from_utf8_lossy(payload)),
     };
     clip(&text, FRAME_TEXT).into_owned()
 }

@@ -131,10 +131,11 @@ impl WireLogWriter {
                             self.scrubber.scrub_json(&mut json);
                             line.json = Some(json);
                         }
-                        Err(_) => line.raw = Some(self.scrubber.scrub_text(text)),
+                        Err(_) => line.raw = Some(self.scrubber.scrub_unparsed(text)),
                     },
                     Err(_) => {
-                        line.raw_base64 = Some(STANDARD.encode(self.scrubber.scrub_bytes(payload)))
+                        let scrubbed = self.scrubber.scrub_unparsed_bytes(payload);
+                        line.raw_base64 = Some(STANDARD.encode(scrubbed))
                     }
                 }
             }

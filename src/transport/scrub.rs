@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use aho_corasick::{AhoCorasick, MatchKind};
 use serde_json::{Map, Value};
 
-use crate::wire::Redactor;
 use crate::wire::redact::replace_all;
+use crate::wire::{Redactor, handles_in_text};
 
 /// Replaces handles with placeholders and redacts secrets in frames.
 pub(crate) struct FrameScrubber {
@@ -46,7 +46,21 @@ impl FrameScrubber {
         self.scrub_strings(value);
     }
 
-    /// Redacts free text (a payload that is not JSON, an error message).
+    /// Redacts a payload that does not parse as JSON: the handles it
+    /// seems to carry (read as words) are learned first.
+    pub(crate) fn scrub_unparsed(&mut self, text: &str) -> String {
+        self.learn_handles_in_text(text.as_bytes());
+        self.scrub_text(text)
+    }
+
+    /// Like [`scrub_unparsed`](Self::scrub_unparsed), for a payload that
+    /// is not UTF-8 either.
+    pub(crate) fn scrub_unparsed_bytes(&mut self, bytes: &[u8]) -> Vec<u8> {
+        self.learn_handles_in_text(bytes);
+        self.scrub_bytes(bytes)
+    }
+
+    /// Redacts free text (an error message, a close reason).
     pub(crate) fn scrub_text(&self, text: &str) -> String {
         let placed = match self.replace_handles(text.as_bytes()) {
             Cow::Borrowed(_) => Cow::Borrowed(text),
@@ -89,6 +103,14 @@ impl FrameScrubber {
             .build(handles)
             .ok()
             .map(|matcher| (matcher, placeholders));
+    }
+
+    fn learn_handles_in_text(&mut self, payload: &[u8]) {
+        for handle in handles_in_text(payload) {
+            if let Ok(handle) = std::str::from_utf8(handle) {
+                self.placeholder(handle);
+            }
+        }
     }
 
     fn learn_handles(&mut self, value: &Value) {

@@ -26,6 +26,7 @@ mod codec;
 mod content;
 mod duration;
 mod frame;
+mod handles;
 mod json_path;
 mod numbers;
 mod open_enum;
@@ -56,6 +57,7 @@ pub use content::{
 pub use duration::{DurationError, format_duration, parse_duration};
 pub(crate) use frame::truncate_at_char;
 pub use frame::{CloseFrame, Frame, FrameKind, MAX_CLOSE_REASON};
+pub(crate) use handles::handles_in_text;
 pub(crate) use json_path::JsonPath;
 pub use open_enum::{
     ActivityHandling, Behavior, EndSensitivity, Language, MediaResolution, Modality, Outcome,

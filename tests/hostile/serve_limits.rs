@@ -34,8 +34,8 @@ async fn a_client_gone_quiet_is_closed_at_the_idle_timeout() {
     let ended = served.finish().await;
     assert_eq!(ended.code, Some(1), "{}", ended.output());
     for line in [
-        "no frame either way for 300ms: closing with 1011",
-        "connection 1: no frame either way for 300ms, at action #1 (call get_weather as call-1) of script \"quiet\": closed with 1011",
+        "no message either way for 300ms (pings do not count): closing with 1011",
+        "connection 1: no message either way for 300ms (pings do not count), at action #1 (call get_weather as call-1) of script \"quiet\": closed with 1011",
     ] {
         assert!(
             ended.stderr.contains(line),

@@ -139,6 +139,55 @@ fn waiting_script() -> serde_json::Value {
         .to_json()
 }
 
+/// A setup that carries a resumption handle but does not parse (cut
+/// short, a lone surrogate escape) or carries it twice (both spellings)
+/// is refused, and the handle reaches neither the log nor `--record`'s
+/// wire log.
+#[tokio::test]
+async fn a_handle_in_a_setup_that_breaks_reaches_no_log_or_recording() {
+    let cases: [(&str, &str); 3] = [
+        (
+            "RESUME-HANDLE-CUT-111",
+            r#"{"setup": {"model": "models/test", "sessionResumption": {"handle": "RESUME-HANDLE-CUT-111"}}"#,
+        ),
+        (
+            "RESUME-HANDLE-SURROGATE-222",
+            r#"{"setup": {"model": "models/test\ud800", "sessionResumption": {"handle": "RESUME-HANDLE-SURROGATE-222"}}}"#,
+        ),
+        (
+            "RESUME-HANDLE-SNAKE-333",
+            r#"{"setup": {"model": "models/test", "sessionResumption": {"handle": "RESUME-HANDLE-CAMEL-333"}, "session_resumption": {"handle": "RESUME-HANDLE-SNAKE-333"}}, "extra": 1}"#,
+        ),
+    ];
+    for (handle, setup) in cases {
+        let dir = std::env::temp_dir().join(format!(
+            "livesim-hostile-handle-{}-{}",
+            std::process::id(),
+            &handle[14..]
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        let served = serve(&waiting_script(), &["--record", dir.to_str().unwrap()]).await;
+        let mut tcp = upgraded(&served, super::harness::PATH).await;
+        tcp.write_all(&frame(0x1, setup.as_bytes(), true))
+            .await
+            .unwrap();
+        assert_eq!(
+            close_code(&mut tcp).await.map(|c| c.0),
+            Some(1007),
+            "{setup}"
+        );
+        drop(tcp);
+        let ended = served.finish().await;
+        let recorded = std::fs::read_to_string(dir.join("connection-1.jsonl")).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(ended.stderr.contains("must be setup"), "{}", ended.stderr);
+        for text in [&ended.stderr, &ended.stdout, &recorded] {
+            assert!(!text.contains(handle), "{handle} leaked:\n{text}");
+            assert!(!text.contains("RESUME-HANDLE-CAMEL-333"), "{text}");
+        }
+    }
+}
+
 /// Each breach of RFC 6455 gets its close code, the log line says which,
 /// and the run exits 1 with the report naming it.
 #[tokio::test]

@@ -5,7 +5,9 @@
 use serde_json::Value;
 
 use super::{Consumed, Player};
+use crate::transport::scrub::FrameScrubber;
 use crate::transport::{Frame, Transport};
+use crate::wire::Redactor;
 
 impl<T: Transport> Player<'_, T> {
     /// Checks one client frame that arrived on connection `on`.
@@ -227,9 +229,41 @@ fn expected(wanted: &str, key: &str, body: Option<&Value>) -> bool {
 
 pub(super) fn summary(message: Option<&Value>, bytes: &[u8]) -> String {
     const MAX: usize = 200;
+    // A problem is printed and reported: the handles the message carries
+    // (a setup next to another key, or one that does not parse) become
+    // placeholders first.
+    let mut scrubber = FrameScrubber::new(Redactor::new());
     let text = match message {
-        Some(m) => m.to_string(),
-        None => String::from_utf8_lossy(bytes).into_owned(),
+        Some(m) => {
+            let mut shown = m.clone();
+            scrubber.scrub_json(&mut shown);
+            shown.to_string()
+        }
+        None => scrubber.scrub_unparsed(&String::from_utf8_lossy(bytes)),
     };
     crate::wire::clip(&text, MAX).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::summary;
+
+    /// A problem quotes the client's message; the handles in it, found in
+    /// structure or read as words, are not quoted.
+    #[test]
+    fn a_quoted_message_keeps_no_handle() {
+        let broken = br#"{"setup": {"sessionResumption": {"handle": "HANDLE-CUT"}"#;
+        let quoted = summary(None, broken);
+        assert!(!quoted.contains("HANDLE-CUT"), "{quoted}");
+        assert!(quoted.contains("<handle-1>"), "{quoted}");
+        let both: serde_json::Value = serde_json::from_str(
+            r#"{"setup":{"sessionResumption":{"handle":"HANDLE-A"},"session_resumption":{"handle":"HANDLE-B"}},"extra":1}"#,
+        )
+        .unwrap();
+        let quoted = summary(Some(&both), &[]);
+        assert!(
+            !quoted.contains("HANDLE-A") && !quoted.contains("HANDLE-B"),
+            "{quoted}"
+        );
+    }
 }

@@ -398,7 +398,7 @@ impl<'a, T: Transport> Player<'a, T> {
     }
 
     fn finish_actions(&mut self) {
-        self.move_to(At::Said("after the last action"));
+        self.move_to(At::Said("the end of the script"));
         if !self.replay.is_empty() {
             let problem = format!(
                 "the script ended, and the client never replayed {} client message(s) the server had not consumed before connection #{} (transparent resumption)",

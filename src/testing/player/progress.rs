@@ -21,7 +21,7 @@ pub struct ReplayError {
     /// The script's name.
     pub script: String,
     /// Where the script was: `action #3 (call get_weather as call-1)`,
-    /// `the handshake`, or `after the last action`.
+    /// `the handshake`, or `the end of the script`.
     pub at: String,
     /// What the client did that the script did not allow.
     pub problem: String,
@@ -164,7 +164,7 @@ impl Progress {
 /// positions are passed and never told).
 #[derive(Clone, Debug)]
 pub(crate) enum At {
-    /// A fixed place: `the handshake`, `after the last action`.
+    /// A fixed place: `the handshake`, `the end of the script`.
     Said(&'static str),
     /// A place described when the player got there.
     Told(String),

@@ -115,6 +115,29 @@ pub(crate) async fn serve(
     }
 }
 
+/// Drives `play` to its end, or gives it up (`Err`) once the script's
+/// progress has stood still for `quiet`: the client left at a reconnect
+/// and never came back. Every connection's own deadlines (setup, idle)
+/// would have ended it by then, so no connection is cut here; the
+/// player was only waiting for the next one.
+async fn until_played_or_quiet(
+    play: impl std::future::Future<Output = ()>,
+    progress: &Progress,
+    quiet: Duration,
+) -> Result<(), ()> {
+    tokio::pin!(play);
+    loop {
+        let changed = progress.changed.notified();
+        tokio::select! {
+            biased;
+            () = &mut play => return Ok(()),
+            () = changed => {}
+            () = tokio::time::sleep(quiet) => break,
+        }
+    }
+    Err(())
+}
+
 /// A wire log writer for connection `number` in `dir`.
 fn recorder(
     dir: &std::path::Path,
@@ -156,7 +179,16 @@ where
                 return Attempt::Refused;
             }
         };
-    let redactor = inspection.redactor.clone();
+    // The handles the script issues are secrets from the start: a client
+    // resumes with them, and a script may quote one (a close reason).
+    let mut redactor = inspection.redactor.clone();
+    for action in shared.script.actions() {
+        if let crate::testing::Action::ResumptionUpdate(update) = action
+            && let Some(handle) = &update.handle
+        {
+            redactor.add_secret(&crate::wire::Secret::new(handle.clone()));
+        }
+    }
     let ws = WebSocketTransport::from_stream(ws, redactor.clone());
     let inner: BoxedTransport = match &shared.record {
         Some(dir) => match recorder(dir, number, &redactor) {
@@ -189,15 +221,6 @@ where
     let mut redactor = io.redactor().clone();
     let mut cut = None;
     if shared.script.spans_connections() {
-        // The connections go to the player: the report's redactor learns
-        // every handle the script issues (the ones a client resumes).
-        for action in shared.script.actions() {
-            if let crate::testing::Action::ResumptionUpdate(update) = action
-                && let Some(handle) = &update.handle
-            {
-                redactor.add_secret(&crate::wire::Secret::new(handle.clone()));
-            }
-        }
         // One script position for every connection of a client session:
         // a reconnect joins the session its setup resumes.
         let joining = lock(&shared.session)
@@ -216,7 +239,14 @@ where
         shared.session_opened.notify_one();
         let _ = connections.send(Box::new(io) as BoxedTransport);
         drop(connections);
-        play_connections(shared.script.clone(), incoming, progress.clone(), false).await;
+        let play = play_connections(shared.script.clone(), incoming, progress.clone(), false);
+        let quiet = limits.setup_timeout + limits.idle_timeout;
+        if until_played_or_quiet(play, &progress, quiet).await.is_err() {
+            say(&format!(
+                "nothing played for {} and no client connection: the client session ends",
+                crate::session::human_duration(quiet)
+            ));
+        }
         *lock(&shared.session) = None;
     } else {
         play_on(shared.script.clone(), &mut io, progress.clone()).await;

@@ -21,6 +21,7 @@ mod reports;
 mod secrets;
 mod serve_limits;
 mod serve_protocol;
+mod serve_secrets;
 mod typos;
 
 /// Whether the nightly sizes were asked for.

@@ -200,3 +200,74 @@ fn limit_flags_refuse_nonsense() {
         );
     }
 }
+
+/// A client that floods pings and never reads the pongs: the server
+/// answers only the latest ping once its writes back up, so its peak
+/// memory stays far below the flood (150 MB of pings).
+#[tokio::test]
+async fn a_ping_flood_that_reads_nothing_leaves_memory_bounded() {
+    use super::serve_protocol::{frame, upgraded, waiting_script};
+    use tokio::io::AsyncWriteExt;
+    if std::fs::metadata("/proc/self/status").is_err() {
+        eprintln!("no /proc: peak memory cannot be read here");
+        return;
+    }
+    let served = serve(&waiting_script(), &[]).await;
+    let pid = served.pid();
+    let mut tcp = upgraded(&served, super::harness::PATH).await;
+    let ping = frame(0x9, &[b'p'; 125], true);
+    let burst: Vec<u8> = ping.repeat(1024 * 1024 / ping.len());
+    for _ in 0..150 {
+        tcp.write_all(&burst).await.unwrap();
+    }
+    let peak = peak_rss(pid).expect("the server's peak memory");
+    drop(tcp);
+    served.finish().await;
+    assert!(
+        peak <= 80_000_000,
+        "peak RSS {:.1} MB after 150 MB of unread pings (limit 80 MB)",
+        peak as f64 / 1e6
+    );
+}
+
+/// A script across connections whose client leaves at the reconnect and
+/// never comes back: the server gives the session up once nothing has
+/// played for the setup and idle timeouts together, and exits 1.
+#[tokio::test]
+async fn a_client_that_never_reconnects_ends_its_session() {
+    let script = json!({
+        "v": 1,
+        "name": "resumes",
+        "actions": [
+            { "resumption_update": { "handle": "h-1" } },
+            { "reconnect": { "handle": "h-1" } },
+            { "send": { "serverContent": { "turnComplete": true } } }
+        ]
+    });
+    let served = serve(
+        &script,
+        &["--setup-timeout", "200ms", "--idle-timeout", "200ms"],
+    )
+    .await;
+    let (mut ws, _) = tokio_tungstenite::connect_async(served.url.as_str())
+        .await
+        .unwrap();
+    send(
+        &mut ws,
+        json!({ "setup": { "model": "models/test", "sessionResumption": {} } }),
+    )
+    .await;
+    until(&mut ws, "sessionResumptionUpdate").await;
+    super::harness::hang_up(&mut ws).await;
+    let ended = tokio::time::timeout(LIMIT, served.finish())
+        .await
+        .expect("the server gave the session up");
+    assert_eq!(ended.code, Some(1), "{}", ended.output());
+    assert!(
+        ended
+            .stderr
+            .contains("nothing played for 400ms and no client connection"),
+        "{}",
+        ended.stderr
+    );
+}

@@ -23,6 +23,7 @@ use crate::testing::player::{Progress, play_connections, play_on};
 use crate::transport::connector::BoxedTransport;
 use crate::transport::recording::{Recording, WireLogWriter};
 use crate::transport::websocket::WebSocketTransport;
+use crate::transport::{CloseFrame, Frame, Transport};
 
 /// How long a client has to finish the TLS handshake and the upgrade: a
 /// socket that never sends a request must not hold a connection slot.
@@ -66,6 +67,31 @@ pub(crate) struct Shared {
     pub session_opened: Arc<tokio::sync::Notify>,
     /// Where each connection's wire log goes, if anywhere.
     pub record: Option<std::path::PathBuf>,
+    /// The plays started, against how many to serve.
+    pub plays: Plays,
+}
+
+/// The script plays started so far, claimed at each upgrade.
+#[derive(Clone, Default)]
+pub(crate) struct Plays {
+    started: Arc<std::sync::atomic::AtomicUsize>,
+    /// How many plays to serve (`usize::MAX`: keep serving).
+    pub budget: usize,
+}
+
+impl Plays {
+    /// How many plays have started.
+    pub fn started(&self) -> usize {
+        self.started.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Starts a play, if one is left to serve.
+    fn claim(&self) -> bool {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.started
+            .fetch_update(SeqCst, SeqCst, |n| (n < self.budget).then_some(n + 1))
+            .is_ok()
+    }
 }
 
 /// A client session playing a script across its connections.
@@ -113,6 +139,19 @@ pub(crate) async fn serve(
             }
         },
     }
+}
+
+/// Closes an upgraded connection that came when every play asked for had
+/// started: 1013, "Try Again Later" (RFC 6455, section 7.4.1).
+async fn no_room<T: Transport>(mut io: Logged<T>) -> Attempt {
+    io.say("every connection asked for is playing or played: closing with 1013");
+    let close = CloseFrame {
+        code: 1013,
+        reason: "Try Again Later".to_string(),
+    };
+    let _ = io.send(Frame::Close(Some(close))).await;
+    io.finish(CLOSE_LIMIT).await;
+    Attempt::Refused
 }
 
 /// Drives `play` to its end, or gives it up (`Err`) once the script's
@@ -232,6 +271,9 @@ where
             let _ = session.connections.send(Box::new(io));
             return Attempt::Joined;
         }
+        if !shared.plays.claim() {
+            return no_room(io).await;
+        }
         let (connections, incoming) = mpsc::unbounded_channel();
         *lock(&shared.session) = Some(Session {
             connections: connections.clone(),
@@ -249,6 +291,9 @@ where
         }
         *lock(&shared.session) = None;
     } else {
+        if !shared.plays.claim() {
+            return no_room(io).await;
+        }
         play_on(shared.script.clone(), &mut io, progress.clone()).await;
         io.finish(CLOSE_LIMIT).await;
         // What the connection taught it (a handle in the setup).

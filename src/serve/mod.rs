@@ -33,5 +33,5 @@ mod upgrade;
 
 pub use log::{MAX_LINE, ServeLog, one_line};
 pub use report::{ConnectionReport, Outcome, ServeReport};
-pub use server::{Connections, Limits, ServeError, ServeOptions, Server};
+pub use server::{Connections, Limits, MAX_OPEN, ServeError, ServeOptions, Server};
 pub use upgrade::SERVED_PATHS;

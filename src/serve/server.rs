@@ -16,6 +16,12 @@ use super::tls::{default_certificate_path, local_tls};
 use super::upgrade::SERVED_PATHS;
 use crate::testing::ScriptedServer;
 
+/// The most connections open at once (in their handshake or playing):
+/// more wait in the system's queue of pending connections, so a crowd of
+/// clients cannot grow the server's memory past this many connections'
+/// worth.
+pub const MAX_OPEN: usize = 64;
+
 /// How many connections to serve before exiting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Connections {
@@ -163,6 +169,7 @@ impl Server {
                 log: std::sync::Arc::new(|_: &str| {}),
                 session: Default::default(),
                 session_opened: Default::default(),
+                plays: Default::default(),
                 limits: options.limits,
                 record: options.record,
             },
@@ -199,8 +206,11 @@ impl Server {
 
     /// Serves until the connections asked for have played the script
     /// (never, with [`Connections::Forever`]). Connections are served
-    /// concurrently; one whose upgrade failed (a wrong path, a failed TLS
-    /// handshake) does not count. Every line of the log goes to `log`.
+    /// concurrently, at most [`MAX_OPEN`] at once; a play starts at its
+    /// upgrade, and one whose upgrade failed (a wrong path, a failed TLS
+    /// handshake) does not count. A client that upgrades once every play
+    /// asked for has started is closed with 1013 ("Try Again Later").
+    /// Every line of the log goes to `log`.
     pub async fn run(mut self, log: ServeLog) -> ServeReport {
         // Every line, whoever writes it: one printable, bounded line.
         let bounded: ServeLog = std::sync::Arc::new(move |line: &str| log(&one_line(line)));
@@ -210,17 +220,23 @@ impl Server {
             Connections::Count(n) => n.get(),
             Connections::Forever => usize::MAX,
         };
+        self.shared.plays.budget = budget;
         let mut report = ServeReport::default();
         let mut in_flight = FuturesUnordered::new();
         let mut accepted = 0;
         loop {
-            // A client session playing a script across connections counts
-            // once: its reconnects are always let in.
-            let room =
-                report.connections.len() + in_flight.len() < budget || self.shared.session_open();
-            if !room && in_flight.is_empty() {
+            // A play is claimed at its upgrade, so a socket that never
+            // sends a request holds no slot. A client session playing a
+            // script across connections counts once: its reconnects are
+            // always let in.
+            let started = self.shared.plays.started();
+            let room = started < budget || self.shared.session_open();
+            // Every play done: sockets still in their handshake would only
+            // be told there is no room; they are dropped.
+            if !room && report.connections.len() >= started {
                 break;
             }
+            let open = in_flight.len() < MAX_OPEN;
             tokio::select! {
                 biased;
                 Some(attempt) = in_flight.next(), if !in_flight.is_empty() => {
@@ -231,7 +247,7 @@ impl Server {
                 }
                 // A session opened: look at the room again.
                 _ = self.shared.session_opened.notified(), if !room => {}
-                incoming = self.listener.accept(), if room => match incoming {
+                incoming = self.listener.accept(), if room && open => match incoming {
                     Ok((tcp, peer)) => {
                         accepted += 1;
                         in_flight.push(connection::serve(accepted, tcp, peer, self.shared.clone()));

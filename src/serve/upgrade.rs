@@ -16,7 +16,7 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 
-use crate::transport::handshake::{header, lists, read_head};
+use crate::transport::handshake::{header, lists, read_request_head};
 use crate::wire::{Redactor, Secret};
 
 /// The paths `livesim serve` answers on: the Google AI Live endpoint, in
@@ -75,7 +75,7 @@ pub(crate) async fn accept<S>(mut stream: S, config: WebSocketConfig) -> Result<
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let (head, rest) = match read_head(&mut stream).await {
+    let (head, rest) = match read_request_head(&mut stream).await {
         Ok(read) => read,
         Err(problem) => {
             let line = format!("not an HTTP request: {problem}");

@@ -39,6 +39,9 @@ pub(crate) enum HeadError {
     Ended { bytes: usize },
     /// The head is longer than [`MAX_HEAD`].
     TooLong,
+    /// The bytes cannot start an HTTP request (a TLS handshake sent to a
+    /// plain port, say): `what` says where they stopped being one.
+    NotHttp { what: String },
     /// Reading failed.
     Io(std::io::Error),
 }
@@ -54,6 +57,7 @@ impl std::fmt::Display for HeadError {
                 )
             }
             HeadError::TooLong => write!(f, "the HTTP head is longer than {MAX_HEAD} bytes"),
+            HeadError::NotHttp { what } => write!(f, "{what}"),
             HeadError::Io(e) => write!(f, "{e}"),
         }
     }
@@ -82,6 +86,59 @@ pub(crate) async fn read_head<S: AsyncRead + Unpin>(
             }
             let rest = buf.split_off(end);
             return Ok((buf, rest));
+        }
+        if buf.len() > MAX_HEAD {
+            return Err(HeadError::TooLong);
+        }
+    }
+}
+
+/// Reads an HTTP request head, as [`read_head`] does, but answers as soon
+/// as the bytes cannot be one (a TLS `ClientHello` on a plain port, a
+/// line of junk) instead of waiting for a blank line that never comes,
+/// and takes bare `LF` line ends, as HTTP parsers are asked to (RFC 9112,
+/// section 2.2).
+pub(crate) async fn read_request_head<S: AsyncRead + Unpin>(
+    stream: &mut S,
+) -> Result<(Vec<u8>, Vec<u8>), HeadError> {
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 2048];
+    loop {
+        let n = stream.read(&mut chunk).await.map_err(HeadError::Io)?;
+        if n == 0 {
+            return Err(HeadError::Ended { bytes: buf.len() });
+        }
+        let first = buf.is_empty();
+        buf.extend_from_slice(&chunk[..n]);
+        // A head can only end, or go wrong, at a line end; the first
+        // bytes are looked at at once (the request line's first word).
+        if first || chunk[..n].contains(&b'\n') {
+            let mut slots = [httparse::EMPTY_HEADER; 64];
+            match httparse::Request::new(&mut slots).parse(&buf) {
+                Ok(httparse::Status::Complete(end)) if end <= MAX_HEAD => {
+                    let rest = buf.split_off(end);
+                    return Ok((buf, rest));
+                }
+                Ok(httparse::Status::Complete(_)) => return Err(HeadError::TooLong),
+                Ok(httparse::Status::Partial) => {}
+                // More headers than the upgrade reads: the caller's parse
+                // says so.
+                Err(httparse::Error::TooManyHeaders) => {
+                    let end = buf.windows(4).position(|w| w == b"\r\n\r\n");
+                    if let Some(end) = end.map(|at| at + 4).filter(|&end| end <= MAX_HEAD) {
+                        let rest = buf.split_off(end);
+                        return Ok((buf, rest));
+                    }
+                }
+                Err(error) => {
+                    let what = if buf[0] == 0x16 {
+                        "a TLS handshake (a wss:// client on a ws:// server?)".to_string()
+                    } else {
+                        format!("{error} in its first line or headers")
+                    };
+                    return Err(HeadError::NotHttp { what });
+                }
+            }
         }
         if buf.len() > MAX_HEAD {
             return Err(HeadError::TooLong);

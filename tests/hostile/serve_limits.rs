@@ -271,3 +271,87 @@ async fn a_client_that_never_reconnects_ends_its_session() {
         ended.stderr
     );
 }
+
+/// Sockets that never finish their upgrade hold no slot: with one
+/// connection to serve, a real client behind two silent sockets and one
+/// that sent a TLS handshake to the plain port is served at once (the TLS
+/// one gets 400 at once too), and the server exits when it is done.
+#[tokio::test]
+async fn sockets_that_never_upgrade_hold_no_slot() {
+    use super::serve_protocol::{address, waiting_script};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let served = serve(&waiting_script(), &[]).await;
+    let silent = tokio::net::TcpStream::connect(address(&served))
+        .await
+        .unwrap();
+    let mut half = tokio::net::TcpStream::connect(address(&served))
+        .await
+        .unwrap();
+    half.write_all(b"GET /ws/").await.unwrap();
+    let mut tls = tokio::net::TcpStream::connect(address(&served))
+        .await
+        .unwrap();
+    tls.write_all(&[0x16, 0x03, 0x01, 0x00, 0xa5, 0x01, 0x00])
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        tls.read_to_end(&mut answer),
+    )
+    .await
+    .expect("the TLS handshake was answered at once")
+    .unwrap();
+    assert!(
+        answer.starts_with(b"HTTP/1.1 400 "),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    let (mut ws, _) = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        tokio_tungstenite::connect_async(served.url.as_str()),
+    )
+    .await
+    .expect("the real client was upgraded at once")
+    .unwrap();
+    send(&mut ws, json!({ "setup": { "model": "models/test" } })).await;
+    until(&mut ws, "setupComplete").await;
+    send(
+        &mut ws,
+        json!({ "clientContent": { "turns": [{ "role": "user", "parts": [{ "text": "hi" }] }], "turnComplete": true } }),
+    )
+    .await;
+    until(&mut ws, "serverContent").await;
+    super::harness::hang_up(&mut ws).await;
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(5), served.finish())
+        .await
+        .expect("the server exited without waiting for the silent sockets");
+    assert_eq!(ended.code, Some(0), "{}", ended.output());
+    assert!(ended.stderr.contains("a TLS handshake"), "{}", ended.stderr);
+    drop((silent, half));
+}
+
+/// With one connection to serve, a second client that upgrades while the
+/// first plays is told to try again later (1013), and not counted.
+#[tokio::test]
+async fn a_client_past_the_connections_asked_for_gets_1013() {
+    use super::serve_protocol::waiting_script;
+    let served = serve(&waiting_script(), &[]).await;
+    let (mut first, _) = tokio_tungstenite::connect_async(served.url.as_str())
+        .await
+        .unwrap();
+    send(&mut first, json!({ "setup": { "model": "models/test" } })).await;
+    until(&mut first, "setupComplete").await;
+    let (mut second, _) = tokio_tungstenite::connect_async(served.url.as_str())
+        .await
+        .unwrap();
+    let close = until(&mut second, "close").await;
+    assert_eq!(close, json!({ "close": 1013, "reason": "Try Again Later" }));
+    super::harness::hang_up(&mut first).await;
+    let ended = served.finish().await;
+    assert!(
+        ended.stderr.contains("closing with 1013"),
+        "{}",
+        ended.stderr
+    );
+}

@@ -603,6 +603,17 @@ impl ScriptedServer {
         if let Some(problem) = crate::jsonl::bom(text.as_bytes()) {
             return Err(invalid(problem));
         }
+        // serde reads a struct from a list too, by position: a script is
+        // an object, and anything else is named as what it is.
+        match text.trim_start().as_bytes().first() {
+            Some(b'{') | None => {}
+            Some(_) => {
+                return Err(invalid(
+                    "a script is a JSON object ({\"v\": 1, \"actions\": [...]}), not a list, a string or a number"
+                        .to_string(),
+                ));
+            }
+        }
         let file: ScriptFile =
             serde_json::from_str(text).map_err(|e| invalid(crate::jsonl::explain(text, &e)))?;
         // A server message may say a key twice, and `Value` would keep

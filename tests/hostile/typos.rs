@@ -22,6 +22,22 @@ fn script_error(text: &str) -> String {
     }
 }
 
+/// A list is not read as a script by position (serde would), and deep
+/// nesting is named for what it is.
+#[test]
+fn a_script_that_is_not_an_object_is_named() {
+    for text in [
+        r#"[1,"n",200,null,null,[{"pause_ms":1}]]"#,
+        "[1]",
+        &"[".repeat(100_000),
+        "\"x\"",
+        "7",
+    ] {
+        let error = script_error(text);
+        assert!(error.contains("a script is a JSON object"), "{error:.200}");
+    }
+}
+
 #[test]
 fn a_script_names_its_unknown_keys_and_what_was_meant() {
     let error = script_error(

@@ -240,6 +240,66 @@ fn handles_never_reach_the_script() {
     );
 }
 
+/// Frames a script's own actions cannot say (a call without an id, an
+/// empty call list, a binary frame that is not JSON), a handle quoted in a
+/// close reason, and a resume of a handle the log never issued: the
+/// import keeps each frame as it was sent, keeps no handle, starts the
+/// unissued resume afresh (with a note), and what it makes reads back as
+/// a script.
+#[test]
+fn frames_a_call_cannot_say_are_sent_as_they_came() {
+    let log = br#"{"v":1,"kind":"wire_log","started_at_ms":0}
+{"dir":"out","t_ms":0,"type":"text","json":{"setup":{"model":"m","sessionResumption":{}}}}
+{"dir":"in","t_ms":5,"type":"binary","json":{"setupComplete":{}}}
+{"dir":"in","t_ms":6,"type":"binary","json":{"toolCall":{"functionCalls":[{"id":"","name":"get_weather","args":{}}]}}}
+{"dir":"in","t_ms":7,"type":"binary","json":{"toolCall":{"functionCalls":[]}}}
+{"dir":"in","t_ms":8,"type":"binary","raw_base64":"AAEC"}
+{"dir":"in","t_ms":9,"type":"binary","json":{"sessionResumptionUpdate":{"newHandle":"SECRET-H-2","resumable":true}}}
+{"dir":"in","t_ms":10,"type":"close","close":{"code":1000,"reason":"bye SECRET-H-2"}}
+{"dir":"out","t_ms":30,"type":"text","json":{"setup":{"model":"m","sessionResumption":{"handle":"SECRET-NEVER-ISSUED"}}}}
+{"dir":"in","t_ms":35,"type":"binary","json":{"setupComplete":{}}}
+"#;
+    let imported = import_wire_log("odd.jsonl", log, "odd").unwrap();
+    let json = imported.script.to_json();
+    let text = json.to_string();
+    assert!(!text.contains("SECRET"), "{text}");
+    assert!(text.contains("bye handle-1"), "{text}");
+    ScriptedServer::from_json_str(&text, "odd.json").expect("the script reads back");
+    let actions = imported.script.actions();
+    let sent: Vec<&serde_json::Value> = actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Send(message) => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            &json!({"toolCall":{"functionCalls":[{"id":"","name":"get_weather","args":{}}]}}),
+            &json!({"toolCall":{"functionCalls":[]}})
+        ]
+    );
+    assert!(
+        actions.contains(&Action::SendRaw("AAEC".to_string())),
+        "{actions:?}"
+    );
+    assert!(
+        actions
+            .iter()
+            .any(|a| matches!(a, Action::Reconnect(r) if r.handle.is_none())),
+        "{actions:?}"
+    );
+    assert!(
+        imported
+            .notes
+            .iter()
+            .any(|n| n.contains("which no resumable update")),
+        "{:?}",
+        imported.notes
+    );
+}
+
 /// A session Google's Python SDK (google-genai 3.6.1) played against
 /// `livesim serve examples/serve/weather-first.json --record DIR`
 /// (`examples/serve/client.py`), committed as recorded: imported, it is

@@ -18,7 +18,7 @@
 //! named (file, line, what is wrong); every good frame is kept.
 
 use crate::wire::JsonPath;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
@@ -83,13 +83,41 @@ pub fn import_wire_log(file: &str, bytes: &[u8], name: &str) -> Result<Imported,
     }
     let mut handles = Handles::default();
     let script = script_of(&frames, name, &mut handles);
+    // A handle quoted anywhere (a close reason, a model's text) becomes
+    // its placeholder too; then the script is read back as a file would
+    // be, so what is saved is always a script livesim can play.
+    let mut json = script.to_json();
+    hide_handles(&mut json, &handles.placeholders);
+    let script = ScriptedServer::from_json_str(&json.to_string(), file)
+        .map_err(|e| format!("{file}: the script made from this wire log cannot be played: {e}"))?;
     Ok(Imported {
         script,
         frames: frames.len(),
         damaged,
         handles: handles.placeholders.len(),
-        notes: Vec::new(),
+        notes: handles.notes,
     })
+}
+
+/// Every known handle, in every string of `value`, replaced by its
+/// placeholder.
+fn hide_handles(value: &mut Value, placeholders: &BTreeMap<String, String>) {
+    match value {
+        Value::String(text) => {
+            for (handle, placeholder) in placeholders {
+                if text.contains(handle.as_str()) {
+                    *text = text.replace(handle.as_str(), placeholder);
+                }
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| hide_handles(item, placeholders)),
+        Value::Object(map) => map
+            .values_mut()
+            .for_each(|item| hide_handles(item, placeholders)),
+        _ => {}
+    }
 }
 
 /// What the import follows of the session's resumption: each handle seen,
@@ -106,6 +134,10 @@ struct Handles {
     index_of: BTreeMap<String, usize>,
     /// Replays the resumed connection still owes.
     replays_due: usize,
+    /// The placeholders of handles a resumable update issued.
+    issued: BTreeSet<String>,
+    /// What the import changed, for the user to read.
+    notes: Vec<String>,
 }
 
 impl Handles {
@@ -161,10 +193,20 @@ fn script_of(frames: &[FrameLine], name: &str, handles: &mut Handles) -> Scripte
                 if let Some(setup) = message.get("setup") {
                     setups += 1;
                     if setups > 1 {
-                        let handle = setup
+                        let mut handle = setup
                             .at("/sessionResumption/handle")
+                            .or_else(|| setup.at("/session_resumption/handle"))
                             .and_then(Value::as_str)
                             .map(|h| handles.placeholder(h));
+                        // A script resumes only what it issued: a log that
+                        // begins mid-session has the resume start afresh.
+                        if let Some(unissued) = handle.take_if(|h| !handles.issued.contains(h)) {
+                            handles.notes.push(format!(
+                                "frame {}: the setup resumes {unissued}, which no resumable update \
+                                 in this log issued; the script starts a fresh session there",
+                                k + 1
+                            ));
+                        }
                         handles.opened(handle.as_deref());
                         script = script.action(Action::Reconnect(Reconnect { handle }));
                         last_at = None;
@@ -253,6 +295,9 @@ fn server_action(frames: &[FrameLine], k: usize, handles: &mut Handles) -> Optio
     }
     let Some(message) = frame.json.as_ref() else {
         // Not JSON: sent as it came, malformed frame and all.
+        if let Some(bytes) = &frame.raw_base64 {
+            return Some(Action::SendRaw(bytes.clone()));
+        }
         return frame
             .raw
             .as_ref()
@@ -262,9 +307,19 @@ fn server_action(frames: &[FrameLine], k: usize, handles: &mut Handles) -> Optio
         // The scripted server answers every setup itself.
         return None;
     }
+    // A call list a script's `call` cannot say (empty, or a call without
+    // an id or a name) is sent as it came.
+    let playable = |c: &Value| {
+        ["id", "name"].iter().all(|k| {
+            c.get(*k)
+                .and_then(Value::as_str)
+                .is_some_and(|v| !v.is_empty())
+        })
+    };
     if let Some(calls) = message
         .at("/toolCall/functionCalls")
         .and_then(Value::as_array)
+        .filter(|calls| !calls.is_empty() && calls.iter().all(playable))
     {
         let answered_before_next = |id: &str| {
             frames[k + 1..]
@@ -314,12 +369,16 @@ fn server_action(frames: &[FrameLine], k: usize, handles: &mut Handles) -> Optio
         if let (Some(handle), Some(index)) = (&handle, index) {
             handles.index_of.insert(handle.clone(), index);
         }
+        let resumable = update
+            .get("resumable")
+            .and_then(Value::as_bool)
+            .unwrap_or(true);
+        if let (Some(handle), true) = (&handle, resumable) {
+            handles.issued.insert(handle.clone());
+        }
         return Some(Action::ResumptionUpdate(ResumptionUpdate {
             handle,
-            resumable: update
-                .get("resumable")
-                .and_then(Value::as_bool)
-                .unwrap_or(true),
+            resumable,
             transparent: update.get("lastConsumedClientMessageIndex").is_some(),
             behind: index.map_or(0, |i| handles.received.saturating_sub(i)),
         }));

@@ -29,12 +29,36 @@ pub const DEFAULT_HANG: Duration = Duration::from_secs(60);
 pub const HANG_VARIABLE: &str = "LIVESIM_HANG";
 
 /// The hang bound: `LIVESIM_HANG` when set (`30s`, `2m`, `500ms`), else
-/// [`DEFAULT_HANG`].
+/// [`DEFAULT_HANG`]. A value that is not a bound (`garbage`, `0s`) is not
+/// silently ignored: the first time it is read, one line on stderr names
+/// it and the default used instead. Set but empty counts as not set.
 pub fn hang_bound() -> Duration {
-    std::env::var(HANG_VARIABLE)
-        .ok()
-        .and_then(|text| parse(&text))
-        .unwrap_or(DEFAULT_HANG)
+    let Some(value) = std::env::var_os(HANG_VARIABLE).filter(|v| !v.is_empty()) else {
+        return DEFAULT_HANG;
+    };
+    match value.to_str().and_then(parse) {
+        Some(bound) => bound,
+        None => {
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| {
+                // Past a test harness's capture, like the hang report: a
+                // setting that is ignored must be seen.
+                use std::io::Write as _;
+                let _ = writeln!(std::io::stderr().lock(), "{}", not_a_bound(&value));
+            });
+            DEFAULT_HANG
+        }
+    }
+}
+
+/// The warning for a `LIVESIM_HANG` that is not a bound.
+fn not_a_bound(value: &std::ffi::OsStr) -> String {
+    format!(
+        "livesim: warning: {HANG_VARIABLE}={value:?} is not a hang bound, so the default, \
+         {}s, is used: write a whole number of ms, s or m above zero (500ms, 30s, 2m), or \
+         unset it",
+        DEFAULT_HANG.as_secs()
+    )
 }
 
 fn parse(text: &str) -> Option<Duration> {
@@ -44,7 +68,7 @@ fn parse(text: &str) -> Option<Duration> {
     match unit {
         "ms" => Some(Duration::from_millis(n)),
         "s" => Some(Duration::from_secs(n)),
-        "m" => Some(Duration::from_secs(n * 60)),
+        "m" => n.checked_mul(60).map(Duration::from_secs),
         _ => None,
     }
     .filter(|d| !d.is_zero())
@@ -234,9 +258,31 @@ mod tests {
         assert_eq!(parse("30s"), Some(Duration::from_secs(30)));
         assert_eq!(parse("2m"), Some(Duration::from_secs(120)));
         assert_eq!(parse("500ms"), Some(Duration::from_millis(500)));
-        for bad in ["", "s", "10", "0s", "1h", "-3s", "3 s"] {
+        for bad in [
+            "",
+            "s",
+            "10",
+            "0s",
+            "1h",
+            "-3s",
+            "3 s",
+            "999999999999999999m",
+        ] {
             assert_eq!(parse(bad), None, "{bad}");
         }
+    }
+
+    // A bad LIVESIM_HANG is named in a warning, with the default used and
+    // how to write one (it used to fall back to 60s without a word).
+    #[test]
+    fn a_bad_hang_bound_is_named_with_the_default_used() {
+        let warning = not_a_bound(std::ffi::OsStr::new("garbage"));
+        assert!(
+            warning.contains("LIVESIM_HANG=\"garbage\" is not a hang bound"),
+            "{warning}"
+        );
+        assert!(warning.contains("the default, 60s, is used"), "{warning}");
+        assert!(warning.contains("500ms, 30s, 2m"), "{warning}");
     }
 
     // A watched run past the bound is reported once, with what it was and

@@ -4,6 +4,7 @@
 use std::io::{ErrorKind, Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Mutex;
 
 use livesim::flow::Spec;
 use livesim::simulation::JournalFile;
@@ -71,6 +72,44 @@ pub fn print(text: &str, status: u8) -> ExitCode {
         Ok(()) => ExitCode::from(status),
         Err(e) if e.kind() == ErrorKind::BrokenPipe => ExitCode::from(status),
         Err(e) => {
+            say(&format!("livesim: cannot write the output: {e}"));
+            ExitCode::from(INPUT)
+        }
+    }
+}
+
+/// The first error writing a command's output to stdout, if any: later
+/// lines are not tried, and [`finish`] reports it.
+static OUTPUT_ERROR: Mutex<Option<std::io::Error>> = Mutex::new(None);
+
+/// Writes `text` to stdout, as part of a command's output that [`finish`]
+/// ends; a failed write is kept for [`finish`], never a panic.
+pub fn out(text: std::fmt::Arguments<'_>) {
+    let mut error = OUTPUT_ERROR.lock().unwrap_or_else(|p| p.into_inner());
+    if error.is_some() {
+        return;
+    }
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_fmt(text) {
+        *error = Some(e);
+    }
+}
+
+/// The exit status of a command that wrote its output with [`out`]:
+/// `status`, as [`print`] decides it. A reader that went away (`| head`)
+/// is not an error; any other write failure (a full disk, `/dev/full`) is
+/// reported and exits 2, since the output is lost.
+pub fn finish(status: ExitCode) -> ExitCode {
+    let flushed = std::io::stdout().lock().flush();
+    let error = OUTPUT_ERROR
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+        .or(flushed.err());
+    match error {
+        None => status,
+        Some(e) if e.kind() == ErrorKind::BrokenPipe => status,
+        Some(e) => {
             say(&format!("livesim: cannot write the output: {e}"));
             ExitCode::from(INPUT)
         }

@@ -1,5 +1,6 @@
 //! `livesim serve`: a script file played to any WebSocket client.
 
+use std::io::{ErrorKind, Write as _};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,6 +10,8 @@ use std::time::Duration;
 use clap::Args;
 use livesim::serve::{Connections, Limits, ServeOptions, Server};
 use livesim::testing::ScriptedServer;
+
+use crate::files;
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
@@ -102,8 +105,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
     let script = match ScriptedServer::load(&args.script) {
         Ok(script) => script,
         Err(error) => {
-            eprintln!("livesim serve: {error}");
-            return ExitCode::from(2);
+            return files::fail("serve", error);
         }
     };
     let options = ServeOptions {
@@ -128,29 +130,53 @@ pub fn run(args: ServeArgs) -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("livesim serve: could not start the runtime: {error}");
-            return ExitCode::from(2);
+            return files::fail("serve", format!("could not start the runtime: {error}"));
         }
     };
     runtime.block_on(async {
         let server = match Server::bind(script, options).await {
             Ok(server) => server,
             Err(error) => {
-                eprintln!("livesim serve: {error}");
-                return ExitCode::from(2);
+                return files::fail("serve", error);
             }
         };
         // Tests and scripts parse this first line: keep its shape.
-        println!("livesim serve: listening on {}", server.url());
-        println!("livesim serve: base URL {}", server.base_url());
+        let mut lines = vec![
+            format!("livesim serve: listening on {}", server.url()),
+            format!("livesim serve: base URL {}", server.base_url()),
+        ];
         if let Some(path) = server.certificate_path() {
-            println!(
+            lines.push(format!(
                 "livesim serve: certificate {} (trust it with SSL_CERT_FILE={})",
                 path.display(),
                 path.display()
-            );
+            ));
         }
-        let report = server.run(Arc::new(|line: &str| eprintln!("{line}"))).await;
+        if let Err(problem) = announce(&lines) {
+            return files::fail("serve", problem);
+        }
+        let report = server.run(Arc::new(|line: &str| files::say(line))).await;
         ExitCode::from(report.exit_code())
     })
+}
+
+/// Prints where the server listens, a line at a time as the lines go out.
+/// The first line, the URL, must reach stdout: without it no client knows
+/// where to connect. A reader that leaves after it (`| head -1`) has what
+/// it came for, and the server goes on; any other failure is an error.
+fn announce(lines: &[String]) -> Result<(), String> {
+    let mut stdout = std::io::stdout().lock();
+    for (at, line) in lines.iter().enumerate() {
+        match writeln!(stdout, "{line}").and_then(|()| stdout.flush()) {
+            Ok(()) => {}
+            Err(e) if at > 0 && e.kind() == ErrorKind::BrokenPipe => return Ok(()),
+            Err(e) => {
+                return Err(format!(
+                    "cannot write the output: {e}; without the URL no client knows where \
+                     to connect: give stdout a terminal, a file, or a pipe that is read"
+                ));
+            }
+        }
+    }
+    Ok(())
 }

@@ -13,37 +13,44 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
 use livesim::Seed;
-use livesim::executor::SeedPlan;
-use livesim::soak::{Agent, Checks, Shard, Soak, Summary, all_cores, soak_all};
+use livesim::soak::{Agent, Checks, Shard, Soak, Summary, soak_all};
 use livesim::timeline::{SoakPage, Timeline};
 
-/// Prints a line to stdout; a closed pipe (`| head`) just ends the output.
+/// Prints a line of the command's output to stdout; a write that fails
+/// is kept for `files::finish`, which sets the exit status.
 macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
-    }};
+    ($($arg:tt)*) => {
+        crate::files::out(format_args!("{}\n", format_args!($($arg)*)))
+    };
 }
 
-/// Prints to stdout without a newline; a closed pipe just ends the output.
+/// Prints output to stdout without a newline, like `say!`.
 macro_rules! say_raw {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = write!(std::io::stdout().lock(), $($arg)*);
-    }};
+    ($($arg:tt)*) => {
+        crate::files::out(format_args!($($arg)*))
+    };
+}
+
+/// A line on stderr (progress, a diagnostic); a closed stderr is no
+/// reason to stop, so a failed write is ignored.
+macro_rules! note {
+    ($($arg:tt)*) => {
+        crate::files::say(&format!($($arg)*))
+    };
 }
 
 mod check;
 mod corpus;
 mod import;
+mod parse;
 mod passk;
 mod progress;
 mod triage;
 
+use parse::{jobs, jobs_or_all_cores, parse_duration, parse_duration_or_zero, parse_seeds};
 use progress::Display;
 
 /// The seeds a soak runs when not told: about half a minute for the four
@@ -64,8 +71,10 @@ pub enum SimCommand {
     /// the first place two runs of a seed differ.
     Check(CheckArgs),
     /// Shrink one seed's failure to a small case that breaks the same
-    /// invariant, and save it to the seeds corpus. Exit status 1 when the
-    /// seed fails (and was shrunk), 0 when it passes.
+    /// invariant, and save it to the seeds corpus (`--shrink-runs 0` or
+    /// `--shrink-time 0` saves it as found). Exit status 1 when the seed
+    /// fails, 0 when it passes, 2 for an --invariant the agent does not
+    /// check.
     Shrink(corpus::ShrinkArgs),
     /// Replay seeds-corpus entries (files, or folders of them): exit
     /// status 0 when every one passes now, 1 when one still fails, 2 when
@@ -95,7 +104,9 @@ pub struct SoakArgs {
     /// --seeds, run seeds from 0 until the time is up.
     #[arg(long)]
     pub duration: Option<String>,
-    /// Sessions run at once (at least 1). Default: every core.
+    /// Sessions run at once, 1 to 256 (each is a thread; a soak hands
+    /// out seeds 256 at a time, so more would only wait). Default: every
+    /// core, up to 256.
     #[arg(long, value_parser = jobs)]
     pub jobs: Option<usize>,
     /// Run shard K of N: the seeds whose offset from the start, modulo N,
@@ -172,7 +183,9 @@ pub struct CheckArgs {
     /// The seeds: N (0..N), A..B or A..=B.
     #[arg(long, default_value = "0..100")]
     pub seeds: String,
-    /// Sessions run at once (at least 1). Default: every core.
+    /// Sessions run at once, 1 to 256 (each is a thread; a soak hands
+    /// out seeds 256 at a time, so more would only wait). Default: every
+    /// core, up to 256.
     #[arg(long, value_parser = jobs)]
     pub jobs: Option<usize>,
     /// Print `agent seed hash` for each seed (one run each) and nothing
@@ -182,7 +195,7 @@ pub struct CheckArgs {
 }
 
 pub fn run(command: SimCommand) -> ExitCode {
-    match command {
+    let status = match command {
         SimCommand::Soak(args) => soak(*args),
         SimCommand::Run(args) => run_one(args),
         SimCommand::Check(args) => check::run(args),
@@ -190,7 +203,8 @@ pub fn run(command: SimCommand) -> ExitCode {
         SimCommand::Replay(args) => corpus::replay(args),
         SimCommand::Passk(args) => passk::run(args),
         SimCommand::Import(args) => import::run(args),
-    }
+    };
+    crate::files::finish(status)
 }
 
 /// Where the agents came from, for replay lines.
@@ -288,53 +302,8 @@ fn soaks(agents: &Agents, checks: Checks) -> Vec<Soak> {
         .collect()
 }
 
-/// A number of jobs, at least 1 (`--jobs 0` would run nothing).
-fn jobs(text: &str) -> Result<usize, String> {
-    match text.trim().parse::<usize>() {
-        Ok(0) => Err("0 jobs would run nothing: give at least 1".to_string()),
-        Ok(n) => Ok(n),
-        Err(_) => Err(format!("`{text}` is not a number of jobs (1, 2, …)")),
-    }
-}
-
-fn parse_seeds(spec: &str) -> Result<std::ops::Range<u64>, String> {
-    match SeedPlan::parse(spec)? {
-        SeedPlan::Range(range) => Ok(range),
-        SeedPlan::One(seed) => match seed.value().checked_add(1) {
-            Some(end) => Ok(seed.value()..end),
-            None => Err(format!(
-                "the largest seed, {seed}, cannot be part of a range of seeds: run it alone with `sim run --seed {seed}`"
-            )),
-        },
-    }
-}
-
-/// `90s`, `5m`, `1h`, `500ms`, or a number of seconds.
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("`{text}` is not a duration: write 90s, 5m or 1h"))?;
-    let seconds = match unit {
-        "" | "s" => value,
-        "ms" => value / 1000.0,
-        "m" | "min" => value * 60.0,
-        "h" => value * 3600.0,
-        _ => return Err(format!("`{text}` is not a duration: write 90s, 5m or 1h")),
-    };
-    if !seconds.is_finite() || seconds <= 0.0 {
-        return Err(format!("`{text}`: the duration must be more than zero"));
-    }
-    Ok(Duration::from_secs_f64(seconds))
-}
-
 fn usage(command: &str, message: &str) -> ExitCode {
-    eprintln!("livesim sim {command}: {message}");
-    ExitCode::from(2)
+    crate::files::fail(&format!("sim {command}"), message)
 }
 
 fn soak(args: SoakArgs) -> ExitCode {
@@ -344,8 +313,10 @@ fn soak(args: SoakArgs) -> ExitCode {
     };
     let duration = match args.duration.as_deref().map(parse_duration).transpose() {
         Ok(duration) => duration,
-        Err(message) => return usage("soak", &message),
+        Err(message) => return usage("soak", &format!("--duration {message}")),
     };
+    // Without --seeds, a time budget alone ends the soak.
+    let open_ended = args.seeds.is_none() && duration.is_some();
     let seeds = match (&args.seeds, duration) {
         (Some(spec), _) => match parse_seeds(spec) {
             Ok(seeds) => seeds,
@@ -363,7 +334,7 @@ fn soak(args: SoakArgs) -> ExitCode {
         Err(message) => return usage("soak", &message),
     };
     let shard = args.shard.unwrap_or(Shard::WHOLE);
-    let jobs = args.jobs.unwrap_or_else(all_cores);
+    let jobs = jobs_or_all_cores(args.jobs);
     let checks = Checks::default();
     let hang = match args.hang_after.as_deref().map(parse_duration).transpose() {
         Ok(hang) => hang.unwrap_or_else(livesim::executor::hang_bound),
@@ -374,7 +345,7 @@ fn soak(args: SoakArgs) -> ExitCode {
         .map(|soak| soak.explore(!args.no_explore).hang_after(hang))
         .collect();
     let names: Vec<&str> = agents.agents.iter().map(|a| a.name.as_str()).collect();
-    eprintln!(
+    note!(
         "livesim sim soak: {} ({}), seeds {}, {jobs} jobs{}",
         names.join(", "),
         if names.len() == 1 {
@@ -382,7 +353,7 @@ fn soak(args: SoakArgs) -> ExitCode {
         } else {
             format!("{} agents", names.len())
         },
-        if seeds.end == u64::MAX {
+        if open_ended {
             format!("from {} until the time is up", seeds.start)
         } else {
             format!("{}..{}", seeds.start, seeds.end)
@@ -411,11 +382,11 @@ fn soak(args: SoakArgs) -> ExitCode {
         match args.format {
             Format::Text => say!("{line}"),
             // stdout carries the JSON alone.
-            Format::Json => eprintln!("{line}"),
+            Format::Json => note!("{line}"),
         }
     }
-    if let Err(message) = triaged.write(&summary, &args.triage) {
-        eprintln!("livesim sim soak: {message}");
+    if let Err(message) = triaged.write(&summary, &args.triage, open_ended) {
+        note!("livesim sim soak: {message}");
         return ExitCode::from(2);
     }
     if !saved_ok {
@@ -434,13 +405,13 @@ fn report(
     page.kept(&summary.kept);
     if let Some(path) = &args.html {
         match page.write(path, soaks) {
-            Ok(timelines) => eprintln!(
+            Ok(timelines) => note!(
                 "livesim sim soak: report written to {} ({} failure timelines beside it)",
                 path.display(),
                 timelines.len()
             ),
             Err(e) => {
-                eprintln!("livesim sim soak: cannot write the report page: {e}");
+                note!("livesim sim soak: cannot write the report page: {e}");
                 return ExitCode::from(2);
             }
         }
@@ -451,10 +422,10 @@ fn report(
     }
     if let Some(path) = args.junit.as_deref() {
         if let Err(e) = triaged.write_junit(summary, path) {
-            eprintln!("livesim sim soak: cannot write the JUnit file: {e}");
+            note!("livesim sim soak: cannot write the JUnit file: {e}");
             return ExitCode::from(2);
         }
-        eprintln!("livesim sim soak: JUnit written to {}", path.display());
+        note!("livesim sim soak: JUnit written to {}", path.display());
     }
     if summary.passed() {
         ExitCode::SUCCESS
@@ -511,7 +482,7 @@ fn run_one(args: RunArgs) -> ExitCode {
             if let Err(e) = timeline.write_html(path) {
                 return usage("run", &format!("cannot write the timeline: {e}"));
             }
-            eprintln!("livesim sim run: timeline written to {}", path.display());
+            note!("livesim sim run: timeline written to {}", path.display());
         }
         if args.format == Format::Json {
             say!("{:#}", timeline.to_json());
@@ -573,7 +544,7 @@ fn exit_for(run: &livesim::soak::SeedRun) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         for failure in &run.failures {
-            eprintln!("{failure}");
+            note!("{failure}");
         }
         ExitCode::from(1)
     }

@@ -200,7 +200,7 @@ pub(crate) fn run_plan(plan: &Plan<'_>, progress: &(dyn Fn(Progress) + Sync)) ->
                 .collect();
             next = end;
             let variants = explorer.take();
-            planned += variants.len() as u64;
+            planned = planned.saturating_add(variants.len() as u64);
             batch.extend(
                 variants
                     .into_iter()

@@ -4,10 +4,10 @@
 
 use std::process::ExitCode;
 
-use livesim::soak::{Checks, Progress, all_cores, check_determinism};
+use livesim::soak::{Checks, Progress, check_determinism};
 
 use super::progress::Display;
-use super::{CheckArgs, load_agents, parse_seeds, soaks, usage};
+use super::{CheckArgs, jobs_or_all_cores, load_agents, parse_seeds, soaks, usage};
 
 pub fn run(args: CheckArgs) -> ExitCode {
     let agents = match load_agents(args.dir.as_deref()) {
@@ -18,7 +18,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         Ok(seeds) => seeds,
         Err(message) => return usage("check", &format!("--seeds {message}")),
     };
-    let jobs = args.jobs.unwrap_or_else(all_cores);
+    let jobs = jobs_or_all_cores(args.jobs);
     let soaks = soaks(&agents, Checks::default());
     if args.hashes {
         let report = check_determinism(&soaks, seeds, 1, jobs, &|_, _| {});
@@ -30,7 +30,10 @@ pub fn run(args: CheckArgs) -> ExitCode {
     // The budget here is the user's patience; it times nothing in a run.
     #[allow(clippy::disallowed_methods)]
     let started = std::time::Instant::now();
-    let total = seeds.end.saturating_sub(seeds.start) * soaks.len() as u64;
+    let total = seeds
+        .end
+        .saturating_sub(seeds.start)
+        .saturating_mul(soaks.len() as u64);
     let display = Display::new("check", Some(total));
     let report = check_determinism(&soaks, seeds.clone(), 2, jobs, &|done, total| {
         display.update(Progress {
@@ -55,6 +58,13 @@ pub fn run(args: CheckArgs) -> ExitCode {
                 &jobs.to_string(),
                 "--hashes",
             ]);
+            // The bound this process uses: a bad LIVESIM_HANG was warned
+            // of here, and the child need not warn again.
+            let hang = livesim::executor::hang_bound();
+            command.env(
+                livesim::executor::HANG_VARIABLE,
+                format!("{}ms", hang.as_millis()),
+            );
             command.stdout(std::process::Stdio::piped());
             command.stderr(std::process::Stdio::inherit());
             command.spawn().and_then(|c| c.wait_with_output())
@@ -96,14 +106,14 @@ pub fn run(args: CheckArgs) -> ExitCode {
             }
         }
         Ok(output) => {
-            eprintln!(
+            note!(
                 "livesim sim check: the child process failed ({})",
                 output.status
             );
             return ExitCode::from(2);
         }
         Err(e) => {
-            eprintln!("livesim sim check: cannot start the child process: {e}");
+            note!("livesim sim check: cannot start the child process: {e}");
             return ExitCode::from(2);
         }
     }

@@ -9,12 +9,11 @@ use std::time::Duration;
 use clap::Args;
 use livesim::Seed;
 use livesim::soak::{
-    Agent, CorpusEntry, DEFAULT_BUDGET, DEFAULT_RUNS, Keeping, Kept, Saved, Soak, Summary,
-    corpus_files,
+    Agent, CorpusEntry, DEFAULT_RUNS, Keeping, Kept, Saved, Soak, Summary, corpus_files,
 };
 use livesim::timeline::Timeline;
 
-use super::{agent_dirs, find_agent, nearest_sim, parse_duration, soaks, usage};
+use super::{agent_dirs, find_agent, nearest_sim, parse_duration_or_zero, soaks, usage};
 
 /// Where failures go, and how long each may be shrunk.
 #[derive(Args, Debug)]
@@ -75,10 +74,8 @@ pub struct ReplayArgs {
 /// (none with `--no-save`), the shrink budget, the limit per invariant,
 /// and no timeline pages (`--html` draws them beside its report).
 pub fn keeping(args: &SaveArgs, home: Option<&Path>, limit: usize) -> Result<Keeping, String> {
-    let budget = match args.shrink_time.trim() {
-        "0" | "0s" => Duration::ZERO,
-        text => parse_duration(text).map_err(|e| format!("--shrink-time {e}"))?,
-    };
+    let budget: Duration =
+        parse_duration_or_zero(&args.shrink_time).map_err(|e| format!("--shrink-time {e}"))?;
     let corpus = if args.no_save {
         None
     } else {
@@ -108,9 +105,7 @@ pub fn keep_failures(
     if keeping.corpus.is_none() {
         return (true, Vec::new());
     }
-    let ok = keeping.keep(summary, soaks, &|line| {
-        eprintln!("livesim sim soak: {line}")
-    });
+    let ok = keeping.keep(summary, soaks, &|line| note!("livesim sim soak: {line}"));
     let mut lines: Vec<String> = summary.kept.iter().map(Kept::line).collect();
     for (agent, skipped) in &summary.not_kept {
         lines.push(format!(
@@ -126,17 +121,12 @@ pub fn shrink(args: ShrinkArgs) -> ExitCode {
         Ok(agents) => agents,
         Err(message) => return usage("shrink", &message),
     };
-    let mut keeping = match keeping(&args.save, agents.home.as_deref(), 1) {
+    // `--shrink-time 0` or `--shrink-runs 0` saves the failure as found,
+    // as `sim soak` and `sim import` do.
+    let keeping = match keeping(&args.save, agents.home.as_deref(), 1) {
         Ok(keeping) => keeping,
         Err(message) => return usage("shrink", &message),
     };
-    // `sim shrink` always shrinks.
-    if keeping.shrink_budget.is_zero() {
-        keeping.shrink_budget = DEFAULT_BUDGET;
-    }
-    if keeping.shrink_runs == 0 {
-        keeping.shrink_runs = DEFAULT_RUNS;
-    }
     let soak = soaks(&agents, livesim::soak::Checks::default()).remove(0);
     let run = soak.run_seed(args.seed);
     let failure = match &args.invariant {
@@ -144,22 +134,31 @@ pub fn shrink(args: ShrinkArgs) -> ExitCode {
         None => run.failures.first(),
     };
     let Some(failure) = failure else {
+        // A name the agent does not check (a typo) is bad usage, not a
+        // seed with nothing to shrink.
+        if let Some(name) = &args.invariant
+            && let Err(problem) = checks_for(&soak, name)
+        {
+            return usage("shrink", &format!("--invariant {problem}"));
+        }
         let broken: Vec<&str> = run.failures.iter().map(|f| f.invariant.as_str()).collect();
         say!(
             "{} seed {} {}: nothing to shrink",
             soak.name(),
             args.seed,
-            if broken.is_empty() {
-                "passes every invariant".to_string()
-            } else {
-                format!("breaks {} but not {:?}", broken.join(", "), args.invariant)
+            match (broken.is_empty(), &args.invariant) {
+                (true, _) => "passes every invariant".to_string(),
+                (false, Some(name)) => format!("breaks {} but not {name}", broken.join(", ")),
+                // Unreachable: a seed that breaks one has a first.
+                (false, None) => format!("breaks {}", broken.join(", ")),
             }
         );
         return ExitCode::SUCCESS;
     };
-    let kept = keeping.keep_failure(&soak, failure, &|line| {
-        eprintln!("livesim sim shrink: {line}")
-    });
+    if keeping.shrink_budget.is_zero() || keeping.shrink_runs == 0 {
+        note!("livesim sim shrink: not shrunk (--shrink-time 0 or --shrink-runs 0): kept as found");
+    }
+    let kept = keeping.keep_failure(&soak, failure, &|line| note!("livesim sim shrink: {line}"));
     let entry = &kept.entry;
     say!(
         "{} seed {}: {} ({} actions, from {})",
@@ -230,7 +229,7 @@ pub fn replay(args: ReplayArgs) -> ExitCode {
         let entry = match CorpusEntry::load(file) {
             Ok(entry) => entry,
             Err(e) => {
-                eprintln!("livesim sim replay: {e}");
+                note!("livesim sim replay: {e}");
                 bad += 1;
                 continue;
             }
@@ -238,14 +237,14 @@ pub fn replay(args: ReplayArgs) -> ExitCode {
         let agent = match agent_of(&entry, args.agent.as_deref()) {
             Ok(agent) => agent,
             Err(e) => {
-                eprintln!("livesim sim replay: {}: {e}", file.display());
+                note!("livesim sim replay: {}: {e}", file.display());
                 bad += 1;
                 continue;
             }
         };
         let soak = Soak::agent(&agent);
         if let Err(e) = names_a_check(&soak, &entry) {
-            eprintln!("livesim sim replay: {}: {e}", file.display());
+            note!("livesim sim replay: {}: {e}", file.display());
             bad += 1;
             continue;
         }
@@ -262,9 +261,9 @@ pub fn replay(args: ReplayArgs) -> ExitCode {
                 .map_or(Ok(()), std::fs::create_dir_all)
                 .and_then(|()| Timeline::of_case(&soak, &entry.case, &run).write_html(&page));
             match written {
-                Ok(()) => eprintln!("livesim sim replay: timeline written to {}", page.display()),
+                Ok(()) => note!("livesim sim replay: timeline written to {}", page.display()),
                 Err(e) => {
-                    eprintln!(
+                    note!(
                         "livesim sim replay: cannot write the timeline {}: {e}",
                         page.display()
                     );
@@ -299,6 +298,24 @@ pub fn replay(args: ReplayArgs) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Whether `soak` runs a check named `name`: a name it does not (a typo)
+/// could never be shrunk to.
+fn checks_for(soak: &Soak, name: &str) -> Result<(), String> {
+    let names = soak.failure_names();
+    if names.iter().any(|n| n == name) {
+        return Ok(());
+    }
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let hint = livesim::jsonl::nearest(name, &names)
+        .map(|n| format!(" Did you mean `{n}`?"))
+        .unwrap_or_default();
+    Err(format!(
+        "`{name}`: agent `{}` checks no invariant of that name.{hint} Its checks: {}.",
+        soak.name(),
+        names.join(", ")
+    ))
 }
 
 /// Whether the check `entry` says it broke is one the agent runs: a name

@@ -43,6 +43,11 @@ pub fn run(args: ImportArgs) -> ExitCode {
         Ok(agents) => agents,
         Err(message) => return usage("import", &message),
     };
+    // The flags before the work: a bad --shrink-time costs no import.
+    let keeping = match keeping(&args.save, agents.home.as_deref(), 1) {
+        Ok(keeping) => keeping,
+        Err(message) => return usage("import", &message),
+    };
     let file = args.file.display().to_string();
     let bytes = match std::fs::read(&args.file) {
         Ok(bytes) => bytes,
@@ -65,10 +70,10 @@ pub fn run(args: ImportArgs) -> ExitCode {
         Err(message) => return usage("import", &message),
     };
     for damage in &imported.damaged {
-        eprintln!("livesim sim import: skipped {damage}");
+        note!("livesim sim import: skipped {damage}");
     }
     for note in &imported.notes {
-        eprintln!("livesim sim import: note: {note}");
+        note!("livesim sim import: note: {note}");
     }
     if let Some(path) = &args.script
         && let Err(e) = imported.script.save(path)
@@ -112,10 +117,6 @@ pub fn run(args: ImportArgs) -> ExitCode {
         case.actions(),
         soak.name()
     );
-    let keeping = match keeping(&args.save, agents.home.as_deref(), 1) {
-        Ok(keeping) => keeping,
-        Err(message) => return usage("import", &message),
-    };
     let run = soak.run_case(&case);
     if let Some(failure) = run.failures.first() {
         // It fails here: keep it shrunk, like a failure the soak found.
@@ -124,9 +125,8 @@ pub fn run(args: ImportArgs) -> ExitCode {
             failure.invariant,
             failure.message.lines().next().unwrap_or_default()
         );
-        let kept = keeping.keep_failure(&soak, failure, &|line| {
-            eprintln!("livesim sim import: {line}")
-        });
+        let kept =
+            keeping.keep_failure(&soak, failure, &|line| note!("livesim sim import: {line}"));
         match &kept.saved {
             Saved::Failed(e) => return usage("import", e),
             Saved::NotWritten => {}

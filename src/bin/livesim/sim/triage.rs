@@ -97,13 +97,19 @@ impl Triaged {
     }
 
     /// Writes `--triage`, and appends the Markdown to the step summary;
-    /// each file written named on stderr.
-    pub fn write(&self, summary: &Summary, args: &TriageArgs) -> Result<(), String> {
+    /// each file written named on stderr. `open_ended`: no --seeds, only
+    /// the time budget ended the soak.
+    pub fn write(
+        &self,
+        summary: &Summary,
+        args: &TriageArgs,
+        open_ended: bool,
+    ) -> Result<(), String> {
         if let Some(path) = &args.triage {
             self.triage
                 .write(path)
                 .map_err(|e| format!("cannot write the triage file: {e}"))?;
-            eprintln!("livesim sim soak: triage written to {}", path.display());
+            note!("livesim sim soak: triage written to {}", path.display());
         }
         let step_summary = args.step_summary.clone().or_else(|| {
             std::env::var_os(STEP_SUMMARY_VARIABLE)
@@ -113,14 +119,14 @@ impl Triaged {
         if let Some(path) = step_summary {
             let markdown = self
                 .triage
-                .markdown(&title(summary), self.comparison.as_ref());
+                .markdown(&title(summary, open_ended), self.comparison.as_ref());
             std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
                 .open(&path)
                 .and_then(|mut file| writeln!(file, "{markdown}"))
                 .map_err(|e| format!("cannot write the step summary: {}: {e}", path.display()))?;
-            eprintln!(
+            note!(
                 "livesim sim soak: triage appended to {} as Markdown",
                 path.display()
             );
@@ -129,10 +135,11 @@ impl Triaged {
     }
 }
 
-/// `livesim sim soak: booking, payment (seeds 0..2000, shard 3/8)`.
-fn title(summary: &Summary) -> String {
+/// `livesim sim soak: booking, payment (seeds 0..2000, shard 3/8)`; a
+/// soak only its time budget ended (`open_ended`) says where it started.
+fn title(summary: &Summary, open_ended: bool) -> String {
     let names: Vec<&str> = summary.agents.iter().map(|a| a.name.as_str()).collect();
-    let seeds = if summary.seeds.end == u64::MAX {
+    let seeds = if open_ended {
         format!("seeds from {}", summary.seeds.start)
     } else {
         format!("seeds {}..{}", summary.seeds.start, summary.seeds.end)

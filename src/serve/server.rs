@@ -105,6 +105,14 @@ pub enum ServeError {
         /// What the system said.
         source: std::io::Error,
     },
+    /// The `record` folder could not be made (a file in its place, say).
+    #[error("cannot record to {path}: {source} (give --record a folder, new or existing)")]
+    Record {
+        /// The folder asked for.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
     /// The certificate or the TLS configuration could not be made.
     #[error("could not set up TLS: {0}")]
     Tls(String),
@@ -150,6 +158,14 @@ impl Server {
                 source,
             })?
             .port();
+        // A recording that cannot be made is refused before any client
+        // comes, not found missing after the session.
+        if let Some(dir) = &options.record {
+            std::fs::create_dir_all(dir).map_err(|source| ServeError::Record {
+                path: dir.clone(),
+                source,
+            })?;
+        }
         let (tls, certificate) = if options.tls {
             let path = options
                 .certificate_out

@@ -190,6 +190,8 @@ fn limit_flags_refuse_nonsense() {
         ("--max-message-size", "4GB", "unknown unit"),
         ("--setup-timeout", "0s", "longer than zero"),
         ("--idle-timeout", "soon", "not a duration"),
+        // A file where the recording's folder should be.
+        ("--record", path, "give --record a folder"),
     ] {
         let ended = super::harness::livesim(&["serve", path, flag, value]);
         assert_eq!(ended.code, Some(2), "{flag} {value}: {}", ended.output());

@@ -183,11 +183,34 @@ pub(crate) fn append(
     if let Some(parent) = file.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    let new = !file.exists();
-    let mut out = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(file)?;
+    let mut new = !file.exists();
+    // A new file is made fresh (`create_new`): a symbolic link at its path
+    // that leads nowhere is an error, not a file made wherever it points.
+    let open = |create_new: bool| {
+        std::fs::OpenOptions::new()
+            .create_new(create_new)
+            .append(true)
+            .open(file)
+    };
+    let mut out = match (open(new), std::fs::read_link(file)) {
+        (Ok(out), _) => out,
+        (Err(e), Ok(target)) if new => {
+            return Err(std::io::Error::new(
+                e.kind(),
+                format!(
+                    "it is a symbolic link to {}, which does not exist, and livesim makes no \
+                     file through a link ({e})",
+                    target.display()
+                ),
+            ));
+        }
+        // Another test of the same file made it since: append after its header.
+        (Err(e), Err(_)) if new && e.kind() == std::io::ErrorKind::AlreadyExists => {
+            new = false;
+            open(false)?
+        }
+        (Err(e), _) => return Err(e),
+    };
     if new {
         writeln!(
             out,
@@ -240,5 +263,28 @@ mod tests {
                 .unwrap_err()
                 .contains("x.seeds:1: `zz` is not a seed")
         );
+    }
+
+    /// A new regressions file is never made through a link to nowhere:
+    /// it would land outside the folder, wherever the link points.
+    #[cfg(unix)]
+    #[test]
+    fn a_link_to_nowhere_is_not_written_through() {
+        let dir = std::env::temp_dir().join(format!("livesim-regr-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("x.seeds");
+        let outside = dir.join("outside.seeds");
+        std::os::unix::fs::symlink(&outside, &file).unwrap();
+        let err = append(&file, "tests/x.rs", "a::b", Seed::new(1), "why").unwrap_err();
+        assert!(
+            err.to_string().starts_with(&format!(
+                "it is a symbolic link to {}, which does not exist",
+                outside.display()
+            )),
+            "{err}"
+        );
+        assert!(!outside.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

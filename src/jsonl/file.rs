@@ -1,7 +1,6 @@
 //! Whole inputs: a byte slice, any reader, or a file by path.
 
-use std::fs::File;
-use std::io::{ErrorKind, Read};
+use std::io::Read;
 use std::path::Path;
 
 use serde::de::DeserializeOwned;
@@ -63,36 +62,23 @@ pub fn parse_bytes<T: DeserializeOwned>(file: &str, bytes: &[u8]) -> Result<Pars
     drain(decoder)
 }
 
-/// Decodes everything `reader` yields; `file` names it in errors.
+/// Decodes everything `reader` yields; `file` names it in errors. The
+/// stream is read within the bounds of a JSONL file (see
+/// [`read_bytes_from`](super::read_bytes_from)).
 pub fn read_from<T: DeserializeOwned>(
     file: &str,
-    mut reader: impl Read,
+    reader: impl Read,
 ) -> Result<Parsed<T>, JsonlError> {
-    let mut bytes = Vec::new();
-    loop {
-        match reader.read_to_end(&mut bytes) {
-            Ok(_) => break,
-            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            Err(e) => {
-                return Err(JsonlError::Io {
-                    file: file.to_owned(),
-                    problem: e.to_string(),
-                });
-            }
-        }
-    }
+    let bytes = super::read_bytes_from(file, reader)?;
     parse_bytes(file, &bytes)
 }
 
-/// Reads a JSONL file by path; errors name the path.
+/// Reads a JSONL file by path, within bounds (see
+/// [`read_bytes`](super::read_bytes)); errors name the path.
 pub fn read_file<T: DeserializeOwned>(path: impl AsRef<Path>) -> Result<Parsed<T>, JsonlError> {
     let path = path.as_ref();
-    let name = path.display().to_string();
-    let file = File::open(path).map_err(|e| JsonlError::Io {
-        file: name.clone(),
-        problem: e.to_string(),
-    })?;
-    read_from(&name, file)
+    let bytes = super::read_bytes(path)?;
+    parse_bytes(&path.display().to_string(), &bytes)
 }
 
 /// Reads every record left in `decoder` (whose input has ended).

@@ -23,8 +23,14 @@
 //!
 //! A last line without a newline that *is* a complete record is simply a
 //! record: editors and `echo -n` leave files like that.
+//!
+//! Files are read within bounds ([`read_bytes`]): at most
+//! [`MAX_JSONL_FILE`] bytes, and [`MAX_JSONL_LINE`] on one line, so a
+//! mistaken path (`/dev/zero`, a file of gigabytes) is an error naming the
+//! file and the bound, not the machine's memory.
 
 mod append;
+mod bounded;
 mod decoder;
 mod file;
 mod header;
@@ -33,6 +39,8 @@ mod strict;
 mod text;
 
 pub use append::LineAppender;
+pub(crate) use bounded::{Bound, Refused, read_path};
+pub use bounded::{MAX_JSONL_FILE, MAX_JSONL_LINE, read_bytes, read_bytes_from};
 pub use decoder::{JsonlDecoder, TornLine};
 pub(crate) use file::drain_with;
 pub use file::{JsonlError, Parsed, parse_bytes, read_file, read_from};

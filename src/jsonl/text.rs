@@ -9,11 +9,13 @@
 //! Each of these files is parsed whole into a JSON tree, which takes ten
 //! to fifteen times the file's size in memory: a damaged or mistaken file
 //! of gigabytes (or `/dev/zero`) would take the machine's memory before
-//! any error could be said. [`MAX_TEXT_FILE`] bounds what is read.
+//! any error could be said. [`MAX_TEXT_FILE`] bounds what is read (the
+//! bounded read itself, shared with the JSONL readers, is in `bounded.rs`).
 
-use std::io::Read;
 use std::path::Path;
 use std::str::Utf8Error;
+
+use super::bounded::{Bound, Refused, read_path};
 
 /// The most bytes [`read_text`] reads from one file: 64 MiB, hundreds of
 /// times any agent file, spec or corpus entry, and a script of about
@@ -53,33 +55,14 @@ pub fn read_text(path: &Path) -> Result<String, String> {
 
 /// [`read_text`], keeping the system's error as it is.
 pub(crate) fn read_text_file(path: &Path) -> Result<String, TextFileError> {
-    let file = std::fs::File::open(path).map_err(TextFileError::Io)?;
-    let size = file.metadata().map_err(TextFileError::Io)?.len();
-    if size > MAX_TEXT_FILE {
-        return Err(TextFileError::Content(too_large(&thousands(size))));
-    }
-    // The size a file reports can be wrong (a device, a pipe, a file
-    // still growing): the read itself stops one byte past the limit.
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    file.take(MAX_TEXT_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(TextFileError::Io)?;
-    if bytes.len() as u64 > MAX_TEXT_FILE {
-        let more = format!("more than {}", thousands(MAX_TEXT_FILE));
-        return Err(TextFileError::Content(too_large(&more)));
-    }
+    let bytes = read_path(path, Bound::TEXT).map_err(|e| match e {
+        Refused::Io(e) => TextFileError::Io(e),
+        Refused::TooLarge(problem) | Refused::LongLine(_, problem) => {
+            TextFileError::Content(problem)
+        }
+    })?;
     String::from_utf8(bytes)
         .map_err(|e| TextFileError::Content(not_utf8(e.as_bytes(), e.utf8_error())))
-}
-
-/// `size`: how many bytes the file holds, as the message says it.
-fn too_large(size: &str) -> String {
-    format!(
-        "it holds {size} bytes, past the {} MiB livesim reads from one such file \
-         (an agent file, spec, scenario, script or corpus entry is far smaller); \
-         is it the file you meant?",
-        MAX_TEXT_FILE >> 20
-    )
 }
 
 /// `1234567` as `1,234,567`, as livesim's messages and summaries write

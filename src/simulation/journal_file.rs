@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::from_journal::JournalRecord;
 use super::scenario::Scenario;
-use crate::jsonl::{JsonlError, TornLine, parse_versioned_with};
+use crate::jsonl::{Bound, JsonlError, Refused, TornLine, parse_versioned_with};
 use crate::state::{JOURNAL_KIND, JOURNAL_VERSION, StateMutation};
 
 /// A journal read from a file or a stream.
@@ -68,14 +68,28 @@ pub struct JournalFileError {
 }
 
 impl JournalFile {
-    /// Reads the journal file at `path`.
+    /// Reads the journal file at `path`, within the bounds of a JSONL
+    /// file ([`read_bytes`](crate::jsonl::read_bytes)): a file past them
+    /// (or a line, with its number) is refused, naming the bound.
     pub fn read(path: impl AsRef<Path>) -> Result<JournalFile, JournalFileError> {
         let path = path.as_ref();
         let origin = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| JournalFileError {
-            file: origin.clone(),
-            line: None,
-            problem: format!("cannot read it: {e}"),
+        let bytes = crate::jsonl::read_path(path, Bound::JSONL).map_err(|e| match e {
+            Refused::Io(e) => JournalFileError {
+                file: origin.clone(),
+                line: None,
+                problem: format!("cannot read it: {e}"),
+            },
+            Refused::TooLarge(problem) => JournalFileError {
+                file: origin.clone(),
+                line: None,
+                problem,
+            },
+            Refused::LongLine(line, problem) => JournalFileError {
+                file: origin.clone(),
+                line: Some(line),
+                problem,
+            },
         })?;
         JournalFile::parse(&origin, &bytes)
     }

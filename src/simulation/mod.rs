@@ -39,7 +39,7 @@ mod corpus;
 mod from_journal;
 mod journal_file;
 #[cfg(feature = "junit")]
-mod junit;
+pub(crate) mod junit;
 mod replay;
 mod scenario;
 mod sim;

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::clock::Timestamp;
-use crate::jsonl::{FileHeader, JsonlError, LineAppender, Parsed, parse_versioned};
+use crate::jsonl::{Bound, FileHeader, JsonlError, LineAppender, Parsed, Refused, parse_versioned};
 
 /// The header's `kind` in a journal file.
 pub const JOURNAL_KIND: &str = "journal";
@@ -138,10 +138,19 @@ impl FileJournalSink {
     /// file with a bad line in the middle is refused, naming the line.
     pub fn append(path: impl AsRef<Path>) -> io::Result<Self> {
         let path = path.as_ref();
-        let bytes = match std::fs::read(path) {
+        let bytes = match crate::jsonl::read_path(path, Bound::JSONL) {
             Ok(bytes) => bytes,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Self::create(path),
-            Err(e) => return Err(with_path(e, "read", path)),
+            Err(Refused::Io(e)) if e.kind() == io::ErrorKind::NotFound => {
+                return Self::create(path);
+            }
+            Err(Refused::Io(e)) => return Err(with_path(e, "read", path)),
+            Err(refused) => {
+                let error = refused.into_jsonl(&path.display().to_string());
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    error.to_string(),
+                ));
+            }
         };
         // An empty file gets its header, as a new one does.
         if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -175,7 +184,8 @@ impl FileJournalSink {
     /// the line. A torn last line (a crash in the middle of a write) is
     /// not: the entries before it are in `records`, the torn line is in
     /// `torn`, and a `tracing` warning says so. Timestamps come back to
-    /// the millisecond, the file's unit.
+    /// the millisecond, the file's unit. The file is read within the bounds
+    /// of a JSONL file ([`read_bytes`](crate::jsonl::read_bytes)).
     ///
     /// ```
     /// use std::sync::Arc;
@@ -198,10 +208,7 @@ impl FileJournalSink {
     pub fn read(path: impl AsRef<Path>) -> Result<Parsed<StateMutation>, JsonlError> {
         let path = path.as_ref();
         let name = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| JsonlError::Io {
-            file: name.clone(),
-            problem: e.to_string(),
-        })?;
+        let bytes = crate::jsonl::read_bytes(path)?;
         let parsed = parse_journal(&name, &bytes)?;
         if let Some(torn) = &parsed.torn {
             tracing::warn!(

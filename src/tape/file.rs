@@ -15,7 +15,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::entry::{Tape, TapeEntry, TapeError};
 use super::memory::MemoryTape;
-use crate::jsonl::{FileHeader, JsonlError, LineAppender, parse_versioned};
+use crate::jsonl::{Bound, FileHeader, JsonlError, LineAppender, Refused, parse_versioned};
 
 /// The header's `kind` in a tape file.
 pub const TAPE_KIND: &str = "tape";
@@ -131,11 +131,16 @@ impl FileTape {
     /// A missing or unreadable file is [`TapeError::Io`]; a line that is not
     /// a tape entry is [`TapeError::BadLine`], naming the file and the line.
     /// A torn last line is not an error: see
-    /// [`torn_line`](FileTape::torn_line).
+    /// [`torn_line`](FileTape::torn_line). The file is read within the
+    /// bounds of a JSONL file ([`read_bytes`](crate::jsonl::read_bytes)):
+    /// past them it is refused, naming the bound (and the line too long).
     pub fn open(path: impl AsRef<Path>) -> Result<Self, TapeError> {
         let path = path.as_ref();
         let name = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| io_error(path, e))?;
+        let bytes = crate::jsonl::read_path(path, Bound::JSONL).map_err(|e| match e {
+            Refused::Io(e) => io_error(path, e),
+            refused => from_jsonl(refused.into_jsonl(&name)),
+        })?;
         // An empty file gets its header, as a new one does.
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return FileTape::create(path);

@@ -242,14 +242,13 @@ pub enum WireLogError {
 }
 
 impl WireLog {
-    /// Reads a wire log from a file; errors name the path and the line.
+    /// Reads a wire log from a file, within the bounds of a JSONL file
+    /// ([`read_bytes`](crate::jsonl::read_bytes)); errors name the path and
+    /// the line.
     pub fn read(path: impl AsRef<Path>) -> Result<WireLog, WireLogError> {
         let path = path.as_ref();
         let name = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| JsonlError::Io {
-            file: name.clone(),
-            problem: e.to_string(),
-        })?;
+        let bytes = crate::jsonl::read_bytes(path)?;
         WireLog::parse(&name, &bytes)
     }
 

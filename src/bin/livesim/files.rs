@@ -1,7 +1,7 @@
 //! The files a command reads (a path, or `-` for stdin), the text it
 //! prints, and the exit statuses every command shares.
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::{ErrorKind, Write};
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -56,11 +56,7 @@ pub fn journal(path: &Path) -> Result<JournalFile, String> {
 }
 
 fn stdin() -> Result<Vec<u8>, String> {
-    let mut bytes = Vec::new();
-    std::io::stdin()
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("{STDIN_NAME}: cannot read it: {e}"))?;
-    Ok(bytes)
+    livesim::jsonl::read_bytes_from(STDIN_NAME, std::io::stdin()).map_err(|e| e.to_string())
 }
 
 /// Prints `text` and a newline on stdout, then exits with `status`. A

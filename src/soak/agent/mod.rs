@@ -314,7 +314,8 @@ impl Agent {
 
     /// Reads the agent in folder `dir` (its `agent.json` and the files it
     /// names). Every mistake is an error naming the file, the line and
-    /// column, and the key.
+    /// column, and the key. The folder's name is the agent's name: one a
+    /// corpus cannot keep (a space, a leading `.`) is an error too.
     pub fn load(dir: impl AsRef<Path>) -> Result<Agent, AgentFileError> {
         let dir = dir.as_ref();
         let file = dir.join("agent.json");
@@ -327,6 +328,15 @@ impl Agent {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "agent".to_string());
+        // Said before anything runs: the name becomes a folder of the
+        // seeds corpus and a field of its entries, which `sim replay`
+        // reads with this same rule.
+        if let Some(problem) = crate::soak::keep::corpus::agent_name_problem(&name) {
+            return Err(AgentFileError::plain(
+                dir.display(),
+                format!("the folder's name is the agent's name, and {problem}; rename the folder"),
+            ));
+        }
         Agent::from_json(&name, dir, &text, &origin)
     }
 

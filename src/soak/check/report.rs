@@ -12,6 +12,7 @@ use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::executor::{Seed, Swarm, format_time};
 use crate::jsonl::thousands;
+use crate::simulation::junit::visible;
 use crate::soak::check::distribution::Distribution;
 use crate::soak::check::latency::Measure;
 use crate::soak::check::sometimes::GOALS_JUDGED_FROM;
@@ -394,11 +395,11 @@ impl Summary {
         let mut report = Report::new("livesim-soak");
         report.set_time(self.wall_time);
         for agent in &self.agents {
-            let mut suite = TestSuite::new(agent.name.as_str());
+            let mut suite = TestSuite::new(visible(&agent.name));
             suite.add_property(("sessions", agent.sessions.to_string().as_str()));
             for (goal, hits) in &agent.goals {
                 suite.add_property((
-                    format!("sometimes.{goal}").as_str(),
+                    visible(&format!("sometimes.{goal}")).as_ref(),
                     hits.to_string().as_str(),
                 ));
             }
@@ -413,24 +414,24 @@ impl Summary {
                         .filter(|f| &f.invariant == name)
                         .collect();
                     if let Some(first) = failures.first() {
-                        status.set_message(format!(
+                        status.set_message(visible(&format!(
                             "broken in {broke} of {} runs; first: seed {}: {}",
                             held + broke,
                             first.seed,
                             first.message.lines().next().unwrap_or_default()
-                        ));
+                        )));
                     }
                     let text: Vec<String> = failures
                         .iter()
                         .take(SHOWN_PER_AGENT)
                         .map(|f| f.to_string())
                         .collect();
-                    status.set_description(text.join("\n\n"));
-                    status.set_type(name.as_str());
+                    status.set_description(visible(&text.join("\n\n")));
+                    status.set_type(visible(name));
                     status
                 };
-                let mut case = TestCase::new(name.as_str(), status);
-                case.set_classname(agent.name.as_str());
+                let mut case = TestCase::new(visible(name), status);
+                case.set_classname(visible(&agent.name));
                 suite.add_test_case(case);
             }
             report.add_test_suite(suite);

@@ -4,6 +4,7 @@
 
 use quick_junit::{Report, TestCaseStatus};
 
+use crate::simulation::junit::visible;
 use crate::soak::check::triage::{Comparison, Status, Triage, TriageEntry};
 
 /// The status a triage without a baseline gives every signature.
@@ -139,9 +140,9 @@ impl Triage {
             let case = report
                 .test_suites
                 .iter_mut()
-                .filter(|suite| suite.name.as_str() == entry.agent)
+                .filter(|suite| suite.name.as_str() == visible(&entry.agent))
                 .flat_map(|suite| suite.test_cases.iter_mut())
-                .find(|case| case.name.as_str() == entry.invariant);
+                .find(|case| case.name.as_str() == visible(&entry.invariant));
             let Some(case) = case else {
                 continue;
             };
@@ -151,7 +152,8 @@ impl Triage {
             {
                 continue;
             }
-            case.add_property((format!("triage.{}", entry.signature).as_str(), status));
+            let name = format!("triage.{}", entry.signature);
+            case.add_property((visible(&name).as_ref(), status));
         }
     }
 }

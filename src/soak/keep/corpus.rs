@@ -165,21 +165,57 @@ impl CorpusEntry {
 
     /// Writes the entry to `dir/<agent>/<seed>.json` (folders made as
     /// needed) and returns the path.
+    ///
+    /// The file is written beside the entry and renamed over it, so
+    /// whatever is at the path is replaced, never written through: a
+    /// symbolic link there (one to nowhere, or out of the corpus) is
+    /// replaced by the entry and what it points to is left alone, and a
+    /// crash leaves the old entry or the new one, never half of one. An
+    /// agent whose name is not a plain folder name ([`agent_name_problem`])
+    /// is refused: its entries would land outside the corpus, or where
+    /// `sim replay` refuses them.
     pub fn save(&self, dir: impl AsRef<Path>) -> std::io::Result<PathBuf> {
+        let dir = dir.as_ref();
+        if let Some(problem) = agent_name_problem(&self.agent) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("{}: {problem}", dir.display()),
+            ));
+        }
         let path = self.path_in(dir);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| located(parent, e))?;
         }
         let mut text = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
         text.push('\n');
-        std::fs::write(&path, text).map_err(|e| located(&path, e))?;
+        write_replacing(&path, text.as_bytes()).map_err(|e| located(&path, e))?;
         Ok(path)
     }
 
-    /// Reads an entry file.
+    /// Reads an entry file. A path that is not a regular file (a folder,
+    /// a device, a pipe) is refused unread, as the agent's own files are;
+    /// one that is a symbolic link that cannot be followed (to nowhere,
+    /// or to itself) is named as such, with where it points.
     pub fn load(path: impl AsRef<Path>) -> Result<Self, AgentFileError> {
         let path = path.as_ref();
         let origin = path.display().to_string();
+        let link = std::fs::read_link(path).ok();
+        let problem = match (std::fs::metadata(path), &link) {
+            (Ok(meta), _) if meta.is_file() => None,
+            (Ok(_), _) => Some(
+                "not a regular file: a corpus entry is one (<seed>.json, as a soak saves it)"
+                    .to_string(),
+            ),
+            (Err(e), Some(target)) => Some(format!(
+                "a symbolic link to {}, which cannot be read: {e}",
+                target.display()
+            )),
+            // Not there, or not readable: the read says why.
+            (Err(_), None) => None,
+        };
+        if let Some(problem) = problem {
+            return Err(AgentFileError::plain(&origin, problem));
+        }
         let text = crate::jsonl::read_text(path)
             .map_err(|problem| AgentFileError::plain(&origin, problem))?;
         Self::from_json_str(&text, &origin)
@@ -239,40 +275,156 @@ fn located(path: &Path, e: std::io::Error) -> std::io::Error {
     std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
+/// Why `name` cannot be an agent's name in a corpus, if it cannot. The
+/// name is the agent's folder in the corpus (`<corpus>/<name>/`) and the
+/// `agent` of each of its entries, and the replay lines a soak prints
+/// name the entry's path: letters, digits, `-`, `_` and `.`, not starting
+/// with `.` (no folder above, no hidden folder, nothing a shell splits).
+/// Entries are read with the same rule.
+pub(crate) fn agent_name_problem(name: &str) -> Option<String> {
+    let plain = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !name.starts_with('.');
+    (!plain).then(|| {
+        format!(
+            "{name:?} cannot be an agent's name: it is the agent's folder in the seeds corpus \
+             and the `agent` of each entry there, so it holds {AGENT_NAME_RULE}"
+        )
+    })
+}
+
+/// What an agent's name holds, as messages say it.
+pub(crate) const AGENT_NAME_RULE: &str =
+    "letters, digits, `-`, `_` and `.` only, not starting with `.`";
+
+/// Writes `bytes` to a new file beside `path`, then renames it over
+/// `path`: the rename replaces whatever is at `path` (a file, a symbolic
+/// link) and follows no link, and the new file is made fresh
+/// (`create_new`), so no link is written through either.
+fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // Hidden, and not `.json`: a listing of the corpus passes over one
+    // left by a crash.
+    for attempt in 0..100 {
+        let temp = path.with_file_name(format!(".{name}.{}-{attempt}.tmp", std::process::id()));
+        let mut file = match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)
+        {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        };
+        let written = file
+            .write_all(bytes)
+            .and_then(|()| file.sync_all())
+            .and_then(|()| std::fs::rename(&temp, path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        return written;
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AlreadyExists,
+        "no free name for the file written before the rename (100 taken)",
+    ))
+}
+
 /// Every entry file under corpus folder `dir` (`dir/<agent>/*.json`), in
 /// order; a folder with no entries gives none. A file elsewhere in it
-/// (not in an agent's folder, or not `.json`) is skipped, except that a
-/// JSON file directly in `dir` is an error: it belongs in its agent's
-/// folder.
+/// that is not `.json` is skipped (a README). A `.json` file anywhere
+/// else is an error naming it: directly in `dir`, or in a folder inside an
+/// agent's folder (hidden ones aside), it belongs in its agent's folder,
+/// where it would be replayed. Every `.json` name in an agent's folder
+/// that is not a folder is listed whatever it is (a symbolic link to
+/// nowhere, or to itself), so reading it says what is wrong with it
+/// rather than it being passed over without a word.
 pub fn corpus_files(dir: impl AsRef<Path>) -> std::io::Result<Vec<PathBuf>> {
     let dir = dir.as_ref();
+    let stray = |path: &Path, inside: &str| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "{}: a corpus entry belongs in its agent's folder{inside} \
+                 ({}/<agent>/<seed>.json)",
+                path.display(),
+                dir.display()
+            ),
+        )
+    };
     let mut files = Vec::new();
     let mut folders = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(|e| located(dir, e))? {
-        let path = entry.map_err(|e| located(dir, e))?.path();
+    for path in listing(dir)? {
         if path.is_dir() {
             folders.push(path);
-        } else if path.extension().is_some_and(|e| e == "json") {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!(
-                    "{}: a corpus entry belongs in its agent's folder ({}/<agent>/<seed>.json)",
-                    path.display(),
-                    dir.display()
-                ),
-            ));
+        } else if is_json(&path) {
+            return Err(stray(&path, ""));
         }
     }
     folders.sort();
     for folder in folders {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(&folder)
-            .map_err(|e| located(&folder, e))?
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "json"))
-            .collect();
+        let mut entries = Vec::new();
+        for path in listing(&folder)? {
+            if path.is_dir() {
+                if !hidden(&path)
+                    && let Some(json) = json_below(&path)?
+                {
+                    return Err(stray(&json, " itself, not in a folder inside it"));
+                }
+            } else if is_json(&path) {
+                entries.push(path);
+            }
+        }
         entries.sort();
         files.extend(entries);
     }
     Ok(files)
+}
+
+/// The paths in folder `dir`; an entry that cannot be listed is an error
+/// naming the folder, not one left out.
+fn listing(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    std::fs::read_dir(dir)
+        .map_err(|e| located(dir, e))?
+        .map(|entry| entry.map(|e| e.path()).map_err(|e| located(dir, e)))
+        .collect()
+}
+
+fn is_json(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "json")
+}
+
+/// A name starting with `.`: a folder the user hid, passed over.
+fn hidden(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+}
+
+/// The first `.json` name (in name order) in folder `dir` or a folder
+/// below it. Links to folders below `dir` are not followed (a link to an
+/// ancestor would never end), and hidden folders are passed over, as
+/// they are in an agent's folder.
+pub(crate) fn json_below(dir: &Path) -> std::io::Result<Option<PathBuf>> {
+    let mut paths = listing(dir)?;
+    paths.sort();
+    for path in paths {
+        let meta = std::fs::symlink_metadata(&path).map_err(|e| located(&path, e))?;
+        if meta.is_dir() {
+            if !hidden(&path)
+                && let Some(json) = json_below(&path)?
+            {
+                return Ok(Some(json));
+            }
+        } else if is_json(&path) {
+            return Ok(Some(path));
+        }
+    }
+    Ok(None)
 }

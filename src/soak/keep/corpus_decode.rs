@@ -11,7 +11,7 @@ use crate::jsonl::did_you_mean;
 use crate::soak::agent::tools::{LATENCY_SPIKE, TOOL_FAILURE, TOOL_LATENCY};
 use crate::soak::file_reader::{Decoded, Node};
 use crate::soak::generate::faults::{CloseKind, FaultKind, Faults, Weather};
-use crate::soak::keep::corpus::{CORPUS_VERSION, ShrinkNote};
+use crate::soak::keep::corpus::{AGENT_NAME_RULE, CORPUS_VERSION, ShrinkNote, agent_name_problem};
 use crate::transport::memory::LINK_LATENCY;
 
 const TOP_KEYS: [&str; 6] = [
@@ -93,13 +93,9 @@ pub(crate) fn decode(value: &Value) -> Decoded<Regression> {
     }
     let agent_node = fields.require("agent", "the agent's name")?;
     let agent = agent_node.string("the agent's name")?;
-    let plain = agent
-        .chars()
-        .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        && !agent.starts_with('.');
-    if !plain {
+    if agent_name_problem(&agent).is_some() {
         return agent_node.fail(format!(
-            "expected the agent's folder name (letters, digits, `-`, `_`, `.`), found {agent:?}"
+            "expected the agent's folder name ({AGENT_NAME_RULE}), found {agent:?}"
         ));
     }
     let seed_node = fields.require("seed", "the seed, as hex like \"0x1f\"")?;

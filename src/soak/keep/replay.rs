@@ -6,14 +6,16 @@
 //! A folder is the agent's own (`seeds/cart`, holding `<seed>.json`
 //! files) or a corpus (`seeds`, holding `cart/`): given a corpus, the
 //! agent's folder in it is read. Hidden files and `README*` are passed
-//! over; any other file that is not an entry of this agent is an error.
+//! over; any other file that is not an entry of this agent is an error,
+//! a symbolic link that leads nowhere included, and so is an entry in a
+//! folder inside the agent's (where no soak saves one, and none replays).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::soak::Soak;
 use crate::soak::check::report::Failure;
-use crate::soak::keep::corpus::CorpusEntry;
+use crate::soak::keep::corpus::{CorpusEntry, json_below};
 use crate::soak::keep::kept::shown;
 use crate::soak::run::plan::KeptCase;
 
@@ -91,16 +93,43 @@ fn passed_over(path: &Path) -> bool {
 }
 
 /// Every file in `folder` that should be an entry, in name order; or why
-/// the folder cannot be listed.
-fn entry_files(folder: &Path) -> Result<Vec<PathBuf>, String> {
+/// the folder cannot be listed. Anything but a folder is listed, whatever
+/// it is (a symbolic link to nowhere or to itself, a pipe): reading it
+/// says what is wrong with it, where passing over it would say nothing.
+/// When `folder` is the agent's own, a folder in it holding `.json` files
+/// is a problem too (entries go in the agent's folder itself, where they
+/// are replayed); otherwise its folders are other agents'.
+fn entry_files(folder: &Path, own: bool) -> Result<(Vec<PathBuf>, Vec<String>), String> {
     let listing = std::fs::read_dir(folder).map_err(|e| format!("{}: {e}", folder.display()))?;
-    let mut files: Vec<PathBuf> = listing
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.is_file() && !passed_over(p))
-        .collect();
+    let (mut files, mut misplaced) = (Vec::new(), Vec::new());
+    for entry in listing {
+        let path = entry
+            .map_err(|e| format!("{}: {e}", folder.display()))?
+            .path();
+        if passed_over(&path) {
+            continue;
+        }
+        if !path.is_dir() {
+            files.push(path);
+            continue;
+        }
+        if !own {
+            continue;
+        }
+        match json_below(&path) {
+            Ok(None) => {}
+            Ok(Some(json)) => misplaced.push(format!(
+                "{}: a corpus entry belongs in its agent's folder itself ({}/<seed>.json), not \
+                 in a folder inside it",
+                json.display(),
+                folder.display()
+            )),
+            Err(e) => misplaced.push(e.to_string()),
+        }
+    }
     files.sort();
-    Ok(files)
+    misplaced.sort();
+    Ok((files, misplaced))
 }
 
 /// The entry in `file`, if it is a good entry of `soak`'s agent.
@@ -135,11 +164,11 @@ pub(crate) fn kept_cases(soak: &Soak, corpus: Option<&Path>) -> (Vec<KeptCase>, 
     if !folder.is_dir() {
         return (Vec::new(), Vec::new());
     }
-    let files = match entry_files(&folder) {
-        Ok(files) => files,
+    let (files, mut errors) = match entry_files(&folder, true) {
+        Ok(found) => found,
         Err(e) => return (Vec::new(), vec![e]),
     };
-    let (mut kept, mut errors) = (Vec::new(), Vec::new());
+    let mut kept = Vec::new();
     for file in files {
         match load_for(soak, &file) {
             Ok(entry) => kept.push(KeptCase {
@@ -164,8 +193,13 @@ pub(crate) fn replay(soak: &Soak, dir: &Path) -> CorpusReplay {
         // Nothing kept yet: nothing to replay.
         return out;
     }
-    let files = match entry_files(&folder) {
-        Ok(files) => files,
+    // The agent's own folder: in the corpus, or given as itself.
+    let own = folder != dir || dir.file_name().is_some_and(|n| n == soak.name());
+    let files = match entry_files(&folder, own) {
+        Ok((files, misplaced)) => {
+            out.unreadable.extend(misplaced);
+            files
+        }
         Err(e) => {
             out.unreadable.push(e);
             return out;

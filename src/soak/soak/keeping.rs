@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::executor::regressions::Use;
+use crate::soak::keep::corpus::agent_name_problem;
 use crate::soak::keep::kept::Keeping;
 use crate::soak::keep::replay::CorpusReplay;
 
@@ -85,11 +86,18 @@ impl Soak {
     }
 
     /// How this soak keeps failures, as the builder and the environment
-    /// say (`None`: not at all).
+    /// say (`None`: not at all). An error when the soak's name cannot be
+    /// a folder of the corpus (see [`CorpusEntry::save`](crate::soak::CorpusEntry::save)):
+    /// said before anything runs, not after a failure found.
     pub fn keeping(&self) -> Result<Option<Keeping>, String> {
         let use_ = Use::from_env()?;
         if !self.keep.on || use_ == Use::Off {
             return Ok(None);
+        }
+        if let Some(problem) = agent_name_problem(self.name()) {
+            return Err(format!(
+                "{problem}; rename the soak, or keep nothing (`.keep(false)`)"
+            ));
         }
         let pages = self.keep.pages.clone().unwrap_or_else(|| {
             crate::timeline::target_dir()

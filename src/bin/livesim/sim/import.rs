@@ -49,9 +49,9 @@ pub fn run(args: ImportArgs) -> ExitCode {
         Err(message) => return usage("import", &message),
     };
     let file = args.file.display().to_string();
-    let bytes = match std::fs::read(&args.file) {
+    let bytes = match livesim::jsonl::read_bytes(&args.file) {
         Ok(bytes) => bytes,
-        Err(e) => return usage("import", &format!("{file}: {e}")),
+        Err(e) => return usage("import", &e.to_string()),
     };
     let soak = soaks(&agents, livesim::soak::Checks::default()).remove(0);
     let stem = args

@@ -14,7 +14,7 @@ use tokio_rustls::TlsAcceptor;
 
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
-use super::log::{Logged, ServeLog};
+use super::log::{Logged, ServeLog, SharedCut};
 use super::report::ConnectionReport;
 use super::server::Limits;
 use super::upgrade::{self, Accepted};
@@ -98,6 +98,8 @@ impl Plays {
 #[derive(Clone)]
 pub(crate) struct Session {
     connections: mpsc::UnboundedSender<BoxedTransport>,
+    /// The latest connection's cut (a timeout, a protocol breach).
+    cut: SharedCut,
 }
 
 impl Shared {
@@ -268,6 +270,9 @@ where
             .cloned();
         if let Some(session) = joining {
             io.say("joins the client session playing the script (a reconnect)");
+            // A new connection: an earlier one's cut did not end the session.
+            *lock(&session.cut) = None;
+            io.share_cut(session.cut.clone());
             let _ = session.connections.send(Box::new(io));
             return Attempt::Joined;
         }
@@ -275,8 +280,11 @@ where
             return no_room(io).await;
         }
         let (connections, incoming) = mpsc::unbounded_channel();
+        let session_cut = SharedCut::default();
+        io.share_cut(session_cut.clone());
         *lock(&shared.session) = Some(Session {
             connections: connections.clone(),
+            cut: session_cut.clone(),
         });
         shared.session_opened.notify_one();
         let _ = connections.send(Box::new(io) as BoxedTransport);
@@ -290,6 +298,7 @@ where
             ));
         }
         *lock(&shared.session) = None;
+        cut = lock(&session_cut).clone();
     } else {
         if !shared.plays.claim() {
             return no_room(io).await;

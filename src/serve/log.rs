@@ -98,7 +98,13 @@ pub(crate) struct Logged<T> {
     /// closing on a broken expectation).
     closed_here: bool,
     cut: Option<Cut>,
+    /// Where a client session playing a script across connections keeps
+    /// the cut of its latest connection, for its report.
+    shared_cut: Option<SharedCut>,
 }
+
+/// The latest cut among a client session's connections.
+pub(crate) type SharedCut = Arc<std::sync::Mutex<Option<Cut>>>;
 
 impl<T: Transport> Logged<T> {
     pub fn new(
@@ -121,6 +127,7 @@ impl<T: Transport> Logged<T> {
             client_frames: 0,
             closed_here: false,
             cut: None,
+            shared_cut: None,
         }
     }
 
@@ -135,6 +142,19 @@ impl<T: Transport> Logged<T> {
     }
 
     /// Whether a deadline or a protocol breach ended the connection.
+    /// Keeps this connection's cut in `slot` too (a connection of a client
+    /// session, which the player owns until the session ends).
+    pub fn share_cut(&mut self, slot: SharedCut) {
+        self.shared_cut = Some(slot);
+    }
+
+    fn set_cut(&mut self, cut: Cut) {
+        if let Some(slot) = &self.shared_cut {
+            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(cut.clone());
+        }
+        self.cut = Some(cut);
+    }
+
     pub fn cut(&self) -> Option<&Cut> {
         self.cut.as_ref()
     }
@@ -180,7 +200,7 @@ impl<T: Transport> Logged<T> {
                 self.say(&format!(
                     "{missing}: closing with {DEADLINE_CODE} {DEADLINE_REASON:?}"
                 ));
-                self.cut = Some(Cut::TimedOut {
+                self.set_cut(Cut::TimedOut {
                     missing,
                     closed: true,
                 });
@@ -266,7 +286,7 @@ impl<T: Transport> Transport for Logged<T> {
                     let missing =
                         format!("the client read nothing for {}", seconds(self.idle_timeout));
                     self.say(&format!("{missing}: dropping the connection"));
-                    self.cut = Some(Cut::TimedOut {
+                    self.set_cut(Cut::TimedOut {
                         missing: missing.clone(),
                         closed: false,
                     });
@@ -294,7 +314,7 @@ impl<T: Transport> Transport for Logged<T> {
                         "client → a frame that breaks the WebSocket protocol ({problem}): closed with {code}"
                     ));
                     self.closed_here = true;
-                    self.cut = Some(Cut::Violation {
+                    self.set_cut(Cut::Violation {
                         code: *code,
                         problem: problem.clone(),
                     });

@@ -357,3 +357,46 @@ async fn a_client_past_the_connections_asked_for_gets_1013() {
         ended.stderr
     );
 }
+
+/// A script across connections reports its connection's cut as a
+/// one-connection script does: a client gone quiet is closed with 1011
+/// and the report says so, not that the client hung up.
+#[tokio::test]
+async fn a_spanning_script_reports_the_idle_timeout_that_cut_it() {
+    let script = json!({
+        "v": 1,
+        "name": "spans",
+        "actions": [
+            { "resumption_update": { "handle": "h-1" } },
+            { "expect": "clientContent" },
+            { "reconnect": { "handle": "h-1" } }
+        ]
+    });
+    let served = serve(
+        &script,
+        &["--setup-timeout", "200ms", "--idle-timeout", "200ms"],
+    )
+    .await;
+    let (mut ws, _) = tokio_tungstenite::connect_async(served.url.as_str())
+        .await
+        .unwrap();
+    send(
+        &mut ws,
+        json!({ "setup": { "model": "models/test", "sessionResumption": {} } }),
+    )
+    .await;
+    until(&mut ws, "sessionResumptionUpdate").await;
+    let close = until(&mut ws, "close").await;
+    assert_eq!(close["close"], 1011);
+    while next(&mut ws).await.is_some() {}
+    let ended = served.finish().await;
+    assert_eq!(ended.code, Some(1), "{}", ended.output());
+    assert!(
+        ended
+            .stderr
+            .contains("connection 1: no message either way for 200ms (pings do not count)"),
+        "{}",
+        ended.stderr
+    );
+    assert!(!ended.stderr.contains("hung up"), "{}", ended.stderr);
+}

@@ -260,7 +260,7 @@ where
     // needs no copy of what the client sent.
     let progress = Arc::new(Progress::for_server());
     let mut redactor = io.redactor().clone();
-    let mut cut = None;
+    let cut;
     if shared.script.spans_connections() {
         // One script position for every connection of a client session:
         // a reconnect joins the session its setup resumes.

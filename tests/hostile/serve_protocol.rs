@@ -139,6 +139,35 @@ pub(super) fn waiting_script() -> serde_json::Value {
         .to_json()
 }
 
+/// A setup that is not an object (a string, null, a list) is refused
+/// with 1007, as the service refuses a message it cannot read as one.
+#[tokio::test]
+async fn a_setup_that_is_not_an_object_gets_1007() {
+    for setup in [
+        r#"{"setup":"hello"}"#,
+        r#"{"setup":null}"#,
+        r#"{"setup":[1]}"#,
+    ] {
+        let served = serve(&waiting_script(), &[]).await;
+        let mut tcp = upgraded(&served, super::harness::PATH).await;
+        tcp.write_all(&frame(0x1, setup.as_bytes(), true))
+            .await
+            .unwrap();
+        assert_eq!(
+            close_code(&mut tcp).await.map(|c| c.0),
+            Some(1007),
+            "{setup}"
+        );
+        drop(tcp);
+        let ended = served.finish().await;
+        assert!(
+            ended.stderr.contains("the setup must be an object"),
+            "{}",
+            ended.stderr
+        );
+    }
+}
+
 /// Each breach of RFC 6455 gets its close code, the log line says which,
 /// and the run exits 1 with the report naming it.
 #[tokio::test]

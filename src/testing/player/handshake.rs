@@ -104,6 +104,22 @@ impl<T: Transport> Player<'_, T> {
                 .await
                 .map(|()| Opened::Rejected);
         };
+        // The service reads `setup` as its message type: anything but an
+        // object (a string, null) is not one.
+        if !setup.is_object() {
+            let problem = format!(
+                "the setup must be an object, got {}",
+                summary(Some(&setup), &[])
+            );
+            return self
+                .fail(
+                    problem,
+                    1007,
+                    "Invalid JSON payload received. Setup must be an object.",
+                )
+                .await
+                .map(|()| Opened::Rejected);
+        }
         let resumption = setup
             .get("sessionResumption")
             .or_else(|| setup.get("session_resumption"));

@@ -64,9 +64,18 @@ impl Redactor {
         self
     }
 
-    /// Also removes every occurrence of `secret` (empty secrets are ignored).
+    /// Also removes every occurrence of `secret`. Empty secrets are
+    /// ignored, and so are those found inside the replacement words
+    /// themselves (`e`, `act`): scrubbed again, a line would lose its own
+    /// `<redacted>` markers letter by letter, and no real credential is
+    /// that short.
     pub fn add_secret(&mut self, secret: &Secret) {
-        if secret.expose().is_empty() || self.secrets.contains(secret) {
+        let value = secret.expose();
+        if value.is_empty()
+            || REDACTED.contains(value)
+            || REDACTED_TOKEN.contains(value)
+            || self.secrets.contains(secret)
+        {
             return;
         }
         self.secrets.push(secret.clone());
@@ -362,6 +371,19 @@ pub fn redact_url(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A "secret" inside the markers themselves would eat them when a
+    /// line is scrubbed twice; it is not learned, and the markers stay.
+    #[test]
+    fn a_secret_inside_the_markers_is_not_learned() {
+        let redactor = Redactor::new()
+            .with_secret(&Secret::new("e"))
+            .with_secret(&Secret::new("auth_token"))
+            .with_secret(&Secret::new("KEY-1234567890"));
+        let once = redactor.scrub("/ws?key=e and KEY-1234567890").into_owned();
+        assert_eq!(redactor.scrub(&once), once);
+        assert_eq!(once, "/ws?key=<redacted> and <redacted>");
+    }
 
     #[test]
     fn markers_inside_rejected_markers_are_found() {

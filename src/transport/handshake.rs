@@ -41,6 +41,7 @@ pub(crate) enum HeadError {
     TooLong,
     /// The bytes cannot start an HTTP request (a TLS handshake sent to a
     /// plain port, say): `what` says where they stopped being one.
+    #[cfg(feature = "serve")]
     NotHttp { what: String },
     /// Reading failed.
     Io(std::io::Error),
@@ -57,6 +58,7 @@ impl std::fmt::Display for HeadError {
                 )
             }
             HeadError::TooLong => write!(f, "the HTTP head is longer than {MAX_HEAD} bytes"),
+            #[cfg(feature = "serve")]
             HeadError::NotHttp { what } => write!(f, "{what}"),
             HeadError::Io(e) => write!(f, "{e}"),
         }
@@ -98,6 +100,7 @@ pub(crate) async fn read_head<S: AsyncRead + Unpin>(
 /// line of junk) instead of waiting for a blank line that never comes,
 /// and takes bare `LF` line ends, as HTTP parsers are asked to (RFC 9112,
 /// section 2.2).
+#[cfg(feature = "serve")]
 pub(crate) async fn read_request_head<S: AsyncRead + Unpin>(
     stream: &mut S,
 ) -> Result<(Vec<u8>, Vec<u8>), HeadError> {

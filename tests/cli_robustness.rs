@@ -46,14 +46,16 @@ fn temp(name: &str) -> PathBuf {
     dir
 }
 
-/// An agent whose every seed breaks `before(t, t)`: its one tool is
-/// called again before the first call succeeded.
+/// An agent whose seed 0 (and most others) breaks `at-most-once(t)`: its
+/// one tool is called, and succeeds, on every turn of three or more.
+/// (`before(t, t)`, which every seed broke, is refused when the agent is
+/// read: it could never hold.)
 fn failing_agent(test: &str) -> PathBuf {
     let dir = temp(test).join("bs");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
         dir.join("agent.json"),
-        r#"{"v":1,"user":["a"],"model":["b"],"call_chance":1,"tools":[{"name":"t"}],"invariants":[{"before":["t","t"]}]}"#,
+        r#"{"v":1,"user":["a"],"model":["b"],"call_chance":1,"turns":[3,6],"tools":[{"name":"t"}],"invariants":[{"at_most_once":"t"}]}"#,
     )
     .unwrap();
     dir
@@ -382,7 +384,7 @@ fn shrink_names_the_invariant_in_words() {
     let (code, out, err) = run(livesim(&[&shrink[..], &["--invariant", "panic"]].concat()));
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(
-        out.contains("seed 0x0 breaks before(t, t) but not panic: nothing to shrink"),
+        out.contains("seed 0x0 breaks at-most-once(t) but not panic: nothing to shrink"),
         "{out}"
     );
     assert!(!out.contains("Some("), "{out}");
@@ -391,7 +393,7 @@ fn shrink_names_the_invariant_in_words() {
         "--invariant `nope`: agent `bs` checks no invariant of that name",
     );
     assert_refused(
-        &[&shrink[..], &["--invariant", "before(t,t)"]].concat(),
-        "Did you mean `before(t, t)`?",
+        &[&shrink[..], &["--invariant", "at_most_once(t)"]].concat(),
+        "Did you mean `at-most-once(t)`?",
     );
 }

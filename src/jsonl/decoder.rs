@@ -44,6 +44,8 @@ pub struct JsonlDecoder<T> {
     garbled: bool,
     ended: bool,
     torn: Option<TornLine>,
+    /// Whether a line that gives a key twice in one object is bad.
+    unique_keys: bool,
     _record: PhantomData<fn() -> T>,
 }
 
@@ -100,6 +102,7 @@ impl<T: DeserializeOwned> JsonlDecoder<T> {
             garbled: false,
             ended: false,
             torn: None,
+            unique_keys: false,
             _record: PhantomData,
         }
     }
@@ -148,12 +151,22 @@ impl<T: DeserializeOwned> JsonlDecoder<T> {
             let blank = line_bytes.iter().all(u8::is_ascii_whitespace);
             let bom = (line_no == 1).then(|| strict::bom(line_bytes)).flatten();
             let parsed = (!blank && bom.is_none()).then(|| serde_json::from_slice::<T>(line_bytes));
+            // A key given twice: serde keeps the last of a record's own
+            // keys and `Value` the last of a payload's, and the other
+            // value is lost without a word. (A line that parsed is UTF-8.)
+            let duplicate = match (&parsed, self.unique_keys) {
+                (Some(Ok(_)), true) => std::str::from_utf8(line_bytes)
+                    .ok()
+                    .and_then(strict::duplicate_key_in_line),
+                _ => None,
+            };
             let len = line_bytes.len();
             let explained = |e: &serde_json::Error| {
                 strict::explain_in_line(&String::from_utf8_lossy(line_bytes), e)
             };
             let problem = match (&bom, &parsed) {
                 (Some(bom), _) => Some(bom.clone()),
+                (None, Some(Ok(_))) => duplicate.clone(),
                 (None, Some(Err(e))) => Some(explained(e)),
                 _ => None,
             };
@@ -174,7 +187,7 @@ impl<T: DeserializeOwned> JsonlDecoder<T> {
             self.scanned = 0;
             match parsed {
                 None if bom.is_none() => continue,
-                Some(Ok(record)) => return Some(Ok(record)),
+                Some(Ok(record)) if duplicate.is_none() => return Some(Ok(record)),
                 Some(Err(_)) if !terminated && cut_short => {
                     self.torn = Some(TornLine {
                         file: self.file.clone(),
@@ -225,6 +238,15 @@ impl<T: DeserializeOwned> JsonlDecoder<T> {
     /// unknown key), which is never crash damage.
     pub fn last_bad_line_garbled(&self) -> bool {
         self.garbled
+    }
+
+    /// Makes a line that gives a key twice in one object (at any depth) a
+    /// bad line: the readers of files livesim writes use this, since no
+    /// writer of theirs says a key twice and which value was meant cannot
+    /// be told.
+    pub(crate) fn unique_keys(mut self) -> Self {
+        self.unique_keys = true;
+        self
     }
 
     /// Starts counting lines and bytes as if `lines` lines of `bytes` bytes

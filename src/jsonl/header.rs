@@ -97,40 +97,43 @@ where
     }
     let Some((end, lines, line)) = header_end else {
         // No header: a file from before headers, version 0.
-        let mut decoder = JsonlDecoder::new(file);
+        let mut decoder = JsonlDecoder::new(file).unique_keys();
         decoder.feed(bytes);
         decoder.end();
         return drain_with(decoder, keep);
     };
     let text = String::from_utf8_lossy(line);
-    let header: FileHeader = serde_json::from_str(&text).map_err(|e| {
-        bad(
-            lines,
-            format!("not a {kind} header: {}", strict::explain(&text, &e)),
-        )
-    })?;
-    if header.kind != kind {
-        return Err(bad(
-            lines,
-            format!(
-                "this is a {} file, not a {kind} (its header says \"kind\": {:?})",
-                header.kind, header.kind
-            ),
-        )
-        .into());
-    }
-    if header.v > version {
-        return Err(bad(
-            lines,
-            format!(
-                "{kind} version {} is not supported (this livesim reads versions up to {version})",
-                header.v
-            ),
-        )
-        .into());
-    }
-    let mut decoder = JsonlDecoder::new(file).after_lines(lines, end as u64);
+    check_header(&text, kind, version).map_err(|problem| bad(lines, problem))?;
+    let mut decoder = JsonlDecoder::new(file)
+        .after_lines(lines, end as u64)
+        .unique_keys();
     decoder.feed(&bytes[end..]);
     decoder.end();
     drain_with(decoder, keep)
+}
+
+/// Checks the header line `text` of a versioned JSONL file of `kind`,
+/// reading versions up to `version`: the one check of a header, shared by
+/// the readers and by `sim import` (which keeps the good lines of a
+/// damaged file, but not a file whose header it cannot read). The error is
+/// the problem, for after the file's name and line.
+pub(crate) fn check_header(text: &str, kind: &str, version: u32) -> Result<FileHeader, String> {
+    let header: FileHeader = serde_json::from_str(text)
+        .map_err(|e| format!("not a {kind} header: {}", strict::explain_in_line(text, &e)))?;
+    if let Some(problem) = strict::duplicate_key_in_line(text) {
+        return Err(format!("not a {kind} header: {problem}"));
+    }
+    if header.kind != kind {
+        return Err(format!(
+            "this is a {} file, not a {kind} (its header says \"kind\": {:?})",
+            header.kind, header.kind
+        ));
+    }
+    if header.v > version {
+        return Err(format!(
+            "{kind} version {} is not supported (this livesim reads versions up to {version})",
+            header.v
+        ));
+    }
+    Ok(header)
 }

@@ -44,12 +44,17 @@ pub use bounded::{MAX_JSONL_FILE, MAX_JSONL_LINE, read_bytes, read_bytes_from};
 pub use decoder::{JsonlDecoder, TornLine};
 pub(crate) use file::drain_with;
 pub use file::{JsonlError, Parsed, parse_bytes, read_file, read_from};
+#[cfg(feature = "simulation")]
+pub(crate) use header::check_header;
 pub use header::{FileHeader, parse_versioned, parse_versioned_with};
 pub(crate) use object::{Fields, from_object, object_record};
-#[cfg(feature = "simulation")]
 pub(crate) use strict::duplicate_key_at;
 pub use strict::{bom, duplicate_key, explain, nearest};
 pub(crate) use strict::{did_you_mean, shown};
+#[cfg(feature = "simulation")]
+pub(crate) use strict::{duplicate_key_in_line, explain_in_line};
+#[cfg(feature = "simulation")]
+pub(crate) use text::line_not_utf8;
 #[cfg(feature = "simulation")]
 pub(crate) use text::thousands;
 pub use text::{MAX_TEXT_FILE, read_text};

@@ -324,6 +324,18 @@ pub(crate) fn duplicate_key_at(text: &str) -> Option<(String, Option<(usize, usi
     Some((word.to_string(), where_is(text, word, position)))
 }
 
+/// [`duplicate_key`] for one line of a JSONL file, whose line number the
+/// caller gives: the position is a column only.
+pub(crate) fn duplicate_key_in_line(line: &str) -> Option<String> {
+    let (word, place) = duplicate_key_at(line)?;
+    let mut out = format!("duplicate key `{}`", shown(&word));
+    if let Some((_, column)) = place {
+        out.push_str(&format!(" at column {column}"));
+    }
+    out.push_str(" (a key given twice: which value was meant cannot be told)");
+    Some(out)
+}
+
 /// Any JSON, walked only to refuse a key given twice in one object.
 struct NoDuplicates;
 

@@ -79,6 +79,30 @@ pub(crate) fn thousands(n: u64) -> String {
     out
 }
 
+/// Where one line of a JSONL file (`line`, its bytes) stops being UTF-8,
+/// when it does: `column 4: 0xff 0xfe is not UTF-8`, for after the file's
+/// name and line. A reader that keeps the good lines of a damaged file
+/// names such a line rather than reading U+FFFD where the bytes were.
+#[cfg(feature = "simulation")]
+pub(crate) fn line_not_utf8(line: &[u8]) -> Option<String> {
+    let error = std::str::from_utf8(line).err()?;
+    let (good, rest) = line.split_at(error.valid_up_to());
+    let column = std::str::from_utf8(good).map_or(0, |s| s.chars().count()) + 1;
+    Some(format!("column {column}: {}", bad_bytes(rest, error)))
+}
+
+/// The bytes at `rest` (where UTF-8 stopped), and what is wrong with them.
+#[cfg(feature = "simulation")]
+fn bad_bytes(rest: &[u8], error: Utf8Error) -> String {
+    let bad = &rest[..error.error_len().unwrap_or(rest.len()).min(4)];
+    let shown: Vec<String> = bad.iter().map(|b| format!("0x{b:02x}")).collect();
+    let what = match error.error_len() {
+        Some(_) => "is not UTF-8",
+        None => "starts a character the line ends in the middle of",
+    };
+    format!("{} {what}", shown.join(" "))
+}
+
 /// Where `bytes` stop being UTF-8, as [`read_text`] says it: `line 3,
 /// column 7 (byte 41): 0xe9 is not UTF-8 …`.
 fn not_utf8(bytes: &[u8], error: Utf8Error) -> String {

@@ -7,10 +7,15 @@
 //! scenario with no such spec beside it is not skipped: it is an error in
 //! the report, like a file that cannot be read. Other files are ignored,
 //! so a folder can hold agent files and notes too. Folders are walked in
-//! name order (hidden ones, starting with `.`, are skipped, and symbolic
-//! links are not followed), so the report is the same on every machine.
+//! name order (hidden ones, starting with `.`, are skipped), so the report
+//! is the same on every machine. A symbolic link to a folder is followed,
+//! as a user who links a shared corpus in expects; each folder is walked
+//! once, however many links lead to it (by its canonical path), so a link
+//! back up the tree cannot loop. A link that cannot be followed (to
+//! nowhere, or a loop) is an error naming it: it may have been a folder of
+//! scenarios, and passing it over would pass the run without them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -122,7 +127,8 @@ impl Corpus {
             specs: Vec::new(),
             scenarios: Vec::new(),
         };
-        corpus.walk(&root)?;
+        let mut walked = BTreeSet::new();
+        corpus.walk(&root, &mut walked)?;
         // A run that checks nothing must not look like a pass.
         if corpus.scenarios.is_empty() {
             return Err(CorpusError {
@@ -138,11 +144,17 @@ impl Corpus {
         Ok(corpus)
     }
 
-    fn walk(&mut self, dir: &Path) -> Result<(), CorpusError> {
+    /// Adds the spec and scenario files under `dir`; `walked` holds the
+    /// canonical path of every folder already walked.
+    fn walk(&mut self, dir: &Path, walked: &mut BTreeSet<PathBuf>) -> Result<(), CorpusError> {
         let unreadable = |e: std::io::Error| CorpusError {
             path: dir.display().to_string(),
             problem: format!("cannot list it: {e}"),
         };
+        // A folder reached a second time (through a link) holds nothing new.
+        if !walked.insert(dir.canonicalize().map_err(unreadable)?) {
+            return Ok(());
+        }
         let mut entries = Vec::new();
         for entry in std::fs::read_dir(dir).map_err(unreadable)? {
             let entry = entry.map_err(unreadable)?;
@@ -152,9 +164,25 @@ impl Corpus {
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         for (name, path, file_type) in entries {
             let name = name.to_string_lossy();
-            if file_type.is_dir() {
+            let is_dir = if file_type.is_symlink() {
+                match std::fs::metadata(&path) {
+                    Ok(target) => target.is_dir(),
+                    Err(e) => {
+                        return Err(CorpusError {
+                            path: path.display().to_string(),
+                            problem: format!(
+                                "a symbolic link that cannot be followed ({e}); it may stand \
+                                 for a folder of scenarios: point it at one, or remove it"
+                            ),
+                        });
+                    }
+                }
+            } else {
+                file_type.is_dir()
+            };
+            if is_dir {
                 if !name.starts_with('.') {
-                    self.walk(&path)?;
+                    self.walk(&path, walked)?;
                 }
             } else if name.ends_with(SPEC_SUFFIX) && name.len() > SPEC_SUFFIX.len() {
                 self.specs.push(path);

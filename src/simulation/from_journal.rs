@@ -180,20 +180,14 @@ fn map_journal<E: JournalRecord>(name: String, entries: &[E]) -> (Scenario, Vec<
             Some(FlowEntry::ToolWouldDeny { .. } | FlowEntry::Escalated { .. }) => continue,
             // Every `flow:` key is one of the flow's own: another is a
             // typo, and skipping it would lose a decision unseen.
-            None if key.starts_with("flow:") => {
-                let hint = crate::jsonl::did_you_mean(key, &crate::flow::keys::ALL);
-                malformed.push(JournalError {
-                    seq: entry.seq(),
-                    key: key.to_string(),
-                    problem: format!(
-                        "`{key}` is not a flow key (the flow writes {}){hint}",
-                        crate::flow::keys::ALL.join(", ")
-                    ),
-                });
-                continue;
-            }
             None => {
-                if !RUNTIME_PREFIXES.iter().any(|p| key.starts_with(p)) {
+                if let Some(problem) = not_a_flow_key(key) {
+                    malformed.push(JournalError {
+                        seq: entry.seq(),
+                        key: key.to_string(),
+                        problem,
+                    });
+                } else if !RUNTIME_PREFIXES.iter().any(|p| key.starts_with(p)) {
                     pending.set(key, value);
                 }
                 continue;
@@ -204,6 +198,21 @@ fn map_journal<E: JournalRecord>(name: String, entries: &[E]) -> (Scenario, Vec<
     }
     pending.flush(&mut steps);
     (Scenario::new(name, steps), malformed)
+}
+
+/// Why `key` is no key of a journal entry, when it is a `flow:` key the
+/// flow does not write (a typo): every `flow:` key is one of the flow's
+/// own, and skipping another would lose a decision unseen. The one rule,
+/// for scenarios made from journals and for `sim import`.
+pub(crate) fn not_a_flow_key(key: &str) -> Option<String> {
+    let known = &crate::flow::keys::ALL;
+    (key.starts_with("flow:") && !known.contains(&key)).then(|| {
+        format!(
+            "`{key}` is not a flow key (the flow writes {}){}",
+            known.join(", "),
+            crate::jsonl::did_you_mean(key, known)
+        )
+    })
 }
 
 /// State writes since the last flow step: the latest value per key, keys in

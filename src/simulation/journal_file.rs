@@ -148,27 +148,14 @@ impl JournalFile {
         // A journal is written in order: an entry out of it was edited in
         // or spliced from another journal, and its place would be a guess.
         for pair in entries.windows(2) {
-            let (before, entry) = (&pair[0].mutation, &pair[1].mutation);
-            let problem = if entry.seq <= before.seq {
-                format!(
-                    "seq {} after seq {} (line {}): a journal's seq strictly increases",
-                    entry.seq, before.seq, pair[0].line
-                )
-            } else if entry.timestamp < before.timestamp {
-                format!(
-                    "timestamp {} is before the previous entry's {} (line {}): a journal's timestamps never go back",
-                    entry.timestamp.unix_millis(),
-                    before.timestamp.unix_millis(),
-                    pair[0].line
-                )
-            } else {
-                continue;
-            };
-            return Err(JournalFileError {
-                file: origin.to_string(),
-                line: Some(pair[1].line),
-                problem,
-            });
+            if let Some(problem) = out_of_order(&pair[0].mutation, pair[0].line, &pair[1].mutation)
+            {
+                return Err(JournalFileError {
+                    file: origin.to_string(),
+                    line: Some(pair[1].line),
+                    problem,
+                });
+            }
         }
         Ok(JournalFile {
             origin: origin.to_string(),
@@ -211,6 +198,33 @@ impl JournalFile {
         let name = file.strip_suffix(".jsonl").unwrap_or(file);
         let name = name.strip_suffix(".journal").unwrap_or(name);
         (!name.is_empty()).then(|| name.to_string())
+    }
+}
+
+/// Why `entry` cannot follow `before` (on line `before_line`) in a
+/// journal, if it cannot: a journal is written in order, so an entry out
+/// of it was edited in or spliced from another journal, and its place
+/// would be a guess. The one rule of order, for this reader and for `sim
+/// import` (which names such an entry as damaged).
+pub(crate) fn out_of_order(
+    before: &StateMutation,
+    before_line: u64,
+    entry: &StateMutation,
+) -> Option<String> {
+    if entry.seq <= before.seq {
+        Some(format!(
+            "seq {} after seq {} (line {before_line}): a journal's seq strictly increases",
+            entry.seq, before.seq
+        ))
+    } else if entry.timestamp < before.timestamp {
+        Some(format!(
+            "timestamp {} is before the previous entry's {} (line {before_line}): a journal's \
+             timestamps never go back",
+            entry.timestamp.unix_millis(),
+            before.timestamp.unix_millis()
+        ))
+    } else {
+        None
     }
 }
 

@@ -46,7 +46,11 @@ mod sim;
 mod step;
 
 pub use corpus::{Corpus, CorpusError, CorpusReport, ScenarioOutcome, ScenarioResult};
+#[cfg(feature = "simulation")]
+pub(crate) use from_journal::not_a_flow_key;
 pub use from_journal::{JournalError, JournalRecord, RUNTIME_PREFIXES};
+#[cfg(feature = "simulation")]
+pub(crate) use journal_file::out_of_order;
 pub use journal_file::{JournalFile, JournalFileError, JournalLine};
 pub use replay::{Divergence, ReplayLine, ReplayReport, TurnOutOfRange, TurnReplay};
 pub use scenario::{Scenario, ScenarioFailure, ScenarioFileError};

@@ -145,12 +145,31 @@ impl Scenario {
             path: (!path.0.is_empty()).then(|| path.to_string()),
             problem,
         };
-        let value: Value = serde_json::from_str(text).map_err(|e| ScenarioFileError {
+        let plain = |problem: String, position| ScenarioFileError {
             file: origin.to_string(),
-            position: Some((e.line(), e.column())),
+            position,
             path: None,
-            problem: format!("not valid JSON: {e}"),
-        })?;
+            problem,
+        };
+        // Named as what it is: serde would say "expected value at line 1
+        // column 1" of a file that looks fine in an editor.
+        if let Some(problem) = crate::jsonl::bom(text.as_bytes()) {
+            return Err(plain(problem, None));
+        }
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| plain(format!("not valid JSON: {e}"), Some((e.line(), e.column()))))?;
+        // `Value` keeps the last of two equal keys: a scenario that says a
+        // thing twice (two names, a `set` of two keys) would run one of
+        // them without a word, so it is refused, as a spec is.
+        if let Some((key, position)) = crate::jsonl::duplicate_key_at(text) {
+            return Err(plain(
+                format!(
+                    "the key `{}` is given twice in one object; give it once",
+                    crate::jsonl::shown(&key)
+                ),
+                position,
+            ));
+        }
         let root = JsonPath::default();
         let expected = "a scenario: {\"name\": \"...\", \"steps\": [...]}";
         let Some(map) = value.as_object() else {

@@ -73,8 +73,14 @@ impl Mistake {
 
 /// Parses agent file text as JSON, a syntax error located.
 /// A key given twice in one object is refused: the `Value` would keep the
-/// last and drop the first without a word.
+/// last and drop the first without a word. A byte-order mark is named as
+/// such (serde would say "expected value at line 1 column 1" of a file
+/// that looks fine in an editor), as every reader of livesim's files
+/// names it. Agent files, corpus entries and triage files are read here.
 pub(crate) fn parse(file: &str, text: &str) -> Result<Value, AgentFileError> {
+    if let Some(problem) = crate::jsonl::bom(text.as_bytes()) {
+        return Err(AgentFileError::plain(file, problem));
+    }
     let value = serde_json::from_str(text).map_err(|e| AgentFileError {
         file: file.to_string(),
         position: Some((e.line(), e.column())),

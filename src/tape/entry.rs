@@ -9,13 +9,42 @@ use super::canonical::canonical_json;
 /// `resolver:<name>`.
 pub const LLM_CALL: &str = "llm";
 
+/// The kind of a simulated user's answer on a tape (the user an agent
+/// file's `"simulated_user"` plays).
+pub const USER_CALL: &str = "simulated-user";
+
+/// What a resolver call's kind starts with: `resolver:<name>`.
+const RESOLVER: &str = "resolver:";
+
+/// Why `kind` is no kind of call a tape holds, if it is not: a tape is
+/// matched on kinds, so an entry of a misspelt kind (`lm`) would never
+/// answer, and its call would miss the tape with no word of why. The
+/// message names the kinds there are and the one most likely meant.
+pub(crate) fn unknown_kind(kind: &str) -> Option<String> {
+    if kind == LLM_CALL || kind == USER_CALL || kind.starts_with(RESOLVER) {
+        return None;
+    }
+    // A misspelt prefix is measured against the resolver it names.
+    let resolver = format!(
+        "{RESOLVER}{}",
+        kind.split_once(':').map_or("", |(_, name)| name)
+    );
+    let hint = crate::jsonl::did_you_mean(kind, &[LLM_CALL, USER_CALL, &resolver]);
+    Some(format!(
+        "unknown kind `{}`{hint} (a tape holds calls of kind `{LLM_CALL}`, `{USER_CALL}` and \
+         `{RESOLVER}<name>`)",
+        crate::jsonl::shown(kind)
+    ))
+}
+
 /// One recorded call: what went in and what came out. Unknown keys are
 /// refused when a tape is read (a typo'd `outptu` would otherwise replay
 /// as a call that returned nothing).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(remote = "Self", deny_unknown_fields)]
 pub struct TapeEntry {
-    /// [`LLM_CALL`] or `resolver:<name>`.
+    /// [`LLM_CALL`], [`USER_CALL`] or `resolver:<name>`; a file holding
+    /// another is refused when it is read.
     pub kind: String,
     /// The call's input (a request, or a resolver's arguments).
     pub input: Value,

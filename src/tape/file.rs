@@ -13,9 +13,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use super::entry::{Tape, TapeEntry, TapeError};
+use super::entry::{Tape, TapeEntry, TapeError, unknown_kind};
 use super::memory::MemoryTape;
-use crate::jsonl::{Bound, FileHeader, JsonlError, LineAppender, Refused, parse_versioned};
+use crate::jsonl::{
+    Bound, FileHeader, JsonlError, LineAppender, Parsed, Refused, parse_versioned_with,
+};
 
 /// The header's `kind` in a tape file.
 pub const TAPE_KIND: &str = "tape";
@@ -145,8 +147,28 @@ impl FileTape {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return FileTape::create(path);
         }
-        let parsed = parse_versioned::<TapeEntry>(&name, &bytes, TAPE_KIND, TAPE_VERSION)
-            .map_err(from_jsonl)?;
+        // An entry of a kind no call has would never answer: refused,
+        // naming its line, rather than kept where nothing can find it.
+        let mut records = Vec::new();
+        let torn = parse_versioned_with(
+            &name,
+            &bytes,
+            TAPE_KIND,
+            TAPE_VERSION,
+            |line, entry: TapeEntry| {
+                if let Some(problem) = unknown_kind(&entry.kind) {
+                    return Err(JsonlError::BadLine {
+                        file: name.clone(),
+                        line,
+                        problem,
+                    });
+                }
+                records.push(entry);
+                Ok(())
+            },
+        )
+        .map_err(from_jsonl)?;
+        let parsed = Parsed { records, torn };
         // A crash tears one line (and may leave NULs after it). Damage
         // with nothing good before it that runs over several lines is no
         // torn write but a file that is not a tape, which appending would
@@ -222,6 +244,16 @@ impl Tape for FileTape {
     /// whose write failed is not kept, so the tape in memory never holds
     /// more than its file.
     fn record(&self, entry: TapeEntry) -> Result<(), TapeError> {
+        // What `open` would refuse is not written: the file must read back.
+        if let Some(problem) = unknown_kind(&entry.kind) {
+            return Err(io_error(
+                &self.path,
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("cannot record this call: {problem}"),
+                ),
+            ));
+        }
         let mut line = serde_json::to_vec(&entry).map_err(|e| {
             io_error(
                 &self.path,

@@ -11,7 +11,8 @@
 //!   no credential;
 //! * [`taped_resolver`] wraps a resolver's fetch the same way.
 //!
-//! Calls are matched on their kind ([`LLM_CALL`], or `resolver:<name>`) and
+//! Calls are matched on their kind ([`LLM_CALL`], [`USER_CALL`], or
+//! `resolver:<name>`; a tape file holding another kind is refused) and
 //! their input as [`canonical_json`]. The same input recorded twice replays
 //! its two outputs in recording order; a recorded failure replays as a
 //! failure; a replay that finds nothing for an input fails loudly, quoting
@@ -32,7 +33,7 @@ mod resolver;
 mod taped_llm;
 
 pub use canonical::canonical_json;
-pub use entry::{LLM_CALL, Tape, TapeEntry, TapeError};
+pub use entry::{LLM_CALL, Tape, TapeEntry, TapeError, USER_CALL};
 pub use file::{FileTape, TAPE_KIND, TAPE_VERSION, TornEntry};
 pub use memory::MemoryTape;
 pub use resolver::{TapeMode, taped_resolver};

@@ -122,6 +122,93 @@ pub struct CloseLine {
 }
 
 impl FrameLine {
+    /// What makes this line something no recorder writes, if anything: a
+    /// payload given twice (`json` and `raw`: which one was sent cannot be
+    /// told), a `raw_base64` that is not base64, or keys of another type
+    /// of line (a `close` on a text frame). Serde's derive cannot say
+    /// these, and [`to_frame`](Self::to_frame) would pick one payload, or
+    /// none, without a word; both readers (`WireLog::read` and `sim
+    /// import`) ask this of every frame.
+    pub fn problem(&self) -> Option<String> {
+        let payloads: Vec<&str> = [
+            ("json", self.json.is_some()),
+            ("raw", self.raw.is_some()),
+            ("raw_base64", self.raw_base64.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(key, given)| given.then_some(key))
+        .collect();
+        let type_name = match self.line_type {
+            LineType::Text => "text",
+            LineType::Binary => "binary",
+            LineType::Close => "close",
+            LineType::Error => "error",
+        };
+        let listed = |keys: &[&str]| {
+            keys.iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        };
+        match self.line_type {
+            LineType::Text | LineType::Binary => {
+                if payloads.len() > 1 {
+                    return Some(format!(
+                        "both {} are given: a frame's payload is recorded in one of `json`, \
+                         `raw` and `raw_base64`, so which one was sent cannot be told",
+                        listed(&payloads)
+                    ));
+                }
+                if payloads.is_empty() {
+                    return Some(format!(
+                        "a {type_name} frame without its payload: one of `json`, `raw` and \
+                         `raw_base64` records it"
+                    ));
+                }
+                if let Some(b64) = &self.raw_base64
+                    && STANDARD.decode(b64).is_err()
+                {
+                    return Some("`raw_base64` is not standard base64".to_string());
+                }
+                let other: Vec<&str> = [
+                    ("close", self.close.is_some()),
+                    ("error", self.error.is_some()),
+                ]
+                .into_iter()
+                .filter_map(|(key, given)| given.then_some(key))
+                .collect();
+                (!other.is_empty()).then(|| {
+                    format!(
+                        "{} on a {type_name} frame, which records a payload",
+                        listed(&other)
+                    )
+                })
+            }
+            LineType::Close | LineType::Error => {
+                let mut other = payloads;
+                if self.line_type == LineType::Close && self.error.is_some() {
+                    other.push("error");
+                }
+                if self.line_type == LineType::Error && self.close.is_some() {
+                    other.push("close");
+                }
+                if !other.is_empty() {
+                    return Some(format!(
+                        "{} on {} line, which records no payload",
+                        listed(&other),
+                        if self.line_type == LineType::Close {
+                            "a close"
+                        } else {
+                            "an error"
+                        }
+                    ));
+                }
+                (self.line_type == LineType::Error && self.error.is_none())
+                    .then(|| "an error line without its `error` message".to_string())
+            }
+        }
+    }
+
     /// The frame this line recorded, rebuilt for replay (`None` for an
     /// error line). JSON payloads are re-encoded compactly, so the bytes
     /// may differ in whitespace from what was on the wire.
@@ -186,6 +273,44 @@ impl<'de> Deserialize<'de> for Record {
                 .map_err(D::Error::custom)
         }
     }
+}
+
+/// Checks the header line `text` of a wire log as [`WireLog::read`]
+/// does (every key known, `kind` and `v` this build's): `sim import`,
+/// which keeps the good frames of a damaged log, still refuses a log
+/// whose header says it is something else. The error is the problem, for
+/// after the file's name and line.
+#[cfg(feature = "simulation")]
+pub(crate) fn check_header(text: &str) -> Result<Header, String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        format!(
+            "not a wire log header: {}",
+            crate::jsonl::explain_in_line(text, &e)
+        )
+    })?;
+    if let Some(kind) = value.get("kind").and_then(Value::as_str)
+        && kind != WIRE_LOG_KIND
+    {
+        return Err(format!(
+            "this is a {kind} file, not a wire log (its header says \"kind\": {kind:?})"
+        ));
+    }
+    if let Some(problem) = crate::jsonl::duplicate_key_in_line(text) {
+        return Err(format!("not a wire log header: {problem}"));
+    }
+    let header: Header = serde_json::from_str(text).map_err(|e| {
+        format!(
+            "not a wire log header: {}",
+            crate::jsonl::explain_in_line(text, &e)
+        )
+    })?;
+    if header.v != WIRE_LOG_VERSION {
+        return Err(format!(
+            "wire log version {} is not supported (this build reads {WIRE_LOG_VERSION})",
+            header.v
+        ));
+    }
+    Ok(header)
 }
 
 /// A wire log read back.
@@ -264,7 +389,7 @@ impl WireLog {
     /// assert_eq!(log.frames[0].to_frame().unwrap().payload().unwrap(), br#"{"setupComplete":{}}"#);
     /// ```
     pub fn parse(file: &str, bytes: &[u8]) -> Result<WireLog, WireLogError> {
-        let mut decoder = JsonlDecoder::<Record>::new(file);
+        let mut decoder = JsonlDecoder::<Record>::new(file).unique_keys();
         decoder.feed(bytes);
         decoder.end();
         let mut header = None;
@@ -293,7 +418,16 @@ impl WireLog {
                         line,
                     });
                 }
-                (Record::Frame(f), Some(_)) => frames.push(f),
+                (Record::Frame(f), Some(_)) => {
+                    if let Some(problem) = f.problem() {
+                        return Err(WireLogError::Jsonl(JsonlError::BadLine {
+                            file: file.into(),
+                            line,
+                            problem: format!("a damaged frame: {problem}"),
+                        }));
+                    }
+                    frames.push(f)
+                }
             }
             Ok(())
         })?;

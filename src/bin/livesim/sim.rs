@@ -247,10 +247,11 @@ fn load_agents(dir: Option<&Path>) -> Result<Agents, String> {
             home = Some(sim.clone());
             (agent_dirs(&sim), false)
         }
-        Some(dir) if dir.join("agent.json").is_file() => (vec![dir.to_path_buf()], true),
+        Some(dir) if Agent::holds_agent_file(dir) => (vec![dir.to_path_buf()], true),
         Some(dir) if !dir.is_dir() => return Err(format!("{}: no such folder", dir.display())),
         Some(dir) => {
-            let dirs = agent_dirs(dir);
+            let dirs = Agent::folders_in(dir)
+                .map_err(|e| format!("{}: cannot read the folder: {e}", dir.display()))?;
             if dirs.is_empty() {
                 return Err(format!(
                     "no agents in {}: looked for {}/agent.json and {}/*/agent.json",
@@ -436,12 +437,12 @@ fn report(
 
 fn find_agent(reference: &str) -> Result<Agents, String> {
     let as_path = Path::new(reference);
-    if as_path.join("agent.json").is_file() {
+    if Agent::holds_agent_file(as_path) {
         return load_agents(Some(as_path));
     }
     let sim = nearest_sim()?;
     let dir = sim.join(reference);
-    if !dir.join("agent.json").is_file() {
+    if !Agent::holds_agent_file(&dir) {
         let known: Vec<String> = agent_dirs(&sim)
             .iter()
             .filter_map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))

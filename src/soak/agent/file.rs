@@ -159,6 +159,16 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
                 let (a, b) = (first.string("a tool name")?, then.string("a tool name")?);
                 known(first, &a)?;
                 known(then, &b)?;
+                // Its first call would have to start after one of its own
+                // runs succeeded: every session that calls it would fail.
+                if a == b {
+                    return then.fail(format!(
+                        "before({a}, {a}) can never hold: the first call of {a} starts before \
+                         any run of {a} has succeeded, so every session that calls it fails; \
+                         name two different tools (the first must succeed before the second \
+                         starts)"
+                    ));
+                }
                 invariants.push(AgentInvariant::Before(a, b));
             }
         }

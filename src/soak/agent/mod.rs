@@ -42,6 +42,7 @@
 
 pub(crate) mod file;
 pub(crate) mod final_state;
+mod folder;
 pub(crate) mod phases;
 pub(crate) mod repertoire;
 pub(crate) mod resolvers;
@@ -266,60 +267,17 @@ pub struct Agent {
 }
 
 impl Agent {
-    /// The agent folders in `dir`: each subfolder holding an `agent.json`,
-    /// in name order (how `livesim sim soak` finds the agents in `sim/`).
-    ///
-    /// ```
-    /// use livesim::soak::Agent;
-    ///
-    /// let folders = Agent::folders_in("sim")?;
-    /// assert!(folders.iter().any(|f| f.ends_with("payment")) && folders.is_sorted());
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
-    pub fn folders_in(dir: impl AsRef<Path>) -> std::io::Result<Vec<std::path::PathBuf>> {
-        let mut dirs: Vec<std::path::PathBuf> = std::fs::read_dir(dir)?
-            .filter_map(Result::ok)
-            .map(|entry| entry.path())
-            .filter(|path| path.join("agent.json").is_file())
-            .collect();
-        dirs.sort();
-        Ok(dirs)
-    }
-
-    /// Reads every agent in folder `dir` ([`folders_in`](Self::folders_in)),
-    /// in name order. A folder that cannot be read, or one that holds no
-    /// agent, is an error naming it.
-    ///
-    /// ```
-    /// use livesim::soak::Agent;
-    ///
-    /// let agents = Agent::load_all("sim")?;
-    /// let names: Vec<&str> = agents.iter().map(|a| a.name.as_str()).collect();
-    /// assert!(names.contains(&"payment") && names.is_sorted());
-    /// # Ok::<(), livesim::soak::AgentFileError>(())
-    /// ```
-    pub fn load_all(dir: impl AsRef<Path>) -> Result<Vec<Agent>, AgentFileError> {
-        let dir = dir.as_ref();
-        let origin = dir.display().to_string();
-        let dirs = Agent::folders_in(dir)
-            .map_err(|e| AgentFileError::plain(&origin, format!("cannot read the folder: {e}")))?;
-        if dirs.is_empty() {
-            return Err(AgentFileError::plain(
-                &origin,
-                "no agents here: no subfolder holds an agent.json",
-            ));
-        }
-        dirs.iter().map(Agent::load).collect()
-    }
-
     /// Reads the agent in folder `dir` (its `agent.json` and the files it
     /// names). Every mistake is an error naming the file, the line and
     /// column, and the key. The folder's name is the agent's name: one a
     /// corpus cannot keep (a space, a leading `.`) is an error too.
     pub fn load(dir: impl AsRef<Path>) -> Result<Agent, AgentFileError> {
         let dir = dir.as_ref();
-        let file = dir.join("agent.json");
+        let file = dir.join(folder::AGENT_FILE);
         let origin = file.display().to_string();
+        if let Some(problem) = folder::not_a_file(&file) {
+            return Err(AgentFileError::plain(&origin, problem));
+        }
         let text = crate::jsonl::read_text(&file)
             .map_err(|problem| AgentFileError::plain(&origin, problem))?;
         let name = dir

@@ -23,7 +23,7 @@ use crate::tape::{Tape, TapeEntry, canonical_json};
 use crate::testing::Action;
 
 /// The tape entries' kind.
-pub const USER_CALL: &str = "simulated-user";
+pub const USER_CALL: &str = crate::tape::USER_CALL;
 
 /// The model a simulated user asks, unless told.
 pub const USER_MODEL: &str = "gemini-2.5-flash";

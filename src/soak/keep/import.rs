@@ -281,13 +281,24 @@ fn server_action(frames: &[FrameLine], k: usize, handles: &mut Handles) -> Optio
             let close = frame.close.as_ref()?;
             // A code no close frame carries (a log that wrote down 1006
             // for a lost connection) is a connection dropped; a reason
-            // longer than a close frame holds is cut as the wire cuts it.
+            // longer than a close frame holds is cut as the wire cuts it,
+            // with a note (what was cut is not in the script).
             if !codes::sendable(close.code) {
                 return Some(Action::Abort);
             }
+            let reason = truncate_at_char(&close.reason, MAX_CLOSE_REASON);
+            if reason.len() < close.reason.len() {
+                handles.notes.push(format!(
+                    "frame {}: the close reason is {} bytes, more than the {MAX_CLOSE_REASON} a \
+                     close frame carries; the script closes with its first {} bytes",
+                    k + 1,
+                    close.reason.len(),
+                    reason.len()
+                ));
+            }
             return Some(Action::Close(CloseAction {
                 code: close.code,
-                reason: truncate_at_char(&close.reason, MAX_CLOSE_REASON).to_string(),
+                reason: reason.to_string(),
             }));
         }
         LineType::Error => return Some(Action::Abort),

@@ -114,6 +114,13 @@ pub fn is_journal(bytes: &[u8]) -> bool {
 
 /// The good entries, in `seq` order, and each damaged line named. (A
 /// journal written before headers existed has none: that is no damage.)
+///
+/// The journal reader's own checks decide what is damaged: its header
+/// check (kind, version, no unknown key), its rule of order (seq strictly
+/// increasing, timestamps never going back, judged against the last good
+/// entry) and its refusal of a `flow:` key the flow does not write. A
+/// journal `livesim session scenario` refuses is never imported as if
+/// whole: each line it would refuse is skipped and named here.
 fn read(file: &str, bytes: &[u8]) -> Result<(Vec<StateMutation>, Vec<String>), String> {
     let kind = Kind {
         header: JOURNAL_KIND,
@@ -122,8 +129,8 @@ fn read(file: &str, bytes: &[u8]) -> Result<(Vec<StateMutation>, Vec<String>), S
         item: "journal entry",
         writer: "journal sink",
     };
-    let mut lines = import_lines::read::<StateMutation>(file, bytes, &kind)?;
-    lines.items.sort_by_key(|e| e.seq);
+    let lines = import_lines::read::<StateMutation>(file, bytes, &kind)?;
+    // In `seq` order already: an entry out of order is damaged.
     Ok((lines.items, lines.damaged))
 }
 

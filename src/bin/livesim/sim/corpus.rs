@@ -187,11 +187,13 @@ pub fn shrink(args: ShrinkArgs) -> ExitCode {
 /// nearest `sim/`.
 fn agent_of(entry: &CorpusEntry, chosen: Option<&Path>) -> Result<Agent, String> {
     if let Some(dir) = chosen {
-        return Agent::load(dir).map_err(|e| e.to_string());
+        let agent = Agent::load(dir).map_err(|e| e.to_string())?;
+        belongs_to(entry, &agent, &dir.display().to_string())?;
+        return Ok(agent);
     }
     let sim = nearest_sim()?;
     let dir = sim.join(&entry.agent);
-    if !dir.join("agent.json").is_file() {
+    if !Agent::holds_agent_file(&dir) {
         let known: Vec<String> = agent_dirs(&sim)
             .iter()
             .filter_map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -205,6 +207,22 @@ fn agent_of(entry: &CorpusEntry, chosen: Option<&Path>) -> Result<Agent, String>
         ));
     }
     Agent::load(&dir).map_err(|e| e.to_string())
+}
+
+/// Whether `entry` is a case of `agent` (named `chosen` on the command
+/// line): an entry's script and invariant are its own agent's, so played
+/// against another agent its pass or failure would say nothing about the
+/// bug it was kept for, and would be taken for a verdict on it.
+pub(super) fn belongs_to(entry: &CorpusEntry, agent: &Agent, chosen: &str) -> Result<(), String> {
+    if entry.agent == agent.name {
+        return Ok(());
+    }
+    Err(format!(
+        "the entry belongs to agent `{}` (its \"agent\"), not to `{}` (--agent {chosen}): its \
+         script and invariant are {}'s, so a replay against `{}` would say nothing about the \
+         bug it was kept for; leave out --agent, or give a folder of agent `{}`",
+        entry.agent, agent.name, entry.agent, agent.name, entry.agent
+    ))
 }
 
 pub fn replay(args: ReplayArgs) -> ExitCode {

@@ -56,7 +56,14 @@ fn conversation(args: &PassKArgs) -> Result<(Agent, Case), String> {
     if is_entry {
         let entry = CorpusEntry::from_json_str(&text, &origin).map_err(|e| e.to_string())?;
         let mut agents = match args.agent.as_deref() {
-            Some(name) => find_agent(name)?,
+            Some(name) => {
+                let agents = find_agent(name)?;
+                if let Some(agent) = agents.agents.first() {
+                    super::corpus::belongs_to(&entry, agent, name)
+                        .map_err(|e| format!("{origin}: {e}"))?;
+                }
+                agents
+            }
             // The entry named it: say which entry.
             None => find_agent(&entry.agent).map_err(|e| {
                 format!(

@@ -11,6 +11,10 @@ use serde_json::{Map, Value};
 
 use crate::flow::json_position::{JsonPath, position};
 
+/// The most bytes one line a user or a model says may hold in an agent
+/// file (64 KiB: pages of text, far past a spoken turn).
+pub(crate) const MAX_UTTERANCE: usize = 64 * 1024;
+
 /// Why an agent file (or a file it names), or a seeds-corpus entry, cannot
 /// be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -162,7 +166,8 @@ impl<'a> Node<'a> {
         }
     }
 
-    /// A non-empty list of non-empty strings.
+    /// A non-empty list of non-empty strings, each at most
+    /// [`MAX_UTTERANCE`] bytes.
     pub fn lines(&self, what: &str) -> Decoded<Vec<String>> {
         let items = self.list(&format!("a list of {what}"))?;
         if items.is_empty() {
@@ -170,7 +175,22 @@ impl<'a> Node<'a> {
                 "expected at least one of {what}, found an empty list"
             ));
         }
-        items.iter().map(|item| item.string(what)).collect()
+        items
+            .iter()
+            .map(|item| {
+                let line = item.string(what)?;
+                if line.len() > MAX_UTTERANCE {
+                    return item.fail(format!(
+                        "one of the {what} holds {} bytes, past the {} KiB an utterance may \
+                         hold: a session copies it into every frame, event and trace entry \
+                         it makes, so a document here costs a hundred times its size",
+                        crate::jsonl::thousands(line.len() as u64),
+                        MAX_UTTERANCE / 1024
+                    ));
+                }
+                Ok(line)
+            })
+            .collect()
     }
 
     pub fn list(&self, what: &str) -> Decoded<Vec<Node<'a>>> {

@@ -90,3 +90,25 @@ fn an_invariant_that_can_never_hold_is_refused_when_the_agent_is_read() {
     std::fs::write(agent.join("agent.json"), file(r#"{"before":["t","u"]}"#)).unwrap();
     assert!(livesim::soak::Agent::load(&agent).is_ok());
 }
+
+// A user line of 5 MB made `sim run` take about 190 times the file in
+// memory (every frame, event and trace entry copies it): an utterance
+// past 64 KiB is refused when the agent is read, naming where it is.
+#[test]
+fn an_utterance_past_64_kib_is_refused_when_the_agent_is_read() {
+    let dir = temp("long-utterance");
+    let agent = dir.join("long");
+    std::fs::create_dir_all(&agent).unwrap();
+    let file =
+        serde_json::json!({ "v": 1, "user": ["hi", "x".repeat(65 * 1024)], "model": ["ok"] });
+    std::fs::write(agent.join("agent.json"), file.to_string()).unwrap();
+    refused(
+        &dir,
+        &["sim", "run", arg(&agent), "--seed", "1"],
+        &[
+            "at user[1]",
+            "holds 66,560 bytes, past the 64 KiB an utterance may hold",
+        ],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -171,9 +171,9 @@ impl CorpusEntry {
     /// symbolic link there (one to nowhere, or out of the corpus) is
     /// replaced by the entry and what it points to is left alone, and a
     /// crash leaves the old entry or the new one, never half of one. An
-    /// agent whose name is not a plain folder name ([`agent_name_problem`])
-    /// is refused: its entries would land outside the corpus, or where
-    /// `sim replay` refuses them.
+    /// agent whose name is not a plain folder name (letters, digits, `-`,
+    /// `_` and `.`, not starting with `.`) is refused: its entries would
+    /// land outside the corpus, or where `sim replay` refuses them.
     pub fn save(&self, dir: impl AsRef<Path>) -> std::io::Result<PathBuf> {
         let dir = dir.as_ref();
         if let Some(problem) = agent_name_problem(&self.agent) {

@@ -70,29 +70,16 @@ impl std::fmt::Display for HeadError {
 pub(crate) async fn read_head<S: AsyncRead + Unpin>(
     stream: &mut S,
 ) -> Result<(Vec<u8>, Vec<u8>), HeadError> {
-    let mut buf = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 2048];
-    loop {
-        let n = stream.read(&mut chunk).await.map_err(HeadError::Io)?;
-        if n == 0 {
-            return Err(HeadError::Ended { bytes: buf.len() });
-        }
+    read_until(stream, |buf, before| {
         // Only the new bytes (and the three before them) can complete the
         // blank line: no rescan of the whole buffer per read.
-        let from = buf.len().saturating_sub(3);
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(at) = buf[from..].windows(4).position(|w| w == b"\r\n\r\n") {
-            let end = from + at + 4;
-            if end > MAX_HEAD {
-                return Err(HeadError::TooLong);
-            }
-            let rest = buf.split_off(end);
-            return Ok((buf, rest));
-        }
-        if buf.len() > MAX_HEAD {
-            return Err(HeadError::TooLong);
-        }
-    }
+        let from = before.saturating_sub(3);
+        Ok(buf[from..]
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .map(|at| from + at + 4))
+    })
+    .await
 }
 
 /// Reads an HTTP request head, as [`read_head`] does, but answers as soon
@@ -104,6 +91,41 @@ pub(crate) async fn read_head<S: AsyncRead + Unpin>(
 pub(crate) async fn read_request_head<S: AsyncRead + Unpin>(
     stream: &mut S,
 ) -> Result<(Vec<u8>, Vec<u8>), HeadError> {
+    read_until(stream, |buf, before| {
+        // A head can only end, or go wrong, at a line end; the first
+        // bytes are looked at at once (the request line's first word).
+        if before > 0 && !buf[before..].contains(&b'\n') {
+            return Ok(None);
+        }
+        let mut slots = [httparse::EMPTY_HEADER; 64];
+        match httparse::Request::new(&mut slots).parse(buf) {
+            Ok(httparse::Status::Complete(end)) => Ok(Some(end)),
+            Ok(httparse::Status::Partial) => Ok(None),
+            // More headers than the upgrade reads: the caller's parse
+            // says so.
+            Err(httparse::Error::TooManyHeaders) => Ok(buf
+                .windows(4)
+                .position(|w| w == b"\r\n\r\n")
+                .map(|at| at + 4)),
+            Err(error) => Err(HeadError::NotHttp {
+                what: if buf[0] == 0x16 {
+                    "a TLS handshake (a wss:// client on a ws:// server?)".to_string()
+                } else {
+                    format!("{error} in its first line or headers")
+                },
+            }),
+        }
+    })
+    .await
+}
+
+/// Reads until `ends` finds the end of the head in what came so far (it
+/// is given the bytes and how many there were before the last read),
+/// within [`MAX_HEAD`].
+async fn read_until<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    mut ends: impl FnMut(&[u8], usize) -> Result<Option<usize>, HeadError>,
+) -> Result<(Vec<u8>, Vec<u8>), HeadError> {
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 2048];
     loop {
@@ -111,37 +133,14 @@ pub(crate) async fn read_request_head<S: AsyncRead + Unpin>(
         if n == 0 {
             return Err(HeadError::Ended { bytes: buf.len() });
         }
-        let first = buf.is_empty();
+        let before = buf.len();
         buf.extend_from_slice(&chunk[..n]);
-        // A head can only end, or go wrong, at a line end; the first
-        // bytes are looked at at once (the request line's first word).
-        if first || chunk[..n].contains(&b'\n') {
-            let mut slots = [httparse::EMPTY_HEADER; 64];
-            match httparse::Request::new(&mut slots).parse(&buf) {
-                Ok(httparse::Status::Complete(end)) if end <= MAX_HEAD => {
-                    let rest = buf.split_off(end);
-                    return Ok((buf, rest));
-                }
-                Ok(httparse::Status::Complete(_)) => return Err(HeadError::TooLong),
-                Ok(httparse::Status::Partial) => {}
-                // More headers than the upgrade reads: the caller's parse
-                // says so.
-                Err(httparse::Error::TooManyHeaders) => {
-                    let end = buf.windows(4).position(|w| w == b"\r\n\r\n");
-                    if let Some(end) = end.map(|at| at + 4).filter(|&end| end <= MAX_HEAD) {
-                        let rest = buf.split_off(end);
-                        return Ok((buf, rest));
-                    }
-                }
-                Err(error) => {
-                    let what = if buf[0] == 0x16 {
-                        "a TLS handshake (a wss:// client on a ws:// server?)".to_string()
-                    } else {
-                        format!("{error} in its first line or headers")
-                    };
-                    return Err(HeadError::NotHttp { what });
-                }
+        if let Some(end) = ends(&buf, before)? {
+            if end > MAX_HEAD {
+                return Err(HeadError::TooLong);
             }
+            let rest = buf.split_off(end);
+            return Ok((buf, rest));
         }
         if buf.len() > MAX_HEAD {
             return Err(HeadError::TooLong);

@@ -92,7 +92,11 @@ pub fn run(args: ImportArgs) -> ExitCode {
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     let (read, handles) = if journal {
         (
-            "journal entries",
+            if imported.frames == 1 {
+                "journal entry"
+            } else {
+                "journal entries"
+            },
             format!(
                 "{} resumption{} recorded",
                 imported.handles,
@@ -101,7 +105,11 @@ pub fn run(args: ImportArgs) -> ExitCode {
         )
     } else {
         (
-            "frames",
+            if imported.frames == 1 {
+                "frame"
+            } else {
+                "frames"
+            },
             format!(
                 "{} resumption handle{} replaced",
                 imported.handles,

@@ -56,6 +56,10 @@ pub(crate) enum Attempt {
 #[derive(Clone)]
 pub(crate) struct Shared {
     pub script: ScriptedServer,
+    /// Knows every handle the script issues: they are secrets from a
+    /// connection's first line (a client resumes with them, and a script
+    /// may quote one in a close reason).
+    pub script_handles: crate::wire::Redactor,
     pub tls: Option<TlsAcceptor>,
     pub log: ServeLog,
     pub limits: Limits,
@@ -220,16 +224,8 @@ where
                 return Attempt::Refused;
             }
         };
-    // The handles the script issues are secrets from the start: a client
-    // resumes with them, and a script may quote one (a close reason).
-    let mut redactor = inspection.redactor.clone();
-    for action in shared.script.actions() {
-        if let crate::testing::Action::ResumptionUpdate(update) = action
-            && let Some(handle) = &update.handle
-        {
-            redactor.add_secret(&crate::wire::Secret::new(handle.clone()));
-        }
-    }
+    let mut redactor = shared.script_handles.clone();
+    redactor.absorb(&inspection.redactor);
     let ws = WebSocketTransport::from_stream(ws, redactor.clone());
     let inner: BoxedTransport = match &shared.record {
         Some(dir) => match recorder(dir, number, &redactor) {

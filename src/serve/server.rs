@@ -118,6 +118,19 @@ pub enum ServeError {
     Tls(String),
 }
 
+/// A redactor that knows every handle `script` issues.
+fn script_handles(script: &ScriptedServer) -> crate::wire::Redactor {
+    let mut redactor = crate::wire::Redactor::new();
+    for action in script.actions() {
+        if let crate::testing::Action::ResumptionUpdate(update) = action
+            && let Some(handle) = &update.handle
+        {
+            redactor.add_secret(&crate::wire::Secret::new(handle.clone()));
+        }
+    }
+    redactor
+}
+
 /// A script served on a bound port, ready to [`run`](Server::run).
 ///
 /// ```no_run
@@ -180,6 +193,7 @@ impl Server {
             listener,
             port,
             shared: Shared {
+                script_handles: script_handles(&script),
                 script,
                 tls,
                 log: std::sync::Arc::new(|_: &str| {}),

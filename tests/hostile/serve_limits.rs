@@ -251,14 +251,7 @@ async fn a_client_that_never_reconnects_ends_its_session() {
         &["--setup-timeout", "200ms", "--idle-timeout", "200ms"],
     )
     .await;
-    let (mut ws, _) = tokio_tungstenite::connect_async(served.url.as_str())
-        .await
-        .unwrap();
-    send(
-        &mut ws,
-        json!({ "setup": { "model": "models/test", "sessionResumption": {} } }),
-    )
-    .await;
+    let mut ws = super::harness::resuming_client(&served).await;
     until(&mut ws, "sessionResumptionUpdate").await;
     super::harness::hang_up(&mut ws).await;
     let ended = tokio::time::timeout(LIMIT, served.finish())
@@ -377,14 +370,7 @@ async fn a_spanning_script_reports_the_idle_timeout_that_cut_it() {
         &["--setup-timeout", "200ms", "--idle-timeout", "200ms"],
     )
     .await;
-    let (mut ws, _) = tokio_tungstenite::connect_async(served.url.as_str())
-        .await
-        .unwrap();
-    send(
-        &mut ws,
-        json!({ "setup": { "model": "models/test", "sessionResumption": {} } }),
-    )
-    .await;
+    let mut ws = super::harness::resuming_client(&served).await;
     until(&mut ws, "sessionResumptionUpdate").await;
     let close = until(&mut ws, "close").await;
     assert_eq!(close["close"], 1011);

@@ -5,7 +5,7 @@
 use serde_json::json;
 use tokio::io::AsyncWriteExt;
 
-use super::harness::{next, send, serve, until};
+use super::harness::{next, serve, until};
 use super::serve_protocol::{close_code, frame, upgraded, waiting_script};
 
 /// A setup that carries a resumption handle but does not parse (cut
@@ -73,14 +73,7 @@ async fn a_handle_the_script_quotes_reaches_no_log_or_recording() {
     let dir = std::env::temp_dir().join(format!("livesim-hostile-quotes-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let served = serve(&script, &["--record", dir.to_str().unwrap()]).await;
-    let (mut ws, _) = tokio_tungstenite::connect_async(served.url.as_str())
-        .await
-        .unwrap();
-    send(
-        &mut ws,
-        json!({ "setup": { "model": "models/test", "sessionResumption": {} } }),
-    )
-    .await;
+    let mut ws = super::harness::resuming_client(&served).await;
     until(&mut ws, "setupComplete").await;
     while next(&mut ws).await.is_some() {}
     let ended = served.finish().await;

@@ -186,6 +186,24 @@ pub fn livesim(args: &[&str]) -> Ended {
 /// A WebSocket client as another language's SDK would be: raw frames.
 pub type Ws<S> = tokio_tungstenite::WebSocketStream<S>;
 
+/// A client of `served` that has sent a setup asking for resumption
+/// updates (what a script that issues handles expects). The hostile
+/// suite's tests use it; this suite's own clients are SDK-shaped.
+#[allow(dead_code)]
+pub async fn resuming_client(
+    served: &Served,
+) -> Ws<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>> {
+    let (mut ws, _) = tokio_tungstenite::connect_async(served.url.as_str())
+        .await
+        .unwrap();
+    send(
+        &mut ws,
+        serde_json::json!({ "setup": { "model": "models/test", "sessionResumption": {} } }),
+    )
+    .await;
+    ws
+}
+
 /// Sends one JSON message as a text frame, as every SDK does.
 pub async fn send<S>(ws: &mut Ws<S>, message: Value)
 where

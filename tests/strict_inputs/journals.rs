@@ -20,57 +20,40 @@ fn payment() -> Agent {
 fn a_journal_session_scenario_refuses_is_refused_by_import() {
     let dir = temp("journal-report");
     let journal = dir.join("j.jsonl");
-    std::fs::write(
-        &journal,
-        "{\"v\":2,\"kind\":\"journal\"}\n\
-         {\"seq\":1,\"key\":\"flow:tool_cal\",\"value\":{\"tool\":\"verify_identity\",\"id\":\"call-1\"},\"timestamp\":1000}\n\
-         {\"seq\":1,\"key\":\"x\",\"key\":\"y\",\"value\":1,\"timestamp\":5}\n",
-    )
-    .unwrap();
-    let said = "j.jsonl:1: journal version 2 is not supported";
-    let version = "journal version 2 is not supported";
-    refused(
-        &dir,
-        &["session", "scenario", arg(&journal)],
-        &["j.jsonl:1: ", version],
-    );
-    refused(
-        &repo(),
-        &[
-            "sim",
-            "import",
-            "--agent",
-            "payment",
-            arg(&journal),
-            "--no-save",
-        ],
-        &[said],
-    );
-    // A header with a key no header has.
-    std::fs::write(
-        &journal,
-        format!("{{\"v\":1,\"kind\":\"journal\",\"bogus\":1}}\n{CALL}\n"),
-    )
-    .unwrap();
-    let said = "j.jsonl:1: not a journal header: unknown key `bogus`";
-    let unknown = "not a journal header: unknown key `bogus`";
-    refused(
-        &dir,
-        &["session", "scenario", arg(&journal)],
-        &["j.jsonl:1: ", unknown],
-    );
-    refused(
-        &repo(),
-        &[
-            "sim",
-            "import",
-            "--agent",
-            "payment",
-            arg(&journal),
-            "--no-save",
-        ],
-        &[said],
-    );
+    let cases = [
+        (
+            "{\"v\":2,\"kind\":\"journal\"}\n\
+             {\"seq\":1,\"key\":\"flow:tool_cal\",\"value\":{\"tool\":\"verify_identity\",\"id\":\"call-1\"},\"timestamp\":1000}\n\
+             {\"seq\":1,\"key\":\"x\",\"key\":\"y\",\"value\":1,\"timestamp\":5}\n"
+                .to_string(),
+            "journal version 2 is not supported",
+        ),
+        // A header with a key no header has.
+        (
+            format!("{{\"v\":1,\"kind\":\"journal\",\"bogus\":1}}\n{CALL}\n"),
+            "not a journal header: unknown key `bogus`",
+        ),
+    ];
+    for (text, problem) in cases {
+        std::fs::write(&journal, text).unwrap();
+        refused(
+            &dir,
+            &["session", "scenario", arg(&journal)],
+            &["j.jsonl:1: ", problem],
+        );
+        refused(
+            &repo(),
+            &[
+                "sim",
+                "import",
+                "--agent",
+                "payment",
+                arg(&journal),
+                "--no-save",
+            ],
+            &[&format!("j.jsonl:1: {problem}")],
+        );
+    }
 }
 
 // Item 4: each line the journal reader refuses was imported as if it were

@@ -38,6 +38,15 @@ pub enum Outcome {
         /// Where the script was.
         at: String,
     },
+    /// The server closed the connection (1000) at the deadline of the
+    /// script's own `goAway`, with actions left and no `reconnect` for the
+    /// client to move to: the script acts past its deadline.
+    ClosedAtGoAway {
+        /// The `go_away_ms` action, numbered from 1.
+        go_away: usize,
+        /// Where the script was: `action #4 (pause 2000ms)`.
+        at: String,
+    },
     /// The client hung up before the script's end.
     LeftEarly {
         /// Where the script was: `action #3 (call get_weather as call-1)`.
@@ -102,6 +111,11 @@ impl ConnectionReport {
             )
         } else if record.actions_done || record.ended_by_script {
             Outcome::Completed
+        } else if let Some((go_away, at)) = &record.closed_at_go_away {
+            Outcome::ClosedAtGoAway {
+                go_away: go_away + 1,
+                at: at.to_string(),
+            }
         } else {
             Outcome::LeftEarly { at, unanswered }
         };
@@ -147,6 +161,14 @@ impl fmt::Display for ConnectionReport {
                 f,
                 "connection {n}: the client broke the WebSocket protocol ({problem}), at {at} \
                  of script {:?}: closed with {code}",
+                self.script
+            ),
+            Outcome::ClosedAtGoAway { go_away, at } => write!(
+                f,
+                "connection {n}: the server closed it (1000) at the deadline of action #{go_away}'s \
+                 goAway, at {at}, before script {:?} ended: the script acts past its own goAway \
+                 deadline; end the connection before it (a reconnect or close) or give the goAway \
+                 more time",
                 self.script
             ),
             Outcome::LeftEarly { at, unanswered } => {

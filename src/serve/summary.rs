@@ -29,6 +29,7 @@ pub(crate) fn client_message(bytes: &[u8]) -> String {
         "clientContent" => client_content(body),
         "realtimeInput" => realtime_input(body),
         "toolResponse" => tool_response(body),
+        "contextUpdate" => context_update(body),
         _ => "(not a Live client message)".to_string(),
     };
     format!("{key}: {what}")
@@ -156,6 +157,27 @@ fn realtime_input(body: &Value) -> String {
         })
         .collect();
     parts.join(", ")
+}
+
+/// Which parts of the context change; a system instruction's text is not
+/// quoted (it is the user's prompt, not a turn).
+fn context_update(body: &Value) -> String {
+    let Some(object) = body.as_object() else {
+        return "(not an object)".to_string();
+    };
+    let parts: Vec<&str> = object
+        .keys()
+        .map(|key| match crate::wire::camel_case(key).as_str() {
+            "systemInstruction" => "system instruction",
+            "tools" => "tools",
+            _ => "an unknown member",
+        })
+        .collect();
+    if parts.is_empty() {
+        "nothing".to_string()
+    } else {
+        parts.join(", ")
+    }
 }
 
 fn tool_response(body: &Value) -> String {

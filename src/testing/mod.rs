@@ -19,6 +19,7 @@
 //! A passing test establishes what your application does with the scripted
 //! inputs; it does not measure what a real model would say.
 
+mod expects;
 pub mod fixtures;
 pub(crate) mod player;
 mod replay;

@@ -51,8 +51,8 @@ pub enum Action {
     /// Wait this long (virtual time under simulation) before going on.
     PauseMs(u64),
     /// Wait until the session sends a message with this top-level key
-    /// (`clientContent`, `realtimeInput`, …), or, written `key.member`, a
-    /// message with that key whose body holds `member`
+    /// (`clientContent`, `realtimeInput` or `contextUpdate`), or, written
+    /// `key.member`, a message with that key whose body holds `member`
     /// (`realtimeInput.audio`, `realtimeInput.activityStart`).
     Expect(String),
     /// Close the connection with a close frame.
@@ -725,6 +725,7 @@ fn validate(action: &Action, opens_connection: bool, issued: &[String]) -> Resul
             "resumption_update's behind counts unprocessed messages in a transparent update's index: set transparent, or leave behind out"
                 .to_string(),
         ),
+        Action::Expect(wanted) => super::expects::check(wanted),
         Action::Close(close) | Action::RejectSetup(close) => close.check(),
         Action::SendRaw(bytes) => {
             use base64::Engine as _;

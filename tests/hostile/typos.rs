@@ -38,6 +38,35 @@ fn a_script_that_is_not_an_object_is_named() {
     }
 }
 
+/// An `expect` that no client message can match would wait forever (or
+/// break on the message meant): refused at load, with the place, the
+/// value and the kind that was meant.
+#[test]
+fn an_expect_no_client_message_can_match_is_refused_naming_the_nearest_kind() {
+    let error = script_error(
+        "{\"v\": 1, \"actions\": [\n  {\"pause_ms\": 1},\n  {\"expect\": \"clientcontent\"}]}",
+    );
+    assert!(
+        error.starts_with(
+            "script weather.json: action #2 at line 3, column 3: expect `clientcontent` names no client message the script can wait for; did you mean `clientContent`?"
+        ),
+        "{error}"
+    );
+    let error = script_error(r#"{"v": 1, "actions": [{"expect": "toolResponse"}]}"#);
+    assert!(error.contains("what a `call` waits for"), "{error}");
+    let error = script_error(r#"{"v": 1, "actions": [{"expect": "realtimeInput.audoi"}]}"#);
+    assert!(
+        error.contains("did you mean `realtimeInput.audio`?"),
+        "{error}"
+    );
+    // The protocol's context update is input a script may wait for.
+    ScriptedServer::from_json_str(
+        r#"{"v": 1, "actions": [{"expect": "contextUpdate"}, {"expect": "context_update.system_instruction"}]}"#,
+        "weather.json",
+    )
+    .unwrap();
+}
+
 #[test]
 fn a_script_names_its_unknown_keys_and_what_was_meant() {
     let error = script_error(

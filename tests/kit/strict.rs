@@ -122,6 +122,79 @@ async fn a_call_answered_twice() {
     );
 }
 
+/// A NON_BLOCKING tool may stream its results: responses with
+/// `willContinue: true` (either spelling), then a last one without it.
+/// Only a response after that last one is a second answer.
+#[tokio::test]
+async fn a_streamed_answer_goes_on_while_will_continue_and_ends_at_the_last() {
+    let script = ScriptedServer::new()
+        .named("streamed")
+        .calls_without_waiting("track_delivery", json!({}))
+        .pause(std::time::Duration::from_millis(1));
+    let (mut t, control) = client(script).await;
+    let _call = t.recv().await;
+    let answer = |extra: Value| {
+        let mut response = json!({ "id": "call-1", "name": "track_delivery", "response": {} });
+        response
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        text(json!({ "toolResponse": { "functionResponses": [response] } }))
+    };
+    t.send(answer(
+        json!({ "willContinue": true, "scheduling": "WHEN_IDLE" }),
+    ))
+    .await
+    .unwrap();
+    t.send(answer(json!({ "will_continue": true })))
+        .await
+        .unwrap();
+    t.send(answer(json!({ "willContinue": false })))
+        .await
+        .unwrap();
+    let (code, error) = violate(&mut t, &control, answer(json!({}))).await;
+    assert_eq!(code, 1008);
+    assert!(
+        error.ends_with("the client answered call-1 a second time"),
+        "{error}"
+    );
+}
+
+/// Nothing was issued before a session's first connection: a setup that
+/// resumes a handle there (one kept from an earlier run) is refused as the
+/// service refuses it, not played as if it had resumed.
+#[tokio::test]
+async fn a_first_setup_resuming_a_handle_never_issued_is_refused_session_not_found() {
+    let (mut transport, control) = ScriptedServer::new()
+        .named("hello")
+        .expects("clientContent")
+        .says("Hello.")
+        .into_transport();
+    transport
+        .send(text(json!({ "setup": { "model": "models/m",
+            "sessionResumption": { "handle": "HANDLE-from-yesterday" } } })))
+        .await
+        .unwrap();
+    let close = transport.recv().await.unwrap().unwrap();
+    match close {
+        Frame::Close(Some(close)) => {
+            assert_eq!(close.code, 1008);
+            assert_eq!(close.reason, "BidiGenerateContent session not found");
+        }
+        other => panic!("expected 1008, got {other:?}"),
+    }
+    let errors = control.errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let error = errors[0].to_string();
+    assert!(
+        error.contains(
+            "connection #1's setup resumes a handle, but this client session has been issued none"
+        ),
+        "{error}"
+    );
+    assert!(!error.contains("HANDLE-from-yesterday"), "{error}");
+}
+
 #[tokio::test]
 async fn a_call_answered_after_its_cancellation() {
     let script = ScriptedServer::new()

@@ -6,6 +6,7 @@
 mod broken;
 mod clients;
 mod harness;
+mod sdks;
 mod secrets;
 mod tls;
 mod usage;

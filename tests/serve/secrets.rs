@@ -14,7 +14,7 @@ const HANDLE: &str = "HANDLE-SECRET-4242";
 #[tokio::test]
 async fn no_credential_or_handle_reaches_stdout_or_stderr() {
     let script = ScriptedServer::new().named("secrets").says("Hello.");
-    let served = serve(&script.to_json(), &[]).await;
+    let served = serve(&script.to_json(), &["--connections", "2"]).await;
 
     // The ephemeral-token endpoint, with the key in the query as some
     // clients do, and a token in the Authorization header.
@@ -22,25 +22,36 @@ async fn no_credential_or_handle_reaches_stdout_or_stderr() {
         "v1beta.GenerativeService.BidiGenerateContent",
         "v1alpha.GenerativeService.BidiGenerateContentConstrained",
     );
-    let mut request =
-        tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
-            format!("{url}?key={KEY}&alt=json").as_str(),
-        )
-        .unwrap();
-    request
-        .headers_mut()
-        .insert("authorization", format!("Token {TOKEN}").parse().unwrap());
-    let (mut ws, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let open = || async {
+        let mut request =
+            tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
+                format!("{url}?key={KEY}&alt=json").as_str(),
+            )
+            .unwrap();
+        request
+            .headers_mut()
+            .insert("authorization", format!("Token {TOKEN}").parse().unwrap());
+        tokio_tungstenite::connect_async(request).await.unwrap().0
+    };
+    // A handle this server never issued: refused, and named in the
+    // error without being quoted.
+    let mut ws = open().await;
     send(
         &mut ws,
         json!({ "setup": { "model": "models/test",
         "session_resumption": { "handle": HANDLE } } }),
     )
     .await;
+    let close = until(&mut ws, "close").await;
+    assert_eq!(close["close"], 1008);
+    while next(&mut ws).await.is_some() {}
+
+    let mut ws = open().await;
+    send(&mut ws, json!({ "setup": { "model": "models/test" } })).await;
     until(&mut ws, "setupComplete").await;
     // Echo every secret back in a message the script does not expect: the
     // error quotes the message.
-    let echo = format!("my key is {KEY}, my token {TOKEN}, my handle {HANDLE}");
+    let echo = format!("my key is {KEY}, my token {TOKEN}");
     send(&mut ws, json!({ "realtime_input": { "text": echo } })).await;
     let close = until(&mut ws, "close").await;
     assert_eq!(close["close"], 1007);
@@ -59,6 +70,7 @@ async fn no_credential_or_handle_reaches_stdout_or_stderr() {
         "credential present: an Authorization header (Token …), ?key= in the URL (value not logged)",
         "warning: the credential came in the URL query (?key=); it belongs in a header",
         "resuming with a handle (not logged)",
+        "setup resumes a handle, but this client session has been issued none",
         "the client sent realtimeInput, which the script does not expect here",
         "my key is <redacted>",
     ] {

@@ -71,6 +71,7 @@ impl<T: Transport> Player<'_, T> {
                     json!({ "goAway": { "timeLeft": crate::wire::format_duration(left) } });
                 sent(self.send_message(&message, true).await)?;
                 self.go_away_deadline = Some(Instant::now() + left);
+                self.go_away_action = index;
             }
             Action::Reconnect(reconnect) => {
                 return self.reconnect(index, reconnect.handle.clone()).await;
@@ -196,6 +197,7 @@ impl<T: Transport> Player<'_, T> {
                     // duplicate id, which the first issue's answer covers.
                     if s.issued_on.get(&id).is_some_and(|was| *was != on) {
                         s.answered.remove(&id);
+                        s.continuing.remove(&id);
                         s.cancelled.remove(&id);
                         s.abandoned.remove(&id);
                     }

@@ -1,6 +1,8 @@
 //! What the client sends after setup, checked against the script: the
 //! messages its `expect`s wait for, transparent replays, and tool
-//! responses (each call answered once, on the connection that issued it).
+//! responses (each call answered once, or streamed as responses with
+//! `willContinue: true` and a last one without, on the connection that
+//! issued it).
 
 use serde_json::Value;
 
@@ -61,11 +63,16 @@ impl<T: Transport> Player<'_, T> {
             // from is not in the session it resumed (a transparent client
             // sends it again): behind a network that delays it, that is
             // timing; from a client that sent it after moving, an error.
-            "clientContent" | "realtimeInput" if on != self.connection && self.resilient => {
+            // A context update is input the session consumes in order with
+            // content (the protocol says so): it is counted, expected and
+            // checked as content is.
+            "clientContent" | "realtimeInput" | "contextUpdate"
+                if on != self.connection && self.resilient =>
+            {
                 self.progress.update(|s| s.content_dropped += 1);
                 Ok(())
             }
-            "clientContent" | "realtimeInput" if on != self.connection => {
+            "clientContent" | "realtimeInput" | "contextUpdate" if on != self.connection => {
                 let problem = format!(
                     "the client sent {key} on connection #{on} after moving to connection #{}: the resumed session never gets it",
                     self.connection
@@ -73,7 +80,9 @@ impl<T: Transport> Player<'_, T> {
                 self.fail(problem, 1007, "Request contains an invalid argument.")
                     .await
             }
-            "clientContent" | "realtimeInput" => self.content(&key, message, bytes).await,
+            "clientContent" | "realtimeInput" | "contextUpdate" => {
+                self.content(&key, message, bytes).await
+            }
             other => {
                 let problem = format!("the client sent an unknown message {other:?}");
                 let reason = format!("Invalid JSON payload received. Unknown name \"{other}\"");
@@ -115,7 +124,7 @@ impl<T: Transport> Player<'_, T> {
         if self
             .expects
             .get(self.expected_seen)
-            .is_some_and(|wanted| expected(wanted, key, body))
+            .is_some_and(|wanted| crate::testing::expects::matches(wanted, key, body))
         {
             self.expected_seen += 1;
             Ok(())
@@ -166,6 +175,11 @@ impl<T: Transport> Player<'_, T> {
                     .fail(problem, 1007, "Request contains an invalid argument.")
                     .await;
             }
+            let continues = response
+                .get("willContinue")
+                .or_else(|| response.get("will_continue"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
             let mut crossed = false;
             let problem = {
                 let s = self.progress.lock();
@@ -175,7 +189,8 @@ impl<T: Transport> Player<'_, T> {
                         "the client answered {id}, which the script never issued (issued: [{}])",
                         s.issued.join(", ")
                     ))
-                } else if s.answered.contains(&id) {
+                } else if s.answered.contains(&id) && !s.continuing.contains(&id) {
+                    // A response without `willContinue: true` was the last.
                     Some(format!("the client answered {id} a second time"))
                 } else if s.cancelled.contains(&id) && self.crossing {
                     // The answer may have left before the cancellation came.
@@ -202,28 +217,15 @@ impl<T: Transport> Player<'_, T> {
             }
             self.progress.update(|s| {
                 s.abandoned.remove(&id);
+                if continues {
+                    s.continuing.insert(id.clone());
+                } else {
+                    s.continuing.remove(&id);
+                }
                 s.answered.insert(id);
             });
         }
         Ok(())
-    }
-}
-
-/// The camelCase name of a top-level client key (clients may send
-/// `tool_response` as Google's Python SDK does).
-/// Whether a client message with top-level `key` and `body` is what the
-/// script's `expect` of `wanted` waits for: `key` itself, or
-/// `key.member` for a message whose body holds `member`
-/// (`realtimeInput.audio`, `realtimeInput.activityStart`).
-fn expected(wanted: &str, key: &str, body: Option<&Value>) -> bool {
-    match wanted.split_once('.') {
-        None => wanted == key,
-        Some((top, member)) => {
-            top == key
-                && body
-                    .and_then(Value::as_object)
-                    .is_some_and(|b| b.keys().any(|k| crate::wire::camel_case(k) == member))
-        }
     }
 }
 

@@ -140,6 +140,20 @@ impl<T: Transport> Player<'_, T> {
         // The handle the script resumes here, once the setup is accepted.
         let mut resumes = None;
         match expect {
+            // Nothing was issued before the session's first connection:
+            // a handle there is from an earlier run or another server,
+            // and the service knows no session for it. (A script cannot
+            // ask for this: a `reconnect` resumes only what it issued. Its
+            // own `reject_setup` answers the setup as it says.)
+            Expect::First if !self.resilient && handle.is_some() && rejection.is_none() => {
+                let problem = format!(
+                    "connection #{n}'s setup resumes a handle, but this client session has been issued none (one kept from an earlier run, or from another server?): the service answers {SESSION_NOT_FOUND:?}; start a fresh session (a setup without a handle)"
+                );
+                return self
+                    .fail(problem, 1008, SESSION_NOT_FOUND)
+                    .await
+                    .map(|()| Opened::Rejected);
+            }
             Expect::First if !self.resilient => {}
             // The client resumes what the script's `reconnect` names: the
             // script goes on from there (a resilient player's network did
@@ -221,7 +235,10 @@ impl<T: Transport> Player<'_, T> {
             // What `json!` writes for it, without building a value to write.
             None => r#"{"setupComplete":{}}"#.to_string(),
         };
-        self.send(Frame::Text(complete)).await?;
+        // Binary, as the service sends every message: clients that parse
+        // only binary frames (Google's live-api-web-console) would never
+        // see the session start otherwise.
+        self.send(Frame::Binary(complete.into_bytes())).await?;
         self.go_away_deadline = None;
         self.progress.update(|s| s.connections += 1);
         Ok(opened)

@@ -196,6 +196,8 @@ struct Player<'a, T: Transport> {
     /// The next action to perform (0-based).
     next: usize,
     go_away_deadline: Option<Instant>,
+    /// The `go_away_ms` action (0-based) that set the deadline.
+    go_away_action: usize,
     /// Members an `attach` action gave for the next message sent.
     attach: Option<serde_json::Map<String, Value>>,
     /// Resumable handles issued in this session, oldest first.
@@ -291,6 +293,7 @@ impl<'a, T: Transport> Player<'a, T> {
             connection: 1,
             next: 0,
             go_away_deadline: None,
+            go_away_action: 0,
             attach: None,
             handles: Vec::new(),
             consumed: Vec::new(),

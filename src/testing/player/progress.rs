@@ -91,6 +91,10 @@ pub(crate) struct Recorded {
     pub serving: bool,
     pub issued: Vec<String>,
     pub answered: BTreeSet<String>,
+    /// Answered calls whose latest response said `willContinue: true` (a
+    /// NON_BLOCKING tool streaming results): more responses may follow,
+    /// until one without it.
+    pub continuing: BTreeSet<String>,
     pub cancelled: BTreeSet<String>,
     /// Answers to calls the script had already cancelled, tolerated
     /// because the script allows answers to cross cancellations.
@@ -112,6 +116,10 @@ pub(crate) struct Recorded {
     /// session had moved from (late, behind a network), so the resumed
     /// session never got it.
     pub content_dropped: u32,
+    /// The server closed the connection at a goAway's deadline (the
+    /// `go_away_ms` action, 0-based) while the script still had actions
+    /// and no `reconnect` to go to: where the script stood then.
+    pub closed_at_go_away: Option<(usize, At)>,
     /// The index of the last `close` or `abort` action performed: the
     /// connection it ended is over.
     pub last_close: Option<usize>,

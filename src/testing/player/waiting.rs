@@ -162,6 +162,13 @@ impl<T: Transport> Player<'_, T> {
                     if self.reconnect_next() {
                         return Flow::Go;
                     }
+                    // The script, not the client, ran past its own
+                    // deadline: the report says so, rather than that the
+                    // client hung up.
+                    if !self.resilient {
+                        let closed = (self.go_away_action, self.at.clone());
+                        self.progress.update(|s| s.closed_at_go_away = Some(closed));
+                    }
                     return self.connection_lost().await;
                 }
             }

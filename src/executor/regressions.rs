@@ -17,9 +17,11 @@
 //! ```
 //!
 //! **When.** A test that runs a range of seeds first runs its recorded
-//! seeds, then the range (skipping those). A failing seed of the range is
-//! appended. A run of one seed leaves the file alone: `LIVESIM_SEED`
-//! (replaying one), a test pinned to one, or one that runs only seed 0. `LIVESIM_REGRESSIONS` says what
+//! seeds, then the range (skipping those), however short the range
+//! (`LIVESIM_SEEDS=1`, a test that runs only seed 0). A failing seed of a
+//! range of several is appended. A run of one named seed leaves the file
+//! alone: `LIVESIM_SEED` (replaying one) or a test pinned to one.
+//! `LIVESIM_REGRESSIONS` says what
 //! to do: unset or `on` reads and writes, `read` only reads (CI: set
 //! it, so a CI run never writes into its checkout), `off` neither.
 //! `LIVESIM_REGRESSIONS_DIR` puts the files under another folder than the

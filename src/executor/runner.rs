@@ -17,8 +17,9 @@
 //!
 //! A test with a [regressions file](super::regressions_file) (every
 //! `#[livesim::test]` has one) runs the seeds recorded there first, then
-//! its own; a seed of its own that fails is appended to the file, so it
-//! runs first from then on.
+//! its own, however few (a run of one seed, `LIVESIM_SEED` or a pinned
+//! `seed = …`, runs that seed alone); a seed of its own that fails in a
+//! run of several is appended to the file, so it runs first from then on.
 //!
 //! A run of several seeds checks determinism on its first seed by default
 //! (it runs twice and the traces must match), which catches a leak of real
@@ -423,15 +424,24 @@ impl Runner {
             Ok(None) => (self.default_plan.clone(), None),
             Err(e) => panic!("livesim: {e}"),
         };
-        // Recorded regressions run first, for a test that runs a range of
-        // seeds (one seed, pinned, replayed or the default, is left alone).
+        // Recorded regressions run first whenever the test runs a range
+        // of seeds, however short (`LIVESIM_SEEDS=1` too); one seed, pinned
+        // or replayed (`LIVESIM_SEED`), runs alone. Only a run of several
+        // seeds records its failing seed: one seed's failure needs no
+        // file to run again.
         let regressions = match (&self.regressions, &plan) {
-            (Some((file, _)), SeedPlan::Range(range)) if range.end - range.start > 1 => {
-                let use_ = Use::from_env().unwrap_or_else(|e| panic!("livesim: {e}"));
+            (Some((file, _)), SeedPlan::Range(range)) => {
+                let use_ = match Use::from_env() {
+                    Ok(Use::ReadWrite) if range.end - range.start <= 1 => Use::Read,
+                    Ok(use_) => use_,
+                    Err(e) => panic!("livesim: {e}"),
+                };
                 let seeds = match use_ {
                     Use::Off => Vec::new(),
-                    _ => regressions::read(file, &self.test.name)
-                        .unwrap_or_else(|e| panic!("livesim: regressions file {e}")),
+                    _ => match regressions::read(file, &self.test.name) {
+                        Ok(seeds) => seeds,
+                        Err(e) => panic!("livesim: regressions file {e}"),
+                    },
                 };
                 Some((use_, seeds))
             }

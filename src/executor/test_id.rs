@@ -150,6 +150,79 @@ impl TestId {
     }
 }
 
+impl TestId {
+    /// The test this thread runs, when the std test harness runs it: the
+    /// harness names each test's thread after the test's path
+    /// (`module::test_fn`), and cargo names the test binary after its
+    /// target (`corpus-4bddcf13cd7422ef` for `tests/corpus.rs`, the
+    /// crate's own name for its unit tests). What a soak without
+    /// [`Soak::test`](crate::soak::Soak::test) prints its replay lines
+    /// with. `None` where that cannot be told: outside the harness (a
+    /// `main`, an example, a thread of one's own), or a binary target's
+    /// tests (`--bin`, which a [`Target`] cannot say).
+    pub(crate) fn current() -> Option<TestId> {
+        let thread = std::thread::current();
+        let name = thread.name().filter(|n| *n != "main" && !n.is_empty())?;
+        let exe = std::env::current_exe().ok()?;
+        let stem = exe.file_stem()?.to_str()?;
+        // Cargo's test binaries end in `-` and a 16-digit hash; anything
+        // else was not built by `cargo test`.
+        let (binary, hash) = stem.rsplit_once('-')?;
+        if hash.len() != 16 || !hash.chars().all(|c| c.is_ascii_hexdigit()) {
+            return None;
+        }
+        let target = cargo_target(binary)?;
+        let args: Vec<String> = std::env::args().collect();
+        let id = TestId::new(target, name);
+        Some(
+            if args
+                .iter()
+                .any(|a| a == "--ignored" || a == "--include-ignored")
+            {
+                id.ignored()
+            } else {
+                id
+            },
+        )
+    }
+}
+
+/// The cargo target test binary `binary` (its name, hash removed) was
+/// built from, by the package `cargo test` runs (`CARGO_MANIFEST_DIR`,
+/// `CARGO_PKG_NAME`, which cargo sets for the tests it runs).
+fn cargo_target(binary: &str) -> Option<Target> {
+    let package = std::env::var("CARGO_PKG_NAME").ok()?;
+    let manifest = std::path::PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR")?);
+    let has = |dir: &str, name: &str| {
+        manifest.join(dir).join(format!("{name}.rs")).is_file()
+            || manifest.join(dir).join(name).join("main.rs").is_file()
+    };
+    // A binary is named after its crate, `-` made `_`; a file may keep
+    // its `-`.
+    let named = [binary.to_string(), binary.replace('_', "-")];
+    if binary == package.replace('-', "_") {
+        // The crate's own name: its unit tests, or a `src/main.rs` of the
+        // same name, which `--lib` would not run.
+        let lib = manifest.join("src").join("lib.rs").is_file();
+        return lib.then_some(Target::Lib);
+    }
+    if let Some(name) = named.iter().find(|n| has("tests", n)) {
+        return Some(Target::Test(name.clone()));
+    }
+    if let Some(name) = named.iter().find(|n| has("benches", n)) {
+        return Some(Target::Bench(name.clone()));
+    }
+    if let Some(name) = named.iter().find(|n| has("examples", n)) {
+        return Some(Target::Example(name.clone()));
+    }
+    if named.iter().any(|n| has("src/bin", n)) {
+        return None;
+    }
+    // A test target named in the manifest (`[[test]] name = …`): cargo
+    // names its binary after it, as `--test` does.
+    Some(Target::Test(binary.to_string()))
+}
+
 impl fmt::Display for TestId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({})", self.name, self.target_args())
@@ -221,5 +294,14 @@ mod tests {
             id.replay_command(Seed::new(1)),
             "LIVESIM_SEED=0x1 cargo test --lib executor::test_id::tests::library_paths -- --exact"
         );
+    }
+
+    /// Under `cargo test`, the running test is known without `test_id!`:
+    /// the harness's thread name and the binary's name.
+    #[test]
+    fn the_running_test_is_known() {
+        let id = TestId::current().expect("run by cargo test's harness");
+        let written = test_id!();
+        assert_eq!((id.target, id.name), (written.target, written.name));
     }
 }

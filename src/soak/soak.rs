@@ -4,9 +4,11 @@
 //! A `Soak` is built in steps, each file one part of it: this one makes
 //! it (from a builder function or an agent file); `settings.rs` says what
 //! each run checks and how many run; `keeping.rs` what becomes of the
-//! failures; `running.rs` runs the seeds.
+//! failures; `running.rs` runs the seeds; `mistakes.rs` refuses, before
+//! a run, settings that cannot be what was meant.
 
 mod keeping;
+mod mistakes;
 mod running;
 mod settings;
 
@@ -17,7 +19,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use crate::executor::SeedPlan;
+use crate::executor::{SeedPlan, TestId};
 use crate::session::LiveBuilder;
 use crate::soak::agent::repertoire::Repertoire;
 use crate::soak::agent::{Agent, Sustained};
@@ -70,6 +72,10 @@ pub struct Soak {
     keep: KeepChoice,
     stop_at_first_failure: bool,
     hang: Duration,
+    /// The tools the settings name, each with the call that named it
+    /// (`.tool_latency("lend_book", …)`): checked against the agent's
+    /// before a run (see `mistakes.rs`).
+    named_tools: Vec<(String, String)>,
 }
 
 /// What the builder said about keeping failures (the environment may
@@ -123,12 +129,16 @@ impl Soak {
             spec: None,
             invariants: Vec::new(),
             sometimes: Vec::new(),
-            // Without `test(…)`, the command that is running now.
-            replay: Replay {
-                seed: Arc::new(|seed| format!("LIVESIM_SEED={seed} {}", this_command())),
-                case: Arc::new(|path| {
-                    format!("{CASE_VARIABLE}={} {}", path.display(), this_command())
-                }),
+            // Without `test(…)`, the test the harness runs on this thread
+            // (its `cargo test` line), else the command running now.
+            replay: match TestId::current() {
+                Some(test) => replay_of(test),
+                None => Replay {
+                    seed: Arc::new(|seed| format!("LIVESIM_SEED={seed} {}", this_command())),
+                    case: Arc::new(|path| {
+                        format!("{CASE_VARIABLE}={} {}", path.display(), this_command())
+                    }),
+                },
             },
             liveness_bound: LIVENESS_BOUND,
             calibration: Some(Arc::new(OnceLock::new())),
@@ -234,7 +244,17 @@ impl Soak {
             keep: KeepChoice::default(),
             stop_at_first_failure: false,
             hang: crate::executor::hang_bound(),
+            named_tools: Vec::new(),
         }
+    }
+}
+
+/// The replay lines of a soak run in `test`: its `cargo test` lines.
+fn replay_of(test: TestId) -> Replay {
+    let case = test.clone();
+    Replay {
+        seed: Arc::new(move |seed| test.replay_command(seed)),
+        case: Arc::new(move |path| case.replay_case_command(path)),
     }
 }
 

@@ -35,8 +35,8 @@ struct Child {
 }
 
 /// Runs `fails_on_one_seed` in a child process with its regressions under
-/// `dir`, failing on `fail` (if any).
-fn run(dir: &Path, fail: Option<&str>, mode: Option<&str>) -> Child {
+/// `dir`, failing on `fail` (if any), with `env` set.
+fn run(dir: &Path, fail: Option<&str>, mode: Option<&str>, env: &[(&str, &str)]) -> Child {
     let order = dir.join("order.txt");
     let _ = std::fs::remove_file(&order);
     let mut command = Command::new(std::env::current_exe().unwrap());
@@ -54,6 +54,7 @@ fn run(dir: &Path, fail: Option<&str>, mode: Option<&str>) -> Child {
     if let Some(mode) = mode {
         command.env("LIVESIM_REGRESSIONS", mode);
     }
+    command.envs(env.iter().copied());
     let out = command.output().unwrap();
     Child {
         passed: out.status.success(),
@@ -71,8 +72,10 @@ fn run(dir: &Path, fail: Option<&str>, mode: Option<&str>) -> Child {
 }
 
 /// The first run fails on seed 0x17 (its 24th seed) and records it; the
-/// next run tries 0x17 first; once fixed, every run still starts with it;
-/// with `LIVESIM_REGRESSIONS=read` (CI) a new failing seed is not written.
+/// next run tries 0x17 first; once fixed, every run still starts with it,
+/// a run of one seed too (`LIVESIM_SEEDS=1`), and a replay of one seed
+/// (`LIVESIM_SEED`) runs it alone; with `LIVESIM_REGRESSIONS=read` (CI) a
+/// new failing seed is not written.
 #[test]
 fn kept_seeds_run_first() {
     let dir = std::env::temp_dir().join(format!("livesim-regressions-{}", std::process::id()));
@@ -80,7 +83,7 @@ fn kept_seeds_run_first() {
     std::fs::create_dir_all(&dir).unwrap();
     let file: PathBuf = dir.join("tests/livesim-regressions/executor/regressions.seeds");
 
-    let first = run(&dir, Some("0x17"), None);
+    let first = run(&dir, Some("0x17"), None, &[]);
     assert!(!first.passed, "{}", first.output);
     assert!(
         first.output.contains("seed 0x17 failed (run 24 of 40)"),
@@ -105,7 +108,7 @@ fn kept_seeds_run_first() {
         "{text}"
     );
 
-    let second = run(&dir, Some("0x17"), None);
+    let second = run(&dir, Some("0x17"), None, &[]);
     assert!(!second.passed);
     assert_eq!(
         second.order.first().map(String::as_str),
@@ -129,7 +132,7 @@ fn kept_seeds_run_first() {
         "recorded once"
     );
 
-    let fixed = run(&dir, None, None);
+    let fixed = run(&dir, None, None, &[]);
     assert!(fixed.passed, "{}", fixed.output);
     assert_eq!(fixed.order.first().map(String::as_str), Some("0x17"));
     let seeds: std::collections::BTreeSet<&String> = fixed.order.iter().collect();
@@ -148,7 +151,27 @@ fn kept_seeds_run_first() {
         fixed.output
     );
 
-    let ci = run(&dir, Some("0x5"), Some("read"));
+    // However few the seeds, the recorded one runs first; a failing seed
+    // of a run of one is not recorded (it needs no file to run again).
+    // (The first seed of a run of several runs twice, for determinism.)
+    let ran = |child: &Child| {
+        let mut order = child.order.clone();
+        order.dedup();
+        order
+    };
+    let one = run(&dir, None, None, &[("LIVESIM_SEEDS", "1")]);
+    assert!(one.passed, "{}", one.output);
+    assert_eq!(ran(&one), ["0x17", "0x0"], "{}", one.output);
+    let one = run(&dir, Some("0x5"), None, &[("LIVESIM_SEEDS", "5..6")]);
+    assert!(!one.passed);
+    assert_eq!(ran(&one), ["0x17", "0x5"], "{}", one.output);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text, "not written");
+    // A replay of one seed runs that seed alone.
+    let replay = run(&dir, None, None, &[("LIVESIM_SEED", "0x3")]);
+    assert!(replay.passed, "{}", replay.output);
+    assert_eq!(replay.order, ["0x3"]);
+
+    let ci = run(&dir, Some("0x5"), Some("read"), &[]);
     assert!(!ci.passed);
     assert_eq!(ci.order.first().map(String::as_str), Some("0x17"));
     assert!(!ci.output.contains("recorded in"), "{}", ci.output);

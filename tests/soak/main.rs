@@ -2,8 +2,10 @@
 //! seed draws, the script generator, agent files and their errors, the
 //! invariants catching broken runs, the engine (shards, jobs, budgets,
 //! JUnit), every `sim/` agent soaked clean, sessions that resume, a Rust
-//! user's own agent, shrinking, and the seeds corpus (every entry under
-//! `seeds/` replayed, and the real bugs kept there: `past_bugs.rs`).
+//! user's own agent (its corpus and replay lines: `rust_corpus.rs`; its
+//! settings' slips: `mistakes.rs`), shrinking, and the seeds corpus
+//! (every entry under `seeds/` replayed, and the real bugs kept there:
+//! `past_bugs.rs`).
 //!
 //! Seed counts scale with `LIVESIM_SEEDS` for nightly runs.
 
@@ -24,6 +26,7 @@ mod import_journal;
 mod invariants;
 mod latency;
 mod logs;
+mod mistakes;
 mod network;
 mod orderings;
 mod passk;
@@ -32,6 +35,7 @@ mod phases;
 mod policy;
 mod resolvers;
 mod resumable;
+mod rust_corpus;
 mod setup;
 mod shrink;
 mod simulated_user;

@@ -297,14 +297,17 @@ impl Summary {
             1 => "1 kept case".to_string(),
             n => format!("{n} kept cases"),
         };
+        // One seed is named as its replay line names it (`seed 0x17`),
+        // not as the range that holds it.
+        let seeds = match self.seeds.end - self.seeds.start {
+            1 => format!("seed {}", Seed::new(self.seeds.start)),
+            _ => format!("seeds {}..{}", self.seeds.start, self.seeds.end),
+        };
         match (self.seeds.is_empty(), kept.is_empty()) {
             (true, true) => "no seeds".to_string(),
             (true, false) => kept,
-            (false, true) => format!("seeds {}..{}", self.seeds.start, self.seeds.end),
-            (false, false) => format!(
-                "seeds {}..{} after {kept}",
-                self.seeds.start, self.seeds.end
-            ),
+            (false, true) => seeds,
+            (false, false) => format!("{seeds} after {kept}"),
         }
     }
 

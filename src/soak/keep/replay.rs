@@ -13,7 +13,9 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::soak::CASE_VARIABLE;
 use crate::soak::Soak;
+use crate::soak::check::invariants::IMPORTED;
 use crate::soak::check::report::Failure;
 use crate::soak::keep::corpus::{CorpusEntry, json_below};
 use crate::soak::keep::kept::shown;
@@ -22,7 +24,7 @@ use crate::soak::run::plan::KeptCase;
 /// What replaying a corpus folder found.
 #[derive(Debug, Default)]
 pub struct CorpusReplay {
-    /// The folder read.
+    /// The folder read (or the one entry `LIVESIM_CASE` names).
     pub dir: PathBuf,
     /// The entries that pass today.
     pub passed: Vec<PathBuf>,
@@ -150,7 +152,38 @@ pub(crate) fn load_for(soak: &Soak, file: &Path) -> Result<CorpusEntry, String> 
             soak.name()
         ));
     }
+    names_a_check(soak, file, &entry)?;
     Ok(entry)
+}
+
+/// Whether the check `entry` says it broke is one `soak` runs: an entry
+/// naming another (an invariant renamed since, added to another test's
+/// soak, or an agent file's) would pass whether or not its bug is back,
+/// as `livesim sim replay` refuses it for.
+fn names_a_check(soak: &Soak, file: &Path, entry: &CorpusEntry) -> Result<(), String> {
+    let mut names = soak.failure_names();
+    names.push(IMPORTED.to_string());
+    if names.contains(&entry.invariant) {
+        return Ok(());
+    }
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let own: Vec<&str> = soak.invariants().iter().map(|i| i.name()).collect();
+    let own = match own.is_empty() {
+        true => "none of its own, only livesim's built-in checks".to_string(),
+        false => format!("{}, and livesim's built-in checks", own.join(", ")),
+    };
+    let renamed = crate::jsonl::nearest(&entry.invariant, &names)
+        .map(|n| format!(", set the entry's `invariant` to `{n}` if that is the check renamed"))
+        .unwrap_or_default();
+    Err(format!(
+        "{}: the entry says it broke `{}`, which soak `{}` does not check (it checks {own}), so \
+         its replay could not show whether that bug is back. Add that invariant to this soak \
+         (`.invariant(\"{}\", …)`){renamed}, or delete the entry if its bug is gone for good",
+        file.display(),
+        entry.invariant,
+        soak.name(),
+        entry.invariant,
+    ))
 }
 
 /// The kept cases of `soak`'s agent in `corpus` (its `<agent>/` folder),
@@ -182,8 +215,19 @@ pub(crate) fn kept_cases(soak: &Soak, corpus: Option<&Path>) -> (Vec<KeptCase>, 
     (kept, errors)
 }
 
-/// Replays `dir` (see the module) against `soak`.
+/// Replays `dir` (see the module) against `soak`; with `LIVESIM_CASE`
+/// set, the entry it names alone (what a failing entry's replay line
+/// asks for).
 pub(crate) fn replay(soak: &Soak, dir: &Path) -> CorpusReplay {
+    if let Some(case) = std::env::var_os(CASE_VARIABLE).filter(|v| !v.is_empty()) {
+        let file = PathBuf::from(case);
+        let mut out = CorpusReplay {
+            dir: file.clone(),
+            ..CorpusReplay::default()
+        };
+        replay_file(soak, file, &mut out);
+        return out;
+    }
     let folder = agent_folder(dir, soak.name());
     let mut out = CorpusReplay {
         dir: folder.clone(),
@@ -206,23 +250,28 @@ pub(crate) fn replay(soak: &Soak, dir: &Path) -> CorpusReplay {
         }
     };
     for file in files {
-        let entry = match load_for(soak, &file) {
-            Ok(entry) => entry,
-            Err(e) => {
-                out.unreadable.push(e);
-                continue;
-            }
-        };
-        let mut run = soak.replay(&entry);
-        if run.failures.is_empty() {
-            out.passed.push(file);
-        } else {
-            let line = soak.replay_case_command(&shown(&file));
-            for failure in &mut run.failures {
-                failure.replay = line.clone();
-            }
-            out.failed.push((file, run.failures));
-        }
+        replay_file(soak, file, &mut out);
     }
     out
+}
+
+/// Replays the entry in `file` against `soak`, into `out`.
+fn replay_file(soak: &Soak, file: PathBuf, out: &mut CorpusReplay) {
+    let entry = match load_for(soak, &file) {
+        Ok(entry) => entry,
+        Err(e) => {
+            out.unreadable.push(e);
+            return;
+        }
+    };
+    let mut run = soak.replay(&entry);
+    if run.failures.is_empty() {
+        out.passed.push(file);
+    } else {
+        let line = soak.replay_case_command(&shown(&file));
+        for failure in &mut run.failures {
+            failure.replay = line.clone();
+        }
+        out.failed.push((file, run.failures));
+    }
 }

@@ -22,7 +22,9 @@ impl Soak {
     /// entry in the `seeds/` folder of the crate the test runs in
     /// (`CARGO_MANIFEST_DIR`), and drawn as a timeline page under the
     /// target directory; every entry of the agent's folder runs first on
-    /// the next run, before the seeds. `LIVESIM_REGRESSIONS=read` (CI)
+    /// every later run, before the seeds, however few (a replay of one
+    /// seed, `LIVESIM_SEED`, or of one case, `LIVESIM_CASE`, runs that
+    /// alone). `LIVESIM_REGRESSIONS=read` (CI)
     /// runs the kept cases but writes nothing; `LIVESIM_REGRESSIONS=off`
     /// does neither; `LIVESIM_REGRESSIONS_DIR=dir` puts the corpus in
     /// `dir/seeds`.
@@ -118,8 +120,11 @@ impl Soak {
     /// Replays every kept case of this soak's agent (its folder of the
     /// [corpus](Self::corpus_dir), `<corpus>/<agent>/`), each checked as
     /// a replay is (every invariant, and determinism); panics naming each
-    /// entry that fails and each file that cannot be read. The one line
-    /// a test needs to keep its corpus passing.
+    /// entry that fails and each file that cannot be read, or that names
+    /// an invariant this soak does not check (its replay would pass
+    /// whether or not its bug is back). The one line a test needs to keep
+    /// its corpus passing. With `LIVESIM_CASE` set (a failing entry's
+    /// replay line sets it), replays that entry alone.
     ///
     /// ```no_run
     /// # use livesim::prelude::*;
@@ -149,7 +154,15 @@ impl Soak {
 
     /// Replays a corpus folder as [`replay_corpus_in`](Self::replay_corpus_in)
     /// does, and returns what happened instead of panicking.
+    ///
+    /// # Panics
+    /// At the caller, before anything runs, on a setting that cannot be
+    /// what was meant (as [`try_run`](Self::try_run) does).
+    #[track_caller]
     pub fn try_replay_corpus(&self, dir: impl AsRef<Path>) -> CorpusReplay {
+        if let Err(e) = self.mistakes() {
+            panic!("livesim: {e}");
+        }
         crate::soak::keep::replay::replay(self, dir.as_ref())
     }
 }

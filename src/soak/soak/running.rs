@@ -148,17 +148,37 @@ impl Soak {
     }
 
     /// Runs the seeds and keeps the failures as [`run`](Self::run) does;
-    /// the summary is `Err` if any invariant broke. With `LIVESIM_CASE`
-    /// set to a corpus file, runs that kept case alone.
+    /// the summary is `Err` if any invariant broke. The kept cases of the
+    /// corpus run first (see [`corpus`](Self::corpus)), whatever the
+    /// seeds; with `LIVESIM_CASE` set to a corpus file, that kept case
+    /// runs alone, and with `LIVESIM_SEED` set, that seed alone.
+    ///
+    /// # Panics
+    /// At the caller, before anything runs, on a setting that cannot be
+    /// what was meant: a tool named (by `tool_latency`, `allow_panic`, a
+    /// budget) that the agent does not declare, an invariant named as one
+    /// of livesim's own, a name no corpus folder can have, a bad
+    /// `LIVESIM_SEED`, `LIVESIM_SEEDS`, `LIVESIM_CASE` or
+    /// `LIVESIM_REGRESSIONS`.
     #[track_caller]
     pub fn try_run(self) -> Result<Summary, Box<Summary>> {
-        let keeping = self.keeping().unwrap_or_else(|e| panic!("livesim: {e}"));
+        // Every panic here is at the caller's line (a closure's would be
+        // at livesim's): `match`, not `unwrap_or_else`.
+        if let Err(e) = self.mistakes() {
+            panic!("livesim: {e}");
+        }
+        let keeping = match self.keeping() {
+            Ok(keeping) => keeping,
+            Err(e) => panic!("livesim: {e}"),
+        };
         let case_file = std::env::var_os(CASE_VARIABLE).filter(|v| !v.is_empty());
         let (kept, errors, seeds) = match &case_file {
             Some(file) => {
                 let file = PathBuf::from(file);
-                let entry = crate::soak::keep::replay::load_for(&self, &file)
-                    .unwrap_or_else(|e| panic!("livesim: {CASE_VARIABLE}={e}"));
+                let entry = match crate::soak::keep::replay::load_for(&self, &file) {
+                    Ok(entry) => entry,
+                    Err(e) => panic!("livesim: {CASE_VARIABLE}={e}"),
+                };
                 let seed = entry.case.seed.value();
                 let kept = KeptCase {
                     target: 0,
@@ -173,9 +193,12 @@ impl Soak {
                     Ok(SeedPlan::Range(range)) => range,
                     Err(e) => panic!("livesim: {e}"),
                 };
-                // A replay of one seed runs that seed alone.
+                // The kept cases run first, however few the seeds; a
+                // replay of one seed (`LIVESIM_SEED`, what a seed's
+                // replay line sets) runs that seed alone.
+                let replaying_a_seed = std::env::var_os("LIVESIM_SEED").is_some();
                 let (kept, errors) = match &keeping {
-                    Some(keeping) if seeds.end - seeds.start > 1 => {
+                    Some(keeping) if !replaying_a_seed => {
                         kept_cases(&self, keeping.corpus.as_deref())
                     }
                     _ => (Vec::new(), Vec::new()),

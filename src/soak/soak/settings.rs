@@ -14,7 +14,6 @@ use crate::soak::check::budget::Budget;
 use crate::soak::check::invariants::Invariant;
 use crate::soak::check::sometimes::Sometimes;
 use crate::soak::generate::faults::{FaultKind, Faults};
-use crate::soak::run::engine::Replay;
 use crate::soak::run::record::RunRecord;
 use crate::soak::run::shard::Shard;
 use crate::testing::ScriptedServer;
@@ -77,6 +76,9 @@ impl Soak {
     }
 
     /// Adds an invariant: `check` returns `Err(why)` when a run breaks it.
+    /// Its name is its own: the name of one of livesim's checks
+    /// (`protocol`, `panic`, …) is refused when the soak runs, since its
+    /// failures would read as that check's.
     pub fn invariant(
         mut self,
         name: impl Into<String>,
@@ -106,6 +108,13 @@ impl Soak {
     /// assert!(failure.message.contains("over the budget of 0.001s"), "{}", failure.message);
     /// ```
     pub fn budget(mut self, budget: Budget) -> Self {
+        if let Budget::ToolRoundTrip {
+            tool: Some(tool), ..
+        } = &budget
+        {
+            let by = format!("Budget::tool_round_trip_of({tool:?}, …)");
+            self.named_tools.push((tool.clone(), by));
+        }
         self.target.invariants.push(budget.invariant());
         self
     }
@@ -165,7 +174,9 @@ impl Soak {
     /// (cancellations, goAways, dropped connections mid-call) are drawn
     /// around that time. Without it, the soak measures each of the
     /// builder's tools in a few runs of its own before the first seed
-    /// (see [`tool_latencies`](Self::tool_latencies)).
+    /// (see [`tool_latencies`](Self::tool_latencies)). A tool the agent
+    /// does not declare is refused when the soak runs, with the nearest
+    /// that it does.
     ///
     /// ```
     /// use std::time::Duration;
@@ -194,6 +205,8 @@ impl Soak {
             model.latency = latency;
         }
         self.target.declared_latency.insert(tool.to_string());
+        let by = format!(".tool_latency({tool:?}, …)");
+        self.named_tools.push((tool.to_string(), by));
         self
     }
 
@@ -202,6 +215,8 @@ impl Soak {
     /// naming the tool, the call and where it panicked).
     pub fn allow_panic(mut self, tool: &str) -> Self {
         self.target.allowed_panics.insert(tool.to_string());
+        let by = format!(".allow_panic({tool:?})");
+        self.named_tools.push((tool.to_string(), by));
         self
     }
 
@@ -377,12 +392,12 @@ impl Soak {
 
     /// Names the test this soak runs in, so a failure prints the exact
     /// `cargo test` line that replays it (use [`test_id!`](crate::test_id)).
+    /// Without it, a soak made in a test that `cargo test` runs names
+    /// that test itself (its harness thread and its binary say which);
+    /// elsewhere (a `main`, a thread of its own, a binary's tests) the
+    /// lines repeat the command running.
     pub fn test(mut self, test: TestId) -> Self {
-        let case = test.clone();
-        self.target.replay = Replay {
-            seed: Arc::new(move |seed| test.replay_command(seed)),
-            case: Arc::new(move |path| case.replay_case_command(path)),
-        };
+        self.target.replay = super::replay_of(test);
         self
     }
 

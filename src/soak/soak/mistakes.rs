@@ -1,0 +1,61 @@
+//! Settings a soak refuses before it runs, each a slip that would
+//! otherwise pass without a word: a tool named that the agent does not
+//! declare (a latency or a budget for it would never apply), and an
+//! invariant named as one of livesim's own (its failures would read as
+//! livesim's check failing). The agent-file reader refuses the same
+//! slips in a file.
+
+use crate::soak::check::invariants::{self, DETERMINISM, HANG, IMPORTED, PANIC, SETUP};
+
+use super::Soak;
+
+impl Soak {
+    /// The first setting of this soak that cannot be what was meant,
+    /// said with the nearest name that would be, and what to do.
+    pub(crate) fn mistakes(&self) -> Result<(), String> {
+        let tools: Vec<&str> = self
+            .target
+            .repertoire
+            .tools
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect();
+        for (tool, by) in &self.named_tools {
+            if tools.contains(&tool.as_str()) {
+                continue;
+            }
+            let declared = match tools.is_empty() {
+                true => "it declares no tool".to_string(),
+                false => format!("its tools: {}", tools.join(", ")),
+            };
+            return Err(format!(
+                "soak `{}`: {by} names a tool the agent does not declare{} ({declared}); name \
+                 one of its tools, or declare `{tool}` in the agent's builder",
+                self.name(),
+                crate::jsonl::did_you_mean(tool, &tools),
+            ));
+        }
+        let builtin = invariants::builtin();
+        let livesim: Vec<&str> = builtin
+            .iter()
+            .map(|i| i.name())
+            .chain([PANIC, DETERMINISM, SETUP, HANG, IMPORTED])
+            .collect();
+        if let Some(clash) = self
+            .target
+            .invariants
+            .iter()
+            .find(|i| livesim.contains(&i.name()))
+        {
+            return Err(format!(
+                "soak `{}`: an invariant of its own is named `{}`, as one of livesim's checks is, \
+                 so its failures would read as that check's; give it a name of its own \
+                 (livesim's: {})",
+                self.name(),
+                clash.name(),
+                livesim.join(", ")
+            ));
+        }
+        Ok(())
+    }
+}

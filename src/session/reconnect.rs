@@ -485,6 +485,10 @@ impl WireLane {
                             continue;
                         }
                         if is_content(&message) {
+                            // Content moved from the user's side now, as it
+                            // does when typed on a connection: silence
+                            // counts from here, not from when it is sent.
+                            self.lanes.telemetry.send(Routed::Activity).ok();
                             self.transcript.push(Speaker::User, user_text(&message));
                         }
                         self.link.queued.push(message);

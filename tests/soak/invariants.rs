@@ -269,7 +269,9 @@ fn telemetry_signals_that_disagree_with_the_events_are_caught() {
         .enumerate()
         .find_map(|(n, &i)| {
             let at = connected + Duration::from_millis(good.journal[i].value.as_u64()?);
-            let seen = good
+            // Content moves either way: the model's (an event with
+            // content) or the user's (a message sent, in memory).
+            let mut moved: Vec<Duration> = good
                 .events
                 .iter()
                 .filter(|e| {
@@ -282,6 +284,11 @@ fn telemetry_signals_that_disagree_with_the_events_are_caught() {
                     )
                 })
                 .map(|e| e.at)
+                .chain(good.typed_at.iter().copied())
+                .collect();
+            moved.sort();
+            let seen = moved
+                .into_iter()
                 .rfind(|&seen| seen + Duration::from_millis(250) <= at)?;
             let bound = at - seen + Duration::from_millis(250);
             (bound < at - connected).then_some((n, bound))
@@ -322,6 +329,72 @@ fn telemetry_signals_that_disagree_with_the_events_are_caught() {
     let err = verdict(invariants::TELEMETRY, &endless).unwrap_err();
     assert!(
         err.starts_with("tick 1 ") && err.ends_with("more silence than time since setup"),
+        "{err}"
+    );
+}
+
+/// Content moves the user's way too: a `silence_ms` counted from the
+/// model's last content, as a session deaf to the user's own messages
+/// (typed or spoken, on a connection or between two) would write, fails
+/// `telemetry` when the user sent something since.
+#[test]
+fn a_silence_deaf_to_the_user_is_caught() {
+    let soak = Soak::agent(&agent("weather")).check_determinism_every(0);
+    let margin = Duration::from_millis(250);
+    let found = (0..40).find_map(|s| {
+        let run = soak.run_seed(Seed::new(s));
+        let record = run.record.filter(|_| run.failures.is_empty())?;
+        let connected = record
+            .events
+            .iter()
+            .find(|e| e.event.kind() == "connected")?
+            .at;
+        let model: Vec<Duration> = record
+            .events
+            .iter()
+            .filter(|e| {
+                matches!(
+                    e.event,
+                    LiveEvent::TextDelta { .. }
+                        | LiveEvent::Media { .. }
+                        | LiveEvent::InputTranscriptDelta { .. }
+                        | LiveEvent::OutputTranscriptDelta { .. }
+                )
+            })
+            .map(|e| e.at)
+            .collect();
+        // A tick whose last owed movement is the user's, well after the
+        // model's: a deaf session's silence there is far too long.
+        let mut elapsed = None;
+        for (i, entry) in record.journal.iter().enumerate() {
+            match entry.key.as_str() {
+                "session:elapsed_ms" => elapsed = entry.value.as_u64(),
+                "session:silence_ms" => {
+                    let at = connected + Duration::from_millis(elapsed.take()?);
+                    let owed = |t: &&Duration| **t + margin <= at;
+                    let user = record.typed_at.iter().rfind(owed).copied();
+                    let spoke = model.iter().rfind(owed).copied().unwrap_or(connected);
+                    if let Some(user) = user
+                        && user > spoke + Duration::from_secs(1)
+                    {
+                        let deaf = (at - spoke).as_millis() as u64;
+                        return Some((record, i, deaf, at - user + margin));
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    });
+    let (good, i, deaf, bound) =
+        found.expect("a weather seed under 40 has a tick well after the user spoke, not the model");
+    assert_eq!(verdict(invariants::TELEMETRY, &good), Ok(()));
+    let mut deafened = good.clone();
+    deafened.journal[i].value = json!(deaf);
+    let err = verdict(invariants::TELEMETRY, &deafened).unwrap_err();
+    assert!(err.contains("(a message the user sent)"), "{err}");
+    assert!(
+        err.ends_with(&format!("so silence_ms can be at most {} there", bound.as_millis())),
         "{err}"
     );
 }

@@ -13,10 +13,11 @@
 //!
 //! * `elapsed_ms` grows from tick to tick, and `silence_ms` never exceeds
 //!   it (silence is counted from setup at the latest);
-//! * `silence_ms` never exceeds the time since the last content event (a
+//! * `silence_ms` never exceeds the time since content last moved at
+//!   least [`SETTLED`] before the tick, plus [`LAG`]: a content event (a
 //!   text, transcript or media delta, which only a content frame makes)
-//!   the soak received at least [`SETTLED`] before the tick, plus
-//!   [`LAG`]. A frame handled just before a tick may reach the telemetry
+//!   the soak received, or (in-memory runs) a message the soak's user
+//!   sent, typed or spoken, on a connection or between two. A frame handled just before a tick may reach the telemetry
 //!   lane just after it (the lanes interleave as the seed says), and the
 //!   soak receives an event a little after the session handled its frame:
 //!   the two margins cover both, and are small next to what a session
@@ -71,12 +72,24 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
     else {
         return Ok(());
     };
-    let content: Vec<Duration> = run
+    let mut content: Vec<(Duration, &str)> = run
         .events
         .iter()
         .filter(|e| moves_content(&e.event))
-        .map(|e| e.at)
+        .map(|e| (e.at, "an event the run received"))
         .collect();
+    // Content moves the user's way too: each message the user sent (text,
+    // audio, a marker) the session took at once, connected or between
+    // connections. In memory only: over a network the session may be
+    // held up writing to a congested socket.
+    if run.network.is_none() {
+        content.extend(
+            run.typed_at
+                .iter()
+                .map(|&at| (at, "a message the user sent")),
+        );
+        content.sort_by_key(|&(at, _)| at);
+    }
     let moments = content_moments(run, start);
     let mut before: Option<Tick> = None;
     for (n, tick) in ticks.iter().enumerate() {
@@ -104,13 +117,13 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
         let at = start + tick.elapsed;
         // Events are in the order (and so the times) the run received
         // them: the last one owed is found by halving, not by a scan.
-        let owed = content.partition_point(|&seen| seen + SETTLED <= at);
-        if let Some(&seen) = owed.checked_sub(1).and_then(|i| content.get(i)) {
+        let owed = content.partition_point(|&(seen, _)| seen + SETTLED <= at);
+        if let Some(&(seen, what)) = owed.checked_sub(1).and_then(|i| content.get(i)) {
             let bound = at - seen + LAG;
             if tick.silence > bound {
                 return Err(format!(
-                    "{} at t={}: content moved at t={} (an event the run received), so \
-                     silence_ms can be at most {} there",
+                    "{} at t={}: content moved at t={} ({what}), so silence_ms can be at \
+                     most {} there",
                     name(),
                     format_time(at),
                     format_time(seen),

@@ -7,9 +7,10 @@
 //! `expect`: a line from the repertoire, or a chunk of audio (distinct
 //! bytes drawn from the seed, so a chunk lost or sent twice shows). It
 //! sends when the script gets to the `expect`, once the session is on the
-//! connection the script waits on, except for two: an `expect` that the
-//! script puts right after a connection ends and the next resumes is typed
-//! while the session reconnects, once it says so; and, for a session that
+//! connection the script waits on, except for two: the `expect`s that the
+//! script puts right after a connection ends and the next resumes (one or
+//! a few in a row) are typed while the session reconnects, once it says
+//! so; and, for a session that
 //! resumes without replaying, one right after a `goAway` that moves it at
 //! once is typed as soon as the session reports the `goAway`. Either way
 //! the session must hold the message and send it once it is on the next
@@ -178,23 +179,30 @@ pub(crate) fn turns(target: &Target, seed: Seed, script: &ScriptedServer) -> Vec
             |a: Option<&Action>| matches!(a, Some(Action::Reconnect(r)) if r.handle.is_some());
         let go_away =
             |a: Option<&Action>| matches!(a, Some(Action::Send(v)) if v.get("goAway").is_some());
-        let when =
-            if matches!(before(2), Some(Action::Close(_) | Action::Abort)) && resumed(before(1)) {
-                When::AfterClose {
-                    close: at - 2,
-                    ended: connection_before(actions, at - 2),
-                }
-            } else if opaque
-                && go_away(before(3))
-                && resumed(before(2))
-                && matches!(before(1), Some(Action::PauseMs(_)))
-            {
-                When::AfterGoAway {
-                    on: connection_before(actions, at - 3),
-                }
-            } else {
-                When::Reached
-            };
+        // Messages typed one after another between connections: each
+        // comes after the others, all after the close and the reconnect.
+        let typed_before = (1..=at)
+            .take_while(|&back| matches!(before(back), Some(Action::Expect(_))))
+            .count();
+        let close = typed_before + 2;
+        let when = if matches!(before(close), Some(Action::Close(_) | Action::Abort))
+            && resumed(before(close - 1))
+        {
+            When::AfterClose {
+                close: at - close,
+                ended: connection_before(actions, at - close),
+            }
+        } else if opaque
+            && go_away(before(3))
+            && resumed(before(2))
+            && matches!(before(1), Some(Action::PauseMs(_)))
+        {
+            When::AfterGoAway {
+                on: connection_before(actions, at - 3),
+            }
+        } else {
+            When::Reached
+        };
         out.push(Turn {
             key: content_key(&message).unwrap_or_default(),
             say,
@@ -308,9 +316,15 @@ pub(crate) async fn play(
     mut connections: Option<EventStream>,
 ) {
     let mut on = 1;
+    // The close whose reconnect the user last waited for: the messages
+    // typed after the first go at once, while the session still reconnects
+    // (its `reconnecting` event was read for the first).
+    let mut between = None;
     for (i, turn) in turns.into_iter().enumerate() {
         match turn.when {
+            When::AfterClose { close, .. } if between == Some(close) => {}
             When::AfterClose { close, ended } => {
+                between = Some(close);
                 control
                     .wait_until(|c| c.last_close().is_some_and(|at| at >= close) || c.is_finished())
                     .await;

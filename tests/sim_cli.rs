@@ -303,8 +303,13 @@ fn a_failing_soak_prints_replay_lines_that_reproduce_it() {
     );
     let entries = livesim::soak::corpus_files(&corpus).unwrap();
     assert_eq!(entries.len(), 1);
+    // The agent is not under the nearest `sim/`: the line names its folder.
     assert!(
-        saved.contains(&format!("sim replay {}", entries[0].display())),
+        saved.contains(&format!(
+            "sim replay --agent {} {}",
+            agent.display(),
+            entries[0].display()
+        )),
         "{saved}"
     );
     // The entry fails against the broken agent.
@@ -341,8 +346,40 @@ fn a_failing_soak_prints_replay_lines_that_reproduce_it() {
         .find_map(|l| l.trim().strip_prefix("replay: "))
         .expect("a replay line");
     assert!(
-        kept_replay.ends_with(&format!("sim replay {}", entries[0].display())),
+        kept_replay.ends_with(&format!(
+            "sim replay --agent {} {}",
+            agent.display(),
+            entries[0].display()
+        )),
         "{kept_replay}"
+    );
+    // Run as printed, from anywhere (here: a folder with no `sim/`), it
+    // replays the kept case.
+    let kept_args: Vec<&str> = kept_replay
+        .strip_prefix("cargo run --release -- ")
+        .or_else(|| kept_replay.strip_prefix("livesim "))
+        .unwrap_or_else(|| panic!("{kept_replay}"))
+        .split_whitespace()
+        .collect();
+    let (code, again, _) = livesim_in(&std::env::temp_dir(), &kept_args);
+    assert_eq!(code, Some(1), "{again}");
+    assert!(again.contains(": FAILS\n"), "{again}");
+    // One agent's folder of the corpus replays as the corpus does.
+    let folder = corpus.join("weather");
+    let (code, again, _) = livesim_in(
+        &std::env::temp_dir(),
+        &[
+            "sim",
+            "replay",
+            "--agent",
+            agent.to_str().unwrap(),
+            folder.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, Some(1), "{again}");
+    assert!(
+        again.contains("replayed 0 passed, 1 failed, 0 unreadable"),
+        "{again}"
     );
     let replay = out
         .lines()
@@ -376,6 +413,26 @@ fn a_failing_soak_prints_replay_lines_that_reproduce_it() {
     assert!(second.contains("\n  the seed as found: "), "{second}");
     assert_eq!(std::fs::read(&entries[0]).unwrap(), before);
     assert_eq!(livesim::soak::corpus_files(&corpus).unwrap().len(), 1);
+    // "It runs first from now on": a later soak of other seeds runs the
+    // kept case before them, and it fails there; with --no-save the
+    // corpus is left alone, kept cases and all.
+    let later = |save: &[&str]| {
+        let mut args = vec![
+            "sim",
+            "soak",
+            agent.to_str().unwrap(),
+            "--seeds",
+            "900..901",
+        ];
+        args.extend_from_slice(save);
+        livesim_in(&repo(), &args)
+    };
+    let (code, third, err) = later(&["--save", corpus.to_str().unwrap(), "--shrink-runs", "0"]);
+    assert_eq!(code, Some(1), "{third}{err}");
+    assert!(third.contains("seed 0x384 after 1 kept case"), "{third}");
+    assert!(third.contains("FAILED weather seed 0x0: "), "{third}");
+    let (_, alone, _) = later(&["--no-save"]);
+    assert!(!alone.contains("kept case"), "{alone}");
 }
 
 /// `sim replay`: an entry whose agent is gone, or that cannot be read,

@@ -97,4 +97,4 @@ pub use run::resolving::{Resolution, ResolvedSlot};
 pub use run::session::{LIVENESS_BOUND, SETTLE_WINDOW};
 pub use run::shard::Shard;
 pub use run::watching::{WatchCall, Watched};
-pub use soak::{CASE_VARIABLE, Soak, soak_all};
+pub use soak::{CASE_VARIABLE, Soak, soak_all, soak_corpus_first};

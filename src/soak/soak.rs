@@ -12,7 +12,7 @@ mod mistakes;
 mod running;
 mod settings;
 
-pub use running::soak_all;
+pub use running::{soak_all, soak_corpus_first};
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
 use livesim::Seed;
-use livesim::soak::{Agent, Checks, Shard, Soak, Summary, soak_all};
+use livesim::soak::{Agent, Checks, Shard, Soak, Summary, soak_all, soak_corpus_first};
 use livesim::timeline::{SoakPage, Timeline};
 
 /// Prints a line of the command's output to stdout; a write that fails
@@ -291,16 +291,46 @@ fn soaks(agents: &Agents, checks: Checks) -> Vec<Soak> {
         .iter()
         .map(|agent| {
             let name = if agents.named_by_path {
-                agent.dir.display().to_string()
+                shell_word(&agent.dir.display().to_string())
             } else {
                 agent.name.clone()
+            };
+            // An agent that is not under the nearest `sim/` is found by
+            // its folder, which the replay of a kept case must be told.
+            let agent_flag = if agents.named_by_path {
+                format!(" --agent {name}")
+            } else {
+                String::new()
             };
             Soak::agent(agent)
                 .check_determinism_every(checks.determinism_every)
                 .replay_line(move |seed| format!("{prefix} sim run {name} --seed {seed}"))
-                .replay_case_line(move |file| format!("{prefix} sim replay {}", file.display()))
+                .replay_case_line(move |file| {
+                    let file = shell_word(&file.display().to_string());
+                    format!("{prefix} sim replay{agent_flag} {file}")
+                })
         })
         .collect()
+}
+
+/// `n` actions, in the singular for one.
+fn actions(n: usize) -> String {
+    if n == 1 {
+        "1 action".to_string()
+    } else {
+        format!("{n} actions")
+    }
+}
+
+/// `text` as one word of a shell command: as it is when that is safe,
+/// else in single quotes (a replay line is pasted into a shell).
+fn shell_word(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=,+@%".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 fn usage(command: &str, message: &str) -> ExitCode {
@@ -370,9 +400,14 @@ fn soak(args: SoakArgs) -> ExitCode {
         .checked_mul(soaks.len() as u64)
         .filter(|t| *t < 1 << 40);
     let display = Display::new("soak", total);
-    let mut summary = soak_all(&soaks, seeds, shard, jobs, duration, checks, &|p| {
-        display.update(p)
-    });
+    // The failures kept before run first: "it runs first from now on".
+    let update = |p| display.update(p);
+    let mut summary = match &keeping.corpus {
+        Some(corpus) => soak_corpus_first(
+            &soaks, corpus, seeds, shard, jobs, duration, checks, &update,
+        ),
+        None => soak_all(&soaks, seeds, shard, jobs, duration, checks, &update),
+    };
     display.finish();
     // Shrunk first, so the report page shows the shrunk scripts.
     let (saved_ok, lines) = corpus::keep_failures(&mut summary, &soaks, &keeping, args.save_limit);
@@ -494,8 +529,8 @@ fn run_one(args: RunArgs) -> ExitCode {
         Some(record) => {
             say!("{}", record.header());
             say!(
-                "script: {} actions{}",
-                record.script.actions().len(),
+                "script: {}{}",
+                actions(record.script.actions().len()),
                 match &args.save_script {
                     Some(path) => format!(", saved to {}", path.display()),
                     None => " (--save-script FILE writes it)".to_string(),

@@ -234,11 +234,69 @@ impl Soak {
         Ok(summary)
     }
 }
+/// [`soak_all`], each agent's kept cases in `corpus`
+/// (`corpus/<agent>/<seed>.json`) first, as a soak of one agent runs its
+/// own: what `livesim sim soak` runs, so a failure it kept is checked by
+/// every later soak. Only the first shard runs them (`--shard 1/N`), so a
+/// sharded soak runs each once. An entry that cannot be read, or names a
+/// check its agent does not run, is one of the summary's
+/// [corpus errors](Summary::corpus_errors).
+///
+/// ```no_run
+/// use livesim::soak::{Agent, Checks, Shard, Soak, soak_corpus_first};
+///
+/// let agents = Agent::load_all("sim").unwrap();
+/// let soaks: Vec<Soak> = agents.iter().map(Soak::agent).collect();
+/// let summary = soak_corpus_first(
+///     &soaks, "seeds".as_ref(), 0..100, Shard::WHOLE, 2, None, Checks::default(), &|_| {},
+/// );
+/// println!("{summary}");
+/// ```
+#[allow(clippy::too_many_arguments)]
+pub fn soak_corpus_first(
+    soaks: &[Soak],
+    corpus: &std::path::Path,
+    seeds: Range<u64>,
+    shard: Shard,
+    jobs: usize,
+    duration: Option<Duration>,
+    checks: Checks,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Summary {
+    let mut kept = Vec::new();
+    let mut errors = Vec::new();
+    if shard.index == 1 {
+        for (target, soak) in soaks.iter().enumerate() {
+            let (cases, unread) = kept_cases(soak, Some(corpus));
+            kept.extend(cases.into_iter().map(|case| KeptCase { target, ..case }));
+            errors.extend(unread);
+        }
+    }
+    let mut summary = run_all(soaks, &kept, seeds, shard, jobs, duration, checks, progress);
+    summary.corpus_errors = errors;
+    summary
+}
+
 /// Several agents soaked together (what `livesim sim soak DIR` runs): the
 /// seeds go to every agent, seed by seed, so a time budget covers them all
 /// alike.
 pub fn soak_all(
     soaks: &[Soak],
+    seeds: Range<u64>,
+    shard: Shard,
+    jobs: usize,
+    duration: Option<Duration>,
+    checks: Checks,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Summary {
+    run_all(soaks, &[], seeds, shard, jobs, duration, checks, progress)
+}
+
+/// `soaks` together, `kept` cases first.
+#[allow(clippy::too_many_arguments)]
+fn run_all(
+    soaks: &[Soak],
+    kept: &[KeptCase],
     seeds: Range<u64>,
     shard: Shard,
     jobs: usize,
@@ -255,7 +313,7 @@ pub fn soak_all(
             jobs,
             duration,
             checks,
-            kept: &[],
+            kept,
             stop_at_first_failure: false,
             hang: soaks
                 .iter()

@@ -13,7 +13,7 @@ use livesim::soak::{
 };
 use livesim::timeline::Timeline;
 
-use super::{agent_dirs, find_agent, nearest_sim, parse_duration_or_zero, soaks, usage};
+use super::{actions, agent_dirs, find_agent, nearest_sim, parse_duration_or_zero, soaks, usage};
 
 /// Where failures go, and how long each may be shrunk.
 #[derive(Args, Debug)]
@@ -23,7 +23,8 @@ pub struct SaveArgs {
     /// come from there, else `seeds/` here.
     #[arg(long, value_name = "DIR")]
     pub save: Option<PathBuf>,
-    /// Save nothing.
+    /// Save nothing, and leave the corpus alone: the failures kept before
+    /// do not run first either.
     #[arg(long, conflicts_with = "save")]
     pub no_save: bool,
     /// The most wall time shrinking one failure may take (`30s`, `2m`):
@@ -161,11 +162,11 @@ pub fn shrink(args: ShrinkArgs) -> ExitCode {
     let kept = keeping.keep_failure(&soak, failure, &|line| note!("livesim sim shrink: {line}"));
     let entry = &kept.entry;
     say!(
-        "{} seed {}: {} ({} actions, from {})",
+        "{} seed {}: {} ({}, from {})",
         entry.agent,
         entry.case.seed,
         entry.invariant,
-        entry.case.actions(),
+        actions(entry.case.actions()),
         failure.script.actions().len()
     );
     say!("  case: {}", entry.case);
@@ -191,7 +192,13 @@ fn agent_of(entry: &CorpusEntry, chosen: Option<&Path>) -> Result<Agent, String>
         belongs_to(entry, &agent, &dir.display().to_string())?;
         return Ok(agent);
     }
-    let sim = nearest_sim()?;
+    let sim = nearest_sim().map_err(|_| {
+        format!(
+            "its agent `{}` is not under a sim/ folder here or above: pass --agent DIR, the \
+             folder holding the agent's agent.json",
+            entry.agent
+        )
+    })?;
     let dir = sim.join(&entry.agent);
     if !Agent::holds_agent_file(&dir) {
         let known: Vec<String> = agent_dirs(&sim)
@@ -225,11 +232,51 @@ pub(super) fn belongs_to(entry: &CorpusEntry, agent: &Agent, chosen: &str) -> Re
     ))
 }
 
+/// The entries in folder `dir`: the corpus's (`dir/<agent>/<seed>.json`),
+/// or one agent's folder of it (`dir/<seed>.json`). A folder that holds
+/// entries both ways is refused: which is the corpus is unclear.
+fn entries_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let list = || {
+        std::fs::read_dir(dir)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", dir.display())))
+    };
+    let mut own: Vec<PathBuf> = list()?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| {
+            path.extension().is_some_and(|e| e == "json")
+                && !path.is_dir()
+                && !path
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    if own.is_empty() {
+        return corpus_files(dir);
+    }
+    let nested = list()?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.is_dir())
+        .find(|folder| corpus_files(folder).is_ok_and(|files| !files.is_empty()));
+    if let Some(folder) = nested {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "{}: holds corpus entries itself and in {}: give the corpus folder \
+                 (holding <agent>/<seed>.json) or one agent's folder (holding <seed>.json)",
+                dir.display(),
+                folder.display()
+            ),
+        ));
+    }
+    own.sort();
+    Ok(own)
+}
+
 pub fn replay(args: ReplayArgs) -> ExitCode {
     let mut files = Vec::new();
     for path in &args.files {
         if path.is_dir() {
-            match corpus_files(path) {
+            match entries_in(path) {
                 Ok(found) if found.is_empty() => {
                     say!("{}: no corpus entries", path.display());
                 }
@@ -290,12 +337,12 @@ pub fn replay(args: ReplayArgs) -> ExitCode {
             }
         }
         let head = format!(
-            "{}: {} seed {} ({}, {} actions)",
+            "{}: {} seed {} ({}, {})",
             file.display(),
             entry.agent,
             entry.case.seed,
             entry.invariant,
-            entry.case.actions()
+            actions(entry.case.actions())
         );
         if run.failures.is_empty() {
             say!("{head}: passes");

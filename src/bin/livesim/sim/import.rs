@@ -118,11 +118,11 @@ pub fn run(args: ImportArgs) -> ExitCode {
         )
     };
     say!(
-        "{file}: {} {read}, {} damaged line{} skipped, {handles}: {} actions for {}",
+        "{file}: {} {read}, {} damaged line{} skipped, {handles}: {} for {}",
         imported.frames,
         imported.damaged.len(),
         plural(imported.damaged.len()),
-        case.actions(),
+        super::actions(case.actions()),
         soak.name()
     );
     let run = soak.run_case(&case);

@@ -123,9 +123,9 @@ pub fn run(args: PassKArgs) -> ExitCode {
         // One trial: what happened in it, in full.
         let run = soak.run_case(&Soak::trial(&case, seed));
         say!(
-            "{}: {} actions under seed {seed}",
+            "{}: {} under seed {seed}",
             agent.name,
-            case.actions()
+            super::actions(case.actions())
         );
         for failure in &run.failures {
             let mut failure = failure.clone();
@@ -170,9 +170,9 @@ pub fn run(args: PassKArgs) -> ExitCode {
         }
         Format::Text => {
             say!(
-                "{}: the conversation in {file} ({} actions, fault rates: {}), seeds {}..{}",
+                "{}: the conversation in {file} ({}, fault rates: {}), seeds {}..{}",
                 agent.name,
-                case.actions(),
+                super::actions(case.actions()),
                 case.faults,
                 seeds.start,
                 seeds.end

@@ -394,7 +394,10 @@ fn a_silence_deaf_to_the_user_is_caught() {
     let err = verdict(invariants::TELEMETRY, &deafened).unwrap_err();
     assert!(err.contains("(a message the user sent)"), "{err}");
     assert!(
-        err.ends_with(&format!("so silence_ms can be at most {} there", bound.as_millis())),
+        err.ends_with(&format!(
+            "so silence_ms can be at most {} there",
+            bound.as_millis()
+        )),
         "{err}"
     );
 }

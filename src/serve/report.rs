@@ -65,6 +65,9 @@ pub struct ConnectionReport {
     pub script: String,
     /// How it ended.
     pub outcome: Outcome,
+    /// How many client messages of the kinds the script's `stream` names
+    /// (microphone chunks, say) the script took: counted, never logged.
+    pub streamed: u64,
 }
 
 impl ConnectionReport {
@@ -123,6 +126,7 @@ impl ConnectionReport {
             number,
             script: script.to_string(),
             outcome,
+            streamed: record.streamed,
         }
     }
 
@@ -134,6 +138,18 @@ impl ConnectionReport {
 
 impl fmt::Display for ConnectionReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fmt_outcome(f)?;
+        // Only a script with a `stream` takes any: others read as before.
+        match self.streamed {
+            0 => Ok(()),
+            1 => write!(f, "\n  it took 1 streamed client message"),
+            many => write!(f, "\n  it took {many} streamed client messages"),
+        }
+    }
+}
+
+impl ConnectionReport {
+    fn fmt_outcome(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.number;
         match &self.outcome {
             Outcome::Completed => write!(

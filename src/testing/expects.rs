@@ -35,6 +35,11 @@ const KINDS: &[(&str, &[&str])] = &[
 /// Why `wanted` (as written in a script) can never match a client
 /// message, or `Ok` when it can.
 pub(crate) fn check(wanted: &str) -> Result<(), String> {
+    check_as("expect", wanted)
+}
+
+/// [`check`], for a name the script gives as `what` (`expect`, `stream`).
+pub(crate) fn check_as(what: &str, wanted: &str) -> Result<(), String> {
     let (top, member) = match wanted.split_once('.') {
         Some((top, member)) => (top, Some(member)),
         None => (wanted, None),
@@ -54,7 +59,7 @@ pub(crate) fn check(wanted: &str) -> Result<(), String> {
                 .unwrap_or_default(),
         };
         return Err(format!(
-            "expect `{wanted}` names no client message the script can wait for{why} (expected one of {})",
+            "{what} `{wanted}` names no client message the script can wait for{why} (expected one of {})",
             quoted(&kinds)
         ));
     };
@@ -64,7 +69,7 @@ pub(crate) fn check(wanted: &str) -> Result<(), String> {
                 .map(|meant| format!("; did you mean `{kind}.{meant}`?"))
                 .unwrap_or_default();
             Err(format!(
-                "expect `{wanted}` names no member a {kind} message holds{hint} (expected one of {})",
+                "{what} `{wanted}` names no member a {kind} message holds{hint} (expected one of {})",
                 quoted(members)
             ))
         }

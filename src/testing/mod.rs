@@ -26,6 +26,7 @@ mod replay;
 mod replay_session;
 mod run;
 mod script;
+mod stream;
 
 pub use player::ReplayError;
 

@@ -366,6 +366,12 @@ impl ReplayControl {
         self.progress.lock().expects_reached
     }
 
+    /// How many client messages of the kinds the script's
+    /// [`stream`](ScriptedServer::streams) names it took.
+    pub fn streamed(&self) -> u64 {
+        self.progress.lock().streamed
+    }
+
     /// Waits until `ready` holds, checking it again after every change in
     /// the script's progress.
     pub async fn wait_until(&self, ready: impl Fn(&ReplayControl) -> bool) {

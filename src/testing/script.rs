@@ -210,6 +210,9 @@ struct ScriptFile {
     settle_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     session_id: Option<String>,
+    /// Kinds of client message taken whenever they come (`stream.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    stream: Vec<String>,
     /// A seeds-corpus entry is a script with this member too (which agent,
     /// seed and invariant it failed); the soak reads and checks it, a
     /// script player ignores it.
@@ -263,6 +266,8 @@ pub struct ScriptedServer {
     pub(crate) crossing: bool,
     /// The id every `setupComplete` carries (`sessionId`), if any.
     pub(crate) session_id: Option<String>,
+    /// Kinds of client message taken whenever they come (`stream.rs`).
+    pub(crate) stream: Vec<String>,
     next_call: u32,
 }
 
@@ -283,6 +288,7 @@ impl ScriptedServer {
             lenient: false,
             crossing: false,
             session_id: None,
+            stream: Vec::new(),
             next_call: 0,
         }
     }
@@ -588,6 +594,7 @@ impl ScriptedServer {
             name: self.name.clone(),
             settle_ms: self.settle.as_millis() as u64,
             session_id: self.session_id.clone(),
+            stream: self.stream.clone(),
             regression: None,
             actions: self.actions.to_vec(),
         })
@@ -631,16 +638,20 @@ impl ScriptedServer {
             .named(file.name)
             .settle_after(Duration::from_millis(file.settle_ms));
         script.session_id = file.session_id;
+        for (i, kind) in file.stream.iter().enumerate() {
+            super::stream::check(kind).map_err(|e| {
+                let place = place(text, &JsonPath::default().key("stream").index(i));
+                invalid(format!("stream entry #{}{place}: {e}", i + 1))
+            })?;
+        }
+        script.stream = file.stream;
         let mut issued = Vec::new();
         let mut opens_connection = true;
         for (i, action) in file.actions.into_iter().enumerate() {
             validate(&action, opens_connection, &issued).map_err(|e| {
                 // The action's own line, which a long script needs more
                 // than its number.
-                let path = JsonPath::default().key("actions").index(i);
-                let place = position(text, &path).map_or_else(String::new, |(line, column)| {
-                    format!(" at line {line}, column {column}")
-                });
+                let place = place(text, &JsonPath::default().key("actions").index(i));
                 invalid(format!("action #{}{place}: {e}", i + 1))
             })?;
             if let Action::ResumptionUpdate(ResumptionUpdate {
@@ -684,6 +695,13 @@ impl ScriptedServer {
             source,
         })
     }
+}
+
+/// ` at line L, column C` of `path` in `text`, or nothing if it is not there.
+fn place(text: &str, path: &JsonPath) -> String {
+    position(text, path).map_or_else(String::new, |(line, column)| {
+        format!(" at line {line}, column {column}")
+    })
 }
 
 /// Checks one action: `opens_connection` when it is the first of a

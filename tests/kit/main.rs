@@ -8,4 +8,5 @@ mod replay;
 mod seed_000;
 mod seed_paths;
 mod session_id;
+mod stream;
 mod strict;

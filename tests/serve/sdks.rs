@@ -215,3 +215,52 @@ async fn streamed_function_responses_with_will_continue_are_accepted() {
     let ended = served.finish().await;
     assert_eq!(ended.code, Some(0), "{}", ended.output());
 }
+
+/// 20 ms of microphone, as `send_realtime_input(audio=…)` sends it.
+fn chunk() -> serde_json::Value {
+    json!({ "realtime_input": { "audio": { "data": "AAAAAAAAAAAAAAAAAAAAAA==", "mime_type": "audio/pcm;rate=16000" } } })
+}
+
+/// A voice client streams its microphone the whole time (before the
+/// model speaks, while a tool runs, after the reply): a script that
+/// streams audio takes every chunk over a real socket, the report counts
+/// them, and no audio is logged.
+#[tokio::test]
+async fn a_streamed_microphone_plays_through_and_is_counted() {
+    let script = json!({ "v": 1, "name": "mic", "stream": ["realtimeInput.audio"], "actions": [
+        { "expect": "realtimeInput.audio" },
+        { "call": { "id": "call-1", "name": "get_weather", "args": { "city": "Paris" } } },
+        { "send": { "serverContent": { "turnComplete": true } } }
+    ] });
+    let served = serve(&script, &[]).await;
+    let mut ws = connected(&served, json!({ "model": "models/test" })).await;
+    for _ in 0..3 {
+        send(&mut ws, chunk()).await;
+    }
+    until(&mut ws, "toolCall").await;
+    for _ in 0..2 {
+        send(&mut ws, chunk()).await;
+    }
+    send(
+        &mut ws,
+        json!({ "tool_response": { "function_responses": [
+            { "id": "call-1", "name": "get_weather", "response": { "sky": "sunny" } }
+        ] } }),
+    )
+    .await;
+    send(&mut ws, chunk()).await;
+    until(&mut ws, "serverContent").await;
+    for _ in 0..2 {
+        send(&mut ws, chunk()).await;
+    }
+    hang_up(&mut ws).await;
+    let ended = served.finish().await;
+    assert_eq!(ended.code, Some(0), "{}", ended.output());
+    let output = ended.output();
+    assert!(
+        output.contains("script \"mic\" played to its end")
+            && output.contains("it took 8 streamed client messages"),
+        "{output}"
+    );
+    assert!(!output.contains("AAAAAAAA"), "{output}");
+}

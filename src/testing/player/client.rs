@@ -72,6 +72,14 @@ impl<T: Transport> Player<'_, T> {
                 self.progress.update(|s| s.content_dropped += 1);
                 Ok(())
             }
+            // Streamed input on the connection being left: the service
+            // takes it there too (the resumed session never gets it).
+            "clientContent" | "realtimeInput" | "contextUpdate"
+                if on != self.connection && self.streamed(&key, message) =>
+            {
+                self.progress.update(|s| s.streamed += 1);
+                Ok(())
+            }
             "clientContent" | "realtimeInput" | "contextUpdate" if on != self.connection => {
                 let problem = format!(
                     "the client sent {key} on connection #{on} after moving to connection #{}: the resumed session never gets it",
@@ -110,25 +118,34 @@ impl<T: Transport> Player<'_, T> {
                 .fail(problem, 1007, "Request contains an invalid argument.")
                 .await;
         }
+        // Streamed input is content like any other: it counts toward
+        // `lastConsumedClientMessageIndex` and is replayed after a move.
         self.consumed.push(Consumed {
             message: kept,
             expected_before: self.expected_seen,
         });
+        let streamed = self.streamed(key, message);
+        if streamed {
+            self.progress.update(|s| s.streamed += 1);
+        }
         if replayed.is_some() && !self.replay_rematches {
             return Ok(());
         }
         // Expected messages are matched in script order, whenever they
         // arrive: a client may send before the script gets to its
-        // `expect`.
+        // `expect`. A streamed one matches only once the script has
+        // reached its `expect` (the microphone was on before; the user
+        // speaks after).
         let body = message.as_object().and_then(|o| o.values().next());
         if self
             .expects
             .get(self.expected_seen)
             .is_some_and(|wanted| crate::testing::expects::matches(wanted, key, body))
+            && (!streamed || self.expects_reached > self.expected_seen)
         {
             self.expected_seen += 1;
             Ok(())
-        } else if self.lenient {
+        } else if streamed || self.lenient {
             Ok(())
         } else if self.resilient && self.progress.lock().rollbacks > 1 {
             // The server went back in the script (or restarted) after the
@@ -144,6 +161,13 @@ impl<T: Transport> Player<'_, T> {
             self.fail(problem, 1007, "Request contains an invalid argument.")
                 .await
         }
+    }
+
+    /// Whether `message` (with top-level `key`, camelCase) is of a kind
+    /// the script's `stream` takes whenever it comes.
+    fn streamed(&self, key: &str, message: &Value) -> bool {
+        let body = message.as_object().and_then(|o| o.values().next());
+        crate::testing::stream::takes(&self.stream, key, body)
     }
 
     async fn tool_response(&mut self, body: &Value, on: u32) -> Result<(), ()> {

@@ -187,6 +187,9 @@ struct Player<'a, T: Transport> {
     transparent: bool,
     /// The keys the script's `expect` actions wait for, in order.
     expects: Vec<String>,
+    /// The kinds of client message the script takes whenever they come
+    /// (camelCase; empty: none, every message is checked strictly).
+    stream: Vec<String>,
     /// How many of them the client has sent.
     expected_seen: usize,
     /// How many `expect` actions the script has reached.
@@ -276,6 +279,11 @@ impl<'a, T: Transport> Player<'a, T> {
                     Action::Expect(key) => Some(crate::wire::camel_case(key)),
                     _ => None,
                 })
+                .collect(),
+            stream: script
+                .stream
+                .iter()
+                .map(|k| crate::wire::camel_case(k))
                 .collect(),
             actions: script.actions,
             current: Some(first),

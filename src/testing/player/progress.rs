@@ -107,6 +107,9 @@ pub(crate) struct Recorded {
     /// Messages a transparent resumption owes the server before anything
     /// new.
     pub replays_owed: usize,
+    /// Client messages of the kinds the script's `stream` names that the
+    /// player took (on any connection, replays included).
+    pub streamed: u64,
     /// How many times a resilient player went back in the script (to a
     /// resumed handle's point, to the start for a fresh session, or to
     /// the connection a client never finished leaving): what the server

@@ -160,6 +160,7 @@ impl TestId {
     /// with. `None` where that cannot be told: outside the harness (a
     /// `main`, an example, a thread of one's own), or a binary target's
     /// tests (`--bin`, which a [`Target`] cannot say).
+    #[cfg(feature = "simulation")]
     pub(crate) fn current() -> Option<TestId> {
         let thread = std::thread::current();
         let name = thread.name().filter(|n| *n != "main" && !n.is_empty())?;
@@ -190,6 +191,7 @@ impl TestId {
 /// The cargo target test binary `binary` (its name, hash removed) was
 /// built from, by the package `cargo test` runs (`CARGO_MANIFEST_DIR`,
 /// `CARGO_PKG_NAME`, which cargo sets for the tests it runs).
+#[cfg(feature = "simulation")]
 fn cargo_target(binary: &str) -> Option<Target> {
     let package = std::env::var("CARGO_PKG_NAME").ok()?;
     let manifest = std::path::PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR")?);
@@ -299,6 +301,7 @@ mod tests {
     /// Under `cargo test`, the running test is known without `test_id!`:
     /// the harness's thread name and the binary's name.
     #[test]
+    #[cfg(feature = "simulation")]
     fn the_running_test_is_known() {
         let id = TestId::current().expect("run by cargo test's harness");
         let written = test_id!();

@@ -18,6 +18,9 @@ fn client_trusting(certificate: &std::path::Path) -> Connector {
         roots.add(cert.unwrap()).unwrap();
     }
     assert_eq!(roots.len(), 1, "the file holds one certificate");
+    // ring, as livesim uses (rustls 0.23.48 deprecates it for lacking
+    // post-quantum key exchange).
+    #[allow(deprecated)]
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()

@@ -178,6 +178,54 @@ fn proptest_finds_the_race_and_shrinks_it() {
     assert_eq!(cart::race_by_proptest(true), None);
 }
 
+/// A failing property case's replay line is the case as code (its seed
+/// and its steps: the seed alone does not draw them), to paste into a
+/// test of its own.
+#[test]
+fn a_failing_steps_case_says_itself_as_code() {
+    use livesim::Seed;
+    use livesim::soak::Step;
+    let steps = [
+        Step::Call {
+            tool: 0,
+            wait: false,
+        },
+        Step::Text {
+            text: "Done \"now\"".to_string(),
+            cuts: vec![2],
+        },
+        Step::Call {
+            tool: 0,
+            wait: false,
+        },
+    ];
+    let (seed, run) = (0..64)
+        .map(Seed::new)
+        .map(|seed| {
+            (
+                seed,
+                cart::cart_soak(false).keep(false).run_steps(seed, &steps),
+            )
+        })
+        .find(|(_, run)| !run.failures.is_empty())
+        .expect("the racing cart's race shows within 64 seeds");
+    let code = format!(
+        "run_steps(Seed::new({seed}), &vec![Step::Call {{ tool: 0, wait: false }}, \
+         Step::Text {{ text: \"Done \\\"now\\\"\".to_string(), cuts: vec![2] }}, \
+         Step::Call {{ tool: 0, wait: false }}])"
+    );
+    for failure in &run.failures {
+        assert!(
+            failure.replay
+                == format!(
+                    "the case as code: {code} (a property test's failing case runs first when the test runs again: proptest keeps it beside the test's source)"
+                ),
+            "{}",
+            failure.replay
+        );
+    }
+}
+
 mod property {
     use livesim::soak::fuzz;
     use proptest::prelude::*;

@@ -51,6 +51,32 @@ pub enum Step {
     TurnComplete,
 }
 
+/// `steps` as Rust source: `vec![Step::Call { tool: 0, wait: false }]`,
+/// what a failing property case's replay line gives to paste into a test.
+pub(crate) fn as_code(steps: &[Step]) -> String {
+    let list = |items: &[usize]| {
+        let items: Vec<String> = items.iter().map(usize::to_string).collect();
+        format!("vec![{}]", items.join(", "))
+    };
+    let steps: Vec<String> = steps
+        .iter()
+        .map(|step| match step {
+            Step::Call { tool, wait } => format!("Step::Call {{ tool: {tool}, wait: {wait} }}"),
+            Step::Parallel(tools) => format!("Step::Parallel({})", list(tools)),
+            Step::Cancel(n) => format!("Step::Cancel({n})"),
+            Step::Pause(ms) => format!("Step::Pause({ms})"),
+            Step::Text { text, cuts } => format!(
+                "Step::Text {{ text: {text:?}.to_string(), cuts: {} }}",
+                list(cuts)
+            ),
+            Step::Interrupt => "Step::Interrupt".to_string(),
+            Step::GoAway => "Step::GoAway".to_string(),
+            Step::TurnComplete => "Step::TurnComplete".to_string(),
+        })
+        .collect();
+    format!("vec![{}]", steps.join(", "))
+}
+
 fn send(message: Value) -> Action {
     Action::Send(message)
 }

@@ -10,7 +10,7 @@ use crate::executor::{Seed, SeedPlan, Swarm, Trace};
 use crate::soak::case::Case;
 use crate::soak::check::report::Summary;
 use crate::soak::generate::faults::Faults;
-use crate::soak::generate::steps::{Step, script as steps_script};
+use crate::soak::generate::steps::{Step, as_code as steps_as_code, script as steps_script};
 use crate::soak::keep::corpus::CorpusEntry;
 use crate::soak::keep::replay::kept_cases;
 use crate::soak::keep::shrink::ShrinkBudget;
@@ -114,7 +114,19 @@ impl Soak {
             script: steps_script(steps, &self.target.repertoire, seed),
             decisions: None,
         };
-        run_case(&self.target, &case, self.checks, None).handed_out()
+        let mut run = run_case(&self.target, &case, self.checks, None).handed_out();
+        // The seed alone does not replay it (the steps are not drawn from
+        // it): the replay is the case as code.
+        let replay = format!(
+            "the case as code: run_steps(Seed::new({}), &{}) (a property test's failing case \
+             runs first when the test runs again: proptest keeps it beside the test's source)",
+            seed,
+            steps_as_code(steps)
+        );
+        for failure in &mut run.failures {
+            failure.replay = replay.clone();
+        }
+        run
     }
 
     /// Runs one seed and returns only its trace (the run's fingerprint;

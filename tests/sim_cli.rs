@@ -135,13 +135,18 @@ fn soak_runs_every_sim_agent_and_prints_the_summary() {
         ],
     );
     assert_eq!(code, Some(0), "{out}{err}");
+    // The repository's kept cases run first, then the seeds.
+    let kept = livesim::soak::corpus_files(repo().join("seeds"))
+        .unwrap()
+        .len();
+    assert!(kept > 0);
     assert!(
-        out.starts_with(
-            "soak: 7 agents (booking, checkout, payment, pharmacy, resumable, support, weather), seeds 0..3, 2 jobs"
-        ),
+        out.starts_with(&format!(
+            "soak: 7 agents (booking, checkout, payment, pharmacy, resumable, support, weather), seeds 0..3 after {kept} kept cases, 2 jobs"
+        )),
         "{out}"
     );
-    assert!(out.contains("sessions: 21 in "), "{out}");
+    assert!(out.contains(&format!("sessions: {} in ", 21 + kept)), "{out}");
     assert!(out.contains("invariant checks: "), "{out}");
     assert!(
         out.contains("sometimes (runs that reached each goal):"),
@@ -156,7 +161,10 @@ fn soak_runs_every_sim_agent_and_prints_the_summary() {
     );
     // Not a terminal: progress as plain lines, the last one complete.
     assert!(
-        err.contains("livesim sim soak: 21/21 sessions, 0 failures"),
+        err.contains(&format!(
+            "livesim sim soak: {0}/{0} sessions, 0 failures",
+            21 + kept
+        )),
         "{err}"
     );
     let report =

@@ -22,7 +22,8 @@ pub enum PlayError {
         /// Why.
         source: SessionError,
     },
-    /// The session did something the script does not allow.
+    /// The session did something the script does not allow, or never
+    /// sent what one of its `expect`s waits for.
     #[error("{0}")]
     Replay(ReplayError),
 }
@@ -37,6 +38,14 @@ impl ScriptedServer {
     /// simulated runtime all of it is virtual time. A script that spans
     /// connections is played over its [connector](Self::into_connector),
     /// so a session with resumption on moves from one to the next.
+    ///
+    /// # Errors
+    /// [`PlayError::Replay`] when the session broke the script (a message
+    /// it does not expect, an answer to a call it never made), or when
+    /// the cap passed with the script still waiting at an `expect` the
+    /// session never met: the run did not play the script. A run whose
+    /// calls are still unanswered at the cap (a slow tool) is `Ok`, with
+    /// [`settled`](ScriptedRun::settled) false.
     pub async fn play(self, builder: LiveBuilder) -> Result<ScriptedRun, PlayError> {
         let (window, cap, name) = (self.settle, self.cap, self.name.clone());
         let (connected, control) = if self.spans_connections() {
@@ -80,6 +89,27 @@ impl ScriptedServer {
         if let Some(error) = control.errors().into_iter().next() {
             handle.disconnect().await;
             return Err(PlayError::Replay(error));
+        }
+        // A script still waiting at an `expect` the session never met did
+        // not play: the run is not what the test's script says, whatever
+        // the events show. (Calls left unanswered are the cap's business:
+        // a slow tool is a run that did not settle, not an error.)
+        let stuck = {
+            let state = control.progress().lock();
+            (!settled && !state.finished && state.expects_reached > state.expected_seen)
+                .then(|| state.at.to_string())
+        };
+        if let Some(at) = stuck {
+            handle.disconnect().await;
+            return Err(PlayError::Replay(ReplayError {
+                script: name,
+                at,
+                problem: format!(
+                    "the session never sent what the script waits for here, within the settle \
+                     cap of {}: the script did not play to its end",
+                    crate::session::human_duration(cap)
+                ),
+            }));
         }
         Ok(ScriptedRun {
             handle,

@@ -395,3 +395,50 @@ async fn python_sdk_shapes_are_checked_like_any_other() {
         "{error}"
     );
 }
+
+/// A script still waiting at an `expect` the session never met did not
+/// play: `play` says so, naming the action; a run whose call is still
+/// running at the cap (a slow tool) is only unsettled.
+#[test]
+fn a_script_left_waiting_at_an_expect_is_an_error_a_slow_tool_is_not() {
+    use livesim::Seed;
+    use livesim::executor::Simulation;
+    use std::time::Duration;
+    let outcome = Simulation::new(Seed::new(1))
+        .run(|| async {
+            let waiting = ScriptedServer::new()
+                .named("waits")
+                .expects("clientContent")
+                .says("Hi.")
+                .settle_cap(Duration::from_secs(5))
+                .play(Live::builder())
+                .await
+                .map(|run| run.settled());
+            let slow = ScriptedServer::new()
+                .named("slow")
+                .calls("nap", json!({}))
+                .settle_cap(Duration::from_secs(5))
+                .play(
+                    Live::builder().tools(T::simple("nap", "Sleeps an hour", |_| async {
+                        tokio::time::sleep(Duration::from_secs(3600)).await;
+                        Ok(json!({}))
+                    })),
+                )
+                .await
+                .map(|run| run.settled());
+            (
+                waiting.map_err(|e| e.to_string()),
+                slow.map_err(|e| e.to_string()),
+            )
+        })
+        .expect("the simulation finishes")
+        .value;
+    let (waiting, slow) = outcome;
+    let error = waiting.unwrap_err();
+    assert!(
+        error.contains("script \"waits\", action #1 (expect clientContent)")
+            && error.contains("the session never sent what the script waits for here"),
+        "{error}"
+    );
+    assert_eq!(slow, Ok(false));
+}

@@ -146,7 +146,10 @@ fn soak_runs_every_sim_agent_and_prints_the_summary() {
         )),
         "{out}"
     );
-    assert!(out.contains(&format!("sessions: {} in ", 21 + kept)), "{out}");
+    assert!(
+        out.contains(&format!("sessions: {} in ", 21 + kept)),
+        "{out}"
+    );
     assert!(out.contains("invariant checks: "), "{out}");
     assert!(
         out.contains("sometimes (runs that reached each goal):"),

@@ -230,6 +230,25 @@ fn a_journal_missing_an_interruption_is_caught() {
     );
 }
 
+/// When the run received each content event (a text, transcript or media
+/// delta: only a frame with content makes one), in order.
+fn model_content(record: &RunRecord) -> Vec<Duration> {
+    record
+        .events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.event,
+                LiveEvent::TextDelta { .. }
+                    | LiveEvent::Media { .. }
+                    | LiveEvent::InputTranscriptDelta { .. }
+                    | LiveEvent::OutputTranscriptDelta { .. }
+            )
+        })
+        .map(|e| e.at)
+        .collect()
+}
+
 /// The clock signals agree with the events: a `silence_ms` larger than the
 /// time since content last moved (plus the margins), an `elapsed_ms` that
 /// does not grow, or more silence than elapsed time, fails `telemetry`.
@@ -271,21 +290,8 @@ fn telemetry_signals_that_disagree_with_the_events_are_caught() {
             let at = connected + Duration::from_millis(good.journal[i].value.as_u64()?);
             // Content moves either way: the model's (an event with
             // content) or the user's (a message sent, in memory).
-            let mut moved: Vec<Duration> = good
-                .events
-                .iter()
-                .filter(|e| {
-                    matches!(
-                        e.event,
-                        LiveEvent::TextDelta { .. }
-                            | LiveEvent::Media { .. }
-                            | LiveEvent::InputTranscriptDelta { .. }
-                            | LiveEvent::OutputTranscriptDelta { .. }
-                    )
-                })
-                .map(|e| e.at)
-                .chain(good.typed_at.iter().copied())
-                .collect();
+            let mut moved = model_content(&good);
+            moved.extend(good.typed_at.iter().copied());
             moved.sort();
             let seen = moved
                 .into_iter()
@@ -349,20 +355,7 @@ fn a_silence_deaf_to_the_user_is_caught() {
             .iter()
             .find(|e| e.event.kind() == "connected")?
             .at;
-        let model: Vec<Duration> = record
-            .events
-            .iter()
-            .filter(|e| {
-                matches!(
-                    e.event,
-                    LiveEvent::TextDelta { .. }
-                        | LiveEvent::Media { .. }
-                        | LiveEvent::InputTranscriptDelta { .. }
-                        | LiveEvent::OutputTranscriptDelta { .. }
-                )
-            })
-            .map(|e| e.at)
-            .collect();
+        let model = model_content(&record);
         // A tick whose last owed movement is the user's, well after the
         // model's: a deaf session's silence there is far too long.
         let mut elapsed = None;

@@ -396,4 +396,9 @@ fn shrink_names_the_invariant_in_words() {
         &[&shrink[..], &["--invariant", "at_most_once(t)"]].concat(),
         "Did you mean `at-most-once(t)`?",
     );
+    // A check with an argument, named without it.
+    assert_refused(
+        &[&shrink[..], &["--invariant", "at-most-once"]].concat(),
+        "Did you mean `at-most-once(t)`? (a check with an argument is named with it)",
+    );
 }

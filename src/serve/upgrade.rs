@@ -274,7 +274,9 @@ impl Inspection {
         if !in_query.is_empty() {
             self.notes.push(format!(
                 "warning: the credential came in the URL query (?{}=); it belongs in a header \
-                 (x-goog-api-key, or Authorization for tokens): URLs end up in logs",
+                 (x-goog-api-key, or Authorization for tokens): URLs end up in logs. (Google's \
+                 JavaScript SDK puts it there, as a browser cannot set a WebSocket's headers: \
+                 keep such a key out of logs you share, or use an ephemeral token)",
                 in_query.join("=, ?")
             ));
         }

@@ -373,9 +373,29 @@ fn checks_for(soak: &Soak, name: &str) -> Result<(), String> {
         return Ok(());
     }
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    let hint = livesim::jsonl::nearest(name, &names)
-        .map(|n| format!(" Did you mean `{n}`?"))
-        .unwrap_or_default();
+    // A check with an argument is named with it: `at-most-once` means
+    // `at-most-once(lend_book)` when that is the only one of its kind.
+    let with_argument: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| {
+            n.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with('('))
+        })
+        .collect();
+    let hint = match with_argument.as_slice() {
+        [] => livesim::jsonl::nearest(name, &names)
+            .map(|n| format!(" Did you mean `{n}`?"))
+            .unwrap_or_default(),
+        several => format!(
+            " Did you mean {}? (a check with an argument is named with it)",
+            several
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ),
+    };
     Err(format!(
         "`{name}`: agent `{}` checks no invariant of that name.{hint} Its checks: {}.",
         soak.name(),

@@ -51,6 +51,23 @@ fn a_tool_the_agent_does_not_declare_is_refused() {
         message.contains(".allow_panic(\"return_book\") names a tool"),
         "{message}"
     );
+    // So do a property test's runs and one seed's.
+    for run in [
+        (|soak: Soak| {
+            soak.run_steps(livesim::Seed::new(1), &[]);
+        }) as fn(Soak),
+        |soak: Soak| {
+            soak.run_seed(livesim::Seed::new(1));
+        },
+    ] {
+        let panic = std::panic::catch_unwind(|| {
+            run(Soak::new("library", library)
+                .tool_latency("lend_bok", Duration::ZERO..=Duration::ZERO))
+        })
+        .expect_err("refused");
+        let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(message.contains("did you mean `lend_book`?"), "{message}");
+    }
     // The replay of a corpus refuses it too.
     let panic = std::panic::catch_unwind(|| {
         Soak::new("library", library)

@@ -160,9 +160,7 @@ impl Soak {
     /// what was meant (as [`try_run`](Self::try_run) does).
     #[track_caller]
     pub fn try_replay_corpus(&self, dir: impl AsRef<Path>) -> CorpusReplay {
-        if let Err(e) = self.mistakes() {
-            panic!("livesim: {e}");
-        }
+        self.refuse_mistakes();
         crate::soak::keep::replay::replay(self, dir.as_ref())
     }
 }

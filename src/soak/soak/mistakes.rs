@@ -10,6 +10,14 @@ use crate::soak::check::invariants::{self, DETERMINISM, HANG, IMPORTED, PANIC, S
 use super::Soak;
 
 impl Soak {
+    /// Panics at the caller with [`mistakes`](Self::mistakes)' first.
+    #[track_caller]
+    pub(crate) fn refuse_mistakes(&self) {
+        if let Err(e) = self.mistakes() {
+            panic!("livesim: {e}");
+        }
+    }
+
     /// The first setting of this soak that cannot be what was meant,
     /// said with the nearest name that would be, and what to do.
     pub(crate) fn mistakes(&self) -> Result<(), String> {

@@ -25,7 +25,13 @@ use super::{CASE_VARIABLE, Soak};
 impl Soak {
     /// Runs one seed and returns everything about it (the record, each
     /// verdict, the goals reached, the failures).
+    ///
+    /// # Panics
+    /// At the caller, on a setting that cannot be what was meant, as
+    /// [`try_run`](Self::try_run) does.
+    #[track_caller]
     pub fn run_seed(&self, seed: Seed) -> SeedRun {
+        self.refuse_mistakes();
         run_seed(&self.target, seed, self.checks).handed_out()
     }
 
@@ -106,7 +112,13 @@ impl Soak {
     /// let run = soak.run_steps(Seed::new(3), &steps);
     /// assert_eq!(run.verdict(), Ok(()));
     /// ```
+    ///
+    /// # Panics
+    /// At the caller, on a setting that cannot be what was meant, as
+    /// [`try_run`](Self::try_run) does.
+    #[track_caller]
     pub fn run_steps(&self, seed: Seed, steps: &[Step]) -> SeedRun {
+        self.refuse_mistakes();
         let case = Case {
             seed,
             swarm: Swarm::draw(seed),
@@ -176,9 +188,7 @@ impl Soak {
     pub fn try_run(self) -> Result<Summary, Box<Summary>> {
         // Every panic here is at the caller's line (a closure's would be
         // at livesim's): `match`, not `unwrap_or_else`.
-        if let Err(e) = self.mistakes() {
-            panic!("livesim: {e}");
-        }
+        self.refuse_mistakes();
         let keeping = match self.keeping() {
             Ok(keeping) => keeping,
             Err(e) => panic!("livesim: {e}"),

@@ -263,6 +263,7 @@ pub(super) fn summary(message: Option<&Value>, bytes: &[u8]) -> String {
         Some(m) => {
             let mut shown = m.clone();
             scrubber.scrub_json(&mut shown);
+            shorten_data(&mut shown);
             shown.to_string()
         }
         None => scrubber.scrub_unparsed(&String::from_utf8_lossy(bytes)),
@@ -270,9 +271,45 @@ pub(super) fn summary(message: Option<&Value>, bytes: &[u8]) -> String {
     crate::wire::clip(&text, MAX).into_owned()
 }
 
+/// Media in `value` (an audio chunk's base64 `data`) as its length: a
+/// problem quotes what the client did, and 200 characters of base64 say
+/// nothing a reader can use.
+fn shorten_data(value: &mut Value) {
+    match value {
+        Value::Object(members) => {
+            for (key, member) in members.iter_mut() {
+                match member {
+                    Value::String(data) if key == "data" && data.len() > 32 => {
+                        *member = Value::String(format!("<{} characters of base64>", data.len()));
+                    }
+                    other => shorten_data(other),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(shorten_data),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::summary;
+
+    /// A problem on a chunk of audio quotes its shape, not its bytes.
+    #[test]
+    fn a_quoted_audio_chunk_shows_its_length_not_its_bytes() {
+        let data = "QUJD".repeat(2000);
+        let chunk = serde_json::json!({ "realtimeInput": { "audio": {
+            "data": data, "mimeType": "audio/pcm;rate=16000"
+        } } });
+        let quoted = summary(Some(&chunk), &[]);
+        assert!(!quoted.contains("QUJD"), "{quoted}");
+        assert!(
+            quoted.contains("\"data\":\"<8000 characters of base64>\""),
+            "{quoted}"
+        );
+        assert!(quoted.contains("audio/pcm;rate=16000"), "{quoted}");
+    }
 
     /// A problem quotes the client's message; the handles in it, found in
     /// structure or read as words, are not quoted.

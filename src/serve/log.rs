@@ -101,6 +101,16 @@ pub(crate) struct Logged<T> {
     /// Where a client session playing a script across connections keeps
     /// the cut of its latest connection, for its report.
     shared_cut: Option<SharedCut>,
+    /// A microphone streams fifty chunks a second: after the first of a
+    /// run, chunks are counted, and said in one line a second.
+    audio: Option<AudioRun>,
+}
+
+/// Audio chunks the client sent since the line that logged the first.
+struct AudioRun {
+    since: Instant,
+    chunks: u64,
+    bytes: usize,
 }
 
 /// The latest cut among a client session's connections.
@@ -128,6 +138,20 @@ impl<T: Transport> Logged<T> {
             closed_here: false,
             cut: None,
             shared_cut: None,
+            audio: None,
+        }
+    }
+
+    /// Says how many audio chunks came since the run's last line.
+    fn flush_audio(&mut self) {
+        if let Some(run) = self.audio.take().filter(|run| run.chunks > 0) {
+            self.say(&format!(
+                "client → {} more realtimeInput audio chunk{} ({} bytes) in {}",
+                run.chunks,
+                if run.chunks == 1 { "" } else { "s" },
+                run.bytes,
+                seconds(run.since.elapsed())
+            ));
         }
     }
 
@@ -164,6 +188,7 @@ impl<T: Transport> Logged<T> {
     /// handshake rather than a dropped socket. A client that timed out or
     /// broke the protocol is not waited for.
     pub async fn finish(&mut self, limit: Duration) {
+        self.flush_audio();
         if !self.closed_here || self.cut.is_some() {
             return;
         }
@@ -215,9 +240,29 @@ impl<T: Transport> Logged<T> {
 
     fn client_frame(&mut self, frame: &Frame) {
         match frame {
-            Frame::Close(close) => self.say(&format!("client → close {}", describe_close(close))),
+            Frame::Close(close) => {
+                self.flush_audio();
+                self.say(&format!("client → close {}", describe_close(close)));
+            }
             Frame::Text(_) | Frame::Binary(_) => {
                 let bytes = frame.payload().unwrap_or_default();
+                if summary::is_audio_chunk(bytes) {
+                    match &mut self.audio {
+                        Some(run) if run.since.elapsed() < Duration::from_secs(1) => {
+                            run.chunks += 1;
+                            run.bytes += bytes.len();
+                            return;
+                        }
+                        _ => self.flush_audio(),
+                    }
+                    self.audio = Some(AudioRun {
+                        since: Instant::now(),
+                        chunks: 0,
+                        bytes: 0,
+                    });
+                } else {
+                    self.flush_audio();
+                }
                 self.learn_handle(bytes);
                 let line = summary::client_message(bytes);
                 self.say(&format!("client → {line}"));
@@ -319,8 +364,11 @@ impl<T: Transport> Transport for Logged<T> {
                         problem: problem.clone(),
                     });
                 }
-                Some(Err(error)) => self.say(&format!("client → {error}")),
-                None => {}
+                Some(Err(error)) => {
+                    self.flush_audio();
+                    self.say(&format!("client → {error}"));
+                }
+                None => self.flush_audio(),
             }
             frame
         }
@@ -328,6 +376,7 @@ impl<T: Transport> Transport for Logged<T> {
     }
 
     fn close(&mut self, close: Option<CloseFrame>) -> BoxFuture<'_, Result<(), TransportError>> {
+        self.flush_audio();
         self.server_frame(&Frame::Close(close.clone()));
         self.inner.close(close)
     }

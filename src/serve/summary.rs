@@ -143,6 +143,24 @@ fn client_content(body: &Value) -> String {
     out
 }
 
+/// Whether `bytes` is a chunk of audio and nothing else
+/// (`{"realtimeInput": {"audio": …}}`, either spelling): what a
+/// microphone streams, fifty a second.
+pub(crate) fn is_audio_chunk(bytes: &[u8]) -> bool {
+    let Ok(Value::Object(message)) = serde_json::from_slice::<Value>(bytes) else {
+        return false;
+    };
+    let mut members = message.iter();
+    match (members.next(), members.next()) {
+        (Some((key, Value::Object(body))), None) => {
+            crate::wire::camel_case(key) == "realtimeInput"
+                && body.len() == 1
+                && body.contains_key("audio")
+        }
+        _ => false,
+    }
+}
+
 fn realtime_input(body: &Value) -> String {
     let Some(object) = body.as_object() else {
         return "(not an object)".to_string();

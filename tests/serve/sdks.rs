@@ -263,4 +263,16 @@ async fn a_streamed_microphone_plays_through_and_is_counted() {
         "{output}"
     );
     assert!(!output.contains("AAAAAAAA"), "{output}");
+    // A run of chunks is one line and a count, not a line a chunk.
+    let one_each = output
+        .lines()
+        .filter(|l| l.contains("client → realtime_input: audio "))
+        .count();
+    assert_eq!(one_each, 2, "{output}");
+    for counted in [
+        "client → 4 more realtimeInput audio chunks (",
+        "client → 2 more realtimeInput audio chunks (",
+    ] {
+        assert!(output.contains(counted), "no {counted:?} in {output}");
+    }
 }

@@ -74,7 +74,6 @@ mod wire_lane;
 pub use builder::LiveSessionBuilder;
 pub use bus::{EventCallback, EventStream};
 pub use config::{DEFAULT_MODEL, Modality, WatchCallback};
-#[cfg(feature = "serve")]
 pub(crate) use dispatch::human as human_duration;
 pub use error::SessionError;
 pub use events::{Lane, LiveEvent, ToolCall};

@@ -387,6 +387,7 @@ impl Runner {
     /// [`Simulation`], for runs that [`Simulation::run`] cannot host (a
     /// network simulator stepped in [enter mode](Simulation::enter)).
     /// Reports, the determinism check and the replay line are the same.
+    #[track_caller]
     pub fn run_with<F, T>(self, run: F) -> Summary
     where
         F: Fn(&Simulation) -> Result<super::runtime::Outcome<T>, Box<Failure>>,
@@ -406,6 +407,12 @@ impl Runner {
 
     /// [`run_with`](Self::run_with), returning the report of the first
     /// failing seed.
+    ///
+    /// # Panics
+    /// At the caller, when `LIVESIM_SEED`, `LIVESIM_SEEDS` or
+    /// `LIVESIM_REGRESSIONS` holds something it cannot mean, or the
+    /// regressions file cannot be read.
+    #[track_caller]
     pub fn try_run_with<F, T>(self, run: F) -> Result<Summary, Box<Report>>
     where
         F: Fn(&Simulation) -> Result<super::runtime::Outcome<T>, Box<Failure>>,

@@ -7,8 +7,10 @@ use crate::testing::ReplayError;
 use crate::testing::player::Recorded;
 use crate::wire::Redactor;
 
-/// How one connection's script play ended.
+/// How one connection's script play ended. More ways may come (a match
+/// needs a `_` arm).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Outcome {
     /// The script played to its end (or to its own close/abort), and the
     /// client hung up without breaking it.
@@ -56,8 +58,10 @@ pub enum Outcome {
     },
 }
 
-/// One connection that reached the script.
+/// One connection that reached the script (made by `livesim serve`; more
+/// fields may come).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ConnectionReport {
     /// Connections are numbered from 1 in the order they were accepted.
     pub number: usize,

@@ -210,19 +210,16 @@ impl Soak {
                 (vec![kept], Vec::new(), seed..seed)
             }
             None => {
-                let seeds = match SeedPlan::from_env(self.seeds.clone()) {
-                    Ok(SeedPlan::One(seed)) => seed.value()..seed.value().saturating_add(1),
-                    Ok(SeedPlan::Range(range)) => range,
+                // The kept cases run first, however few the seeds; one
+                // named seed (`LIVESIM_SEED`, what a seed's replay line
+                // sets) runs alone.
+                let (seeds, one_seed) = match SeedPlan::from_env(self.seeds.clone()) {
+                    Ok(SeedPlan::One(seed)) => (seed.value()..seed.value().saturating_add(1), true),
+                    Ok(SeedPlan::Range(range)) => (range, false),
                     Err(e) => panic!("livesim: {e}"),
                 };
-                // The kept cases run first, however few the seeds; a
-                // replay of one seed (`LIVESIM_SEED`, what a seed's
-                // replay line sets) runs that seed alone.
-                let replaying_a_seed = std::env::var_os("LIVESIM_SEED").is_some();
                 let (kept, errors) = match &keeping {
-                    Some(keeping) if !replaying_a_seed => {
-                        kept_cases(&self, keeping.corpus.as_deref())
-                    }
+                    Some(keeping) if !one_seed => kept_cases(&self, keeping.corpus.as_deref()),
                     _ => (Vec::new(), Vec::new()),
                 };
                 (kept, errors, seeds)

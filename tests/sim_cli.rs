@@ -301,11 +301,11 @@ fn a_failing_soak_prints_replay_lines_that_reproduce_it() {
         .find(|l| l.starts_with("saved "))
         .unwrap_or_else(|| panic!("nothing saved:\n{out}"));
     assert!(
-        saved.contains(": before(get_forecast, get_weather), 1 actions (shrunk from "),
+        saved.contains(": before(get_forecast, get_weather), 1 action (shrunk from "),
         "{saved}"
     );
     assert!(
-        err.contains("livesim sim soak: shrink [decisions] 1 actions"),
+        err.contains("livesim sim soak: shrink [decisions] 1 action"),
         "{err}"
     );
     assert!(

@@ -44,15 +44,24 @@ impl Case {
     }
 }
 
+/// `n actions`, in the singular for one: how every report counts a
+/// script.
+pub(crate) fn actions_said(n: usize) -> String {
+    if n == 1 {
+        "1 action".to_string()
+    } else {
+        format!("{n} actions")
+    }
+}
+
 impl fmt::Display for Case {
     /// `seed 0x1f, 3 actions | swarm: … | faults: … | decisions: lane#2`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "seed {}, {} action{} | swarm: {} | faults: {}",
+            "seed {}, {} | swarm: {} | faults: {}",
             self.seed,
-            self.actions(),
-            if self.actions() == 1 { "" } else { "s" },
+            actions_said(self.actions()),
             self.swarm,
             self.faults
         )?;

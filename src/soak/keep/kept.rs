@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::executor::Seed;
 use crate::soak::Soak;
-use crate::soak::case::Case;
+use crate::soak::case::{Case, actions_said};
 use crate::soak::check::excerpt::excerpt;
 use crate::soak::check::report::{Failure, Summary};
 use crate::soak::keep::corpus::CorpusEntry;
@@ -94,9 +94,9 @@ impl fmt::Display for Kept {
         let entry = &self.entry;
         let how = match &entry.shrunk {
             Some(note) => format!(
-                "shrunk from {} to {} actions in {} runs ({:.1}s{})",
+                "shrunk from {} to {} in {} runs ({:.1}s{})",
                 note.actions_before,
-                entry.case.actions(),
+                actions_said(entry.case.actions()),
                 note.runs,
                 note.seconds,
                 if note.finished {
@@ -105,7 +105,7 @@ impl fmt::Display for Kept {
                     ", the budget ran out first"
                 }
             ),
-            None => format!("{} actions, as found", entry.case.actions()),
+            None => format!("{}, as found", actions_said(entry.case.actions())),
         };
         writeln!(
             f,
@@ -166,24 +166,24 @@ impl Kept {
         };
         match &self.saved {
             Saved::New(path) => format!(
-                "saved {}: {}, {} actions ({how}); replay: {}",
+                "saved {}: {}, {} ({how}); replay: {}",
                 path.display(),
                 entry.invariant,
-                entry.case.actions(),
+                actions_said(entry.case.actions()),
                 self.replay
             ),
             Saved::Already(path) => format!(
-                "kept {}: the corpus has this seed already ({} now, {} actions)",
+                "kept {}: the corpus has this seed already ({} now, {})",
                 path.display(),
                 entry.invariant,
-                entry.case.actions()
+                actions_said(entry.case.actions())
             ),
             Saved::NotWritten => format!(
-                "not saved {} seed {}: {}, {} actions ({how}; the corpus is read only)",
+                "not saved {} seed {}: {}, {} ({how}; the corpus is read only)",
                 entry.agent,
                 entry.case.seed,
                 entry.invariant,
-                entry.case.actions()
+                actions_said(entry.case.actions())
             ),
             Saved::Failed(why) => {
                 format!("NOT SAVED {} seed {}: {why}", entry.agent, entry.case.seed)
@@ -312,11 +312,11 @@ impl Keeping {
             return (CorpusEntry::from_failure(failure), None);
         }
         progress(&format!(
-            "shrinking {} seed {} ({}, {} actions, at most {} runs or {})",
+            "shrinking {} seed {} ({}, {}, at most {} runs or {})",
             failure.agent,
             failure.seed,
             failure.invariant,
-            failure.script.actions().len(),
+            actions_said(failure.script.actions().len()),
             self.shrink_runs,
             crate::executor::format_time(self.shrink_budget)
         ));

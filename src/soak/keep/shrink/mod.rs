@@ -37,7 +37,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::executor::{Decision, LaneStrategy, Schedule, Swarm};
-use crate::soak::case::Case;
+use crate::soak::case::{Case, actions_said};
 use crate::soak::check::invariants;
 use crate::soak::generate::faults::{FaultKind, Faults};
 use crate::soak::run::engine::{Checks, Target, run_case};
@@ -112,9 +112,9 @@ impl fmt::Display for ShrinkProgress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "shrink [{:>9}] {} actions{}, {} runs, {:.1}s",
+            "shrink [{:>9}] {}{}, {} runs, {:.1}s",
             self.stage,
-            self.actions,
+            actions_said(self.actions),
             self.decisions
                 .map(|d| format!(", {d} decisions"))
                 .unwrap_or_default(),
@@ -153,12 +153,12 @@ impl fmt::Display for Shrunk {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} seed {}: {} shrunk from {} to {} actions in {} runs, {:.1}s{}",
+            "{} seed {}: {} shrunk from {} to {} in {} runs, {:.1}s{}",
             self.agent,
             self.case.seed,
             self.invariant,
             self.actions_before,
-            self.case.actions(),
+            actions_said(self.case.actions()),
             self.runs,
             self.elapsed.as_secs_f64(),
             if self.finished {

@@ -34,7 +34,7 @@ use crate::soak::check::sometimes::Sometimes;
 use crate::soak::keep::kept::KEEP_PER_INVARIANT;
 use crate::soak::keep::shrink::{DEFAULT_BUDGET, DEFAULT_RUNS};
 use crate::soak::run::engine::{Checks, Replay, Target, all_cores};
-use crate::soak::run::session::{LIVENESS_BOUND, liveness_bound};
+use crate::soak::run::session::{LIVENESS_BOUND, SETTLE_WINDOW, liveness_bound};
 use crate::soak::run::shard::Shard;
 
 /// Soaks a Rust user's own agent: seeded sessions of the builder it
@@ -141,6 +141,7 @@ impl Soak {
                 },
             },
             liveness_bound: LIVENESS_BOUND,
+            settle_window: SETTLE_WINDOW,
             calibration: Some(Arc::new(OnceLock::new())),
             declared_latency: BTreeSet::new(),
             allowed_panics: BTreeSet::new(),
@@ -223,6 +224,12 @@ impl Soak {
                     .max()
                     .unwrap_or_default(),
             ),
+            // Each extraction ends in an event (its state write, or a
+            // warning) within the model's latency: a quiet longer than that
+            // has none running.
+            settle_window: agent.extractor.as_ref().map_or(SETTLE_WINDOW, |e| {
+                SETTLE_WINDOW.max(*e.latency.end() + Duration::from_millis(1))
+            }),
             // An agent file declares every tool's latency.
             calibration: None,
             declared_latency: BTreeSet::new(),

@@ -7,7 +7,7 @@ use livesim::Seed;
 use livesim::clock::SharedClock;
 use livesim::flow::Enforcement;
 use livesim::llm::{BaseLlm, LlmExtractor};
-use livesim::session::{Speaker, Transcript, TurnContext};
+use livesim::session::{LiveEvent, Speaker, Transcript, TurnContext};
 use livesim::simulation::Scenario;
 use livesim::soak::Soak;
 use livesim::state::State;
@@ -109,6 +109,42 @@ fn support_soaks_clean_with_parallel_calls_cancellations_and_its_tape() {
             "tape-answer",
             "refunded",
         ],
+    );
+}
+
+/// The support agent's extractor takes 200 ms to 3 s to answer (its
+/// `latency_ms`), so some seed ends a turn while the extraction of an
+/// earlier one still runs: that turn's extraction waits in the session's
+/// queue, and the run (soaked clean above) still extracts every turn.
+#[test]
+fn support_queues_a_turns_extraction_behind_a_running_one() {
+    let soak = Soak::agent(&agent("support")).check_determinism_every(0);
+    let queued = (0..40)
+        .filter(|&s| {
+            let record = soak.run_seed(Seed::new(s)).record.expect("a record");
+            // Extractions finished or failed, against turns ended: one
+            // still running when a turn ends makes that turn's wait.
+            let (mut ended, mut finished) = (0, 0);
+            let mut waited = false;
+            for timed in &record.events {
+                match &timed.event {
+                    LiveEvent::TurnComplete { .. } => {
+                        waited |= ended > finished;
+                        ended += 1;
+                    }
+                    LiveEvent::Extracted { .. } => finished += 1,
+                    LiveEvent::Warning { message } if message.starts_with("extractor ") => {
+                        finished += 1
+                    }
+                    _ => {}
+                }
+            }
+            waited
+        })
+        .count();
+    assert!(
+        queued > 0,
+        "no seed of 0..40 ended a turn while an extraction ran"
     );
 }
 

@@ -72,10 +72,17 @@ fn an_entry_keeps_its_script_s_session_id() {
 fn entries_are_read_strictly() {
     let entry = entry();
     let good = serde_json::to_string_pretty(&entry.to_json()).unwrap();
+    // Where the misspelt key's value stands, counted from the text itself.
+    let value_at = good.find("\"invariant\": ").unwrap() + "\"invariants\": ".len();
+    let line = good[..value_at].matches('\n').count() + 1;
+    let column = value_at - good[..value_at].rfind('\n').map_or(0, |n| n + 1) + 1;
+    let misspelt = format!(
+        "entry.json:{line}:{column}: at regression.invariants: unknown key `invariants` in the regression; did you mean `invariant`?"
+    );
     let cases = [
         (
             good.replacen("\"invariant\"", "\"invariants\"", 1),
-            "entry.json:9:19: at regression.invariants: unknown key `invariants` in the regression; did you mean `invariant`?",
+            misspelt.as_str(),
         ),
         (
             good.replacen("\"yield_chance\"", "\"yeild_chance\"", 1),
@@ -116,11 +123,20 @@ fn entries_are_read_strictly() {
     }
     // A well-formed action that says something wrong is placed at its own
     // line (the error says which action, too).
-    let nameless = good.replacen("\"name\": \"get_weather\"", "\"name\": \"\"", 1);
-    let line = nameless
-        .lines()
-        .position(|l| l.contains("\"name\": \"\""))
-        .expect("the emptied name");
+    // The name of the first single call (one of several calls may be
+    // nameless: the generator sends such calls on purpose).
+    let mut lines: Vec<String> = good.lines().map(str::to_string).collect();
+    let call = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("\"call\": {"))
+        .expect("a single call");
+    let line = (call..lines.len())
+        .find(|&i| lines[i].trim_start().starts_with("\"name\": \""))
+        .expect("the call's name");
+    let indent = lines[line].len() - lines[line].trim_start().len();
+    let comma = if lines[line].ends_with(',') { "," } else { "" };
+    lines[line] = format!("{}\"name\": \"\"{comma}", " ".repeat(indent));
+    let nameless = lines.join("\n");
     // The action's object opens on the last line above its name that
     // holds only `{`.
     let lines: Vec<&str> = nameless.lines().collect();

@@ -309,6 +309,36 @@ fn the_drawn_swarms_cover_every_fault_kind() {
     assert_eq!(closes.len(), CloseKind::ALL.len(), "{closes:?}");
 }
 
+/// The model's audio comes one chunk a frame, and now and then two
+/// chunks in one frame (each must become its own media event).
+#[test]
+fn audio_chunks_come_alone_and_two_to_a_frame() {
+    let rep = weather();
+    let on = Faults::calm().with(FaultKind::Audio, 1.0);
+    let (mut alone, mut paired) = (0, 0);
+    for s in 0..40 {
+        for (_, m) in messages(&generate("w", &rep, Seed::new(s), &on)) {
+            let Some(parts) = m
+                .pointer("/serverContent/modelTurn/parts")
+                .and_then(Value::as_array)
+            else {
+                continue;
+            };
+            match parts
+                .iter()
+                .filter(|p| p.get("inlineData").is_some())
+                .count()
+            {
+                1 => alone += 1,
+                2 => paired += 1,
+                0 => {}
+                n => panic!("seed {s}: a frame of {n} audio chunks: {m}"),
+            }
+        }
+    }
+    assert!(alone > 0 && paired > 0, "alone {alone}, paired {paired}");
+}
+
 /// The server's error comes in two shapes: beside content anywhere (it
 /// ends nothing), and alone as the conversation's last frame (the server
 /// giving up); both show up when the kind is on.

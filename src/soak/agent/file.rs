@@ -515,7 +515,7 @@ fn beside(dir: &Path, node: &Node<'_>, what: &str, kind: &str) -> Decoded<PathBu
 fn decode_extractor(dir: &Path, node: &Node<'_>) -> Decoded<(PathBuf, ExtractorSpec)> {
     let fields = node.object(
         "an extractor",
-        &["name", "tape", "prompt", "window", "model"],
+        &["name", "tape", "prompt", "window", "model", "latency_ms"],
     )?;
     let name = fields
         .require("name", "the state key it writes")?
@@ -533,6 +533,9 @@ fn decode_extractor(dir: &Path, node: &Node<'_>) -> Decoded<(PathBuf, ExtractorS
         Some(n) => n.string("a model id")?,
         None => "gemini-2.5-flash".to_string(),
     };
+    // A model takes its time to answer; without it, every extraction is
+    // over before the next turn ends and none ever waits in the queue.
+    let latency = tool_file::latency(&fields)?;
     Ok((
         file.clone(),
         ExtractorSpec {
@@ -540,6 +543,7 @@ fn decode_extractor(dir: &Path, node: &Node<'_>) -> Decoded<(PathBuf, ExtractorS
             prompt,
             window,
             model,
+            latency,
             tape_file: file,
             tape: Arc::new(StandingTape::default()),
         },

@@ -44,6 +44,7 @@ pub(crate) mod file;
 pub(crate) mod final_state;
 mod folder;
 pub(crate) mod phases;
+mod pondering;
 pub(crate) mod repertoire;
 pub(crate) mod resolvers;
 pub(crate) mod schema;
@@ -73,6 +74,7 @@ use crate::tape::{FileTape, LLM_CALL, Tape, TapeEntry, TapeError, TapedLlm, cano
 use file::{Decoded2, decode};
 pub use final_state::FinalState;
 pub use phases::{PhasePlan, PhaseRule};
+use pondering::Pondering;
 use repertoire::Repertoire;
 pub use resolvers::SimResolver;
 pub use simulated_user::{Said, SimulatedUser, USER_CALL, USER_MODEL};
@@ -213,6 +215,8 @@ pub struct ExtractorSpec {
     pub window: usize,
     /// The model id on the tape.
     pub model: String,
+    /// How long its model takes to answer (a draw of the seed's).
+    pub latency: std::ops::RangeInclusive<std::time::Duration>,
     /// The tape file.
     pub tape_file: PathBuf,
     pub(crate) tape: Arc<StandingTape>,
@@ -376,7 +380,11 @@ impl Agent {
                 tape: extractor.tape.clone(),
                 state: ctx.state.clone(),
             });
-            let model = TapedLlm::replaying(extractor.model.clone(), tape);
+            let model = Pondering::new(
+                TapedLlm::replaying(extractor.model.clone(), tape),
+                &extractor.name,
+                extractor.latency.clone(),
+            );
             builder = builder.extract(LlmExtractor::new(
                 extractor.name.clone(),
                 Arc::new(model),

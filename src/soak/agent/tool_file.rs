@@ -114,18 +114,24 @@ pub(crate) fn decode(node: &Node<'_>) -> Decoded<SimTool> {
     })
 }
 
-/// A simulated tool's or resolver's `latency_ms` (default `[10, 100]`)
-/// and `failure_rate` (default 0).
-pub(crate) fn latency_and_failures(
-    fields: &Fields<'_>,
-) -> Decoded<(RangeInclusive<Duration>, f64)> {
-    let latency = match fields.get("latency_ms") {
+/// A simulated tool's, resolver's or extractor's `latency_ms` (default
+/// `[10, 100]`).
+pub(crate) fn latency(fields: &Fields<'_>) -> Decoded<RangeInclusive<Duration>> {
+    Ok(match fields.get("latency_ms") {
         Some(n) => {
             let (lo, hi) = n.span("latency_ms", 0..=600_000)?;
             Duration::from_millis(lo)..=Duration::from_millis(hi)
         }
         None => Duration::from_millis(10)..=Duration::from_millis(100),
-    };
+    })
+}
+
+/// A simulated tool's or resolver's `latency_ms` (default `[10, 100]`)
+/// and `failure_rate` (default 0).
+pub(crate) fn latency_and_failures(
+    fields: &Fields<'_>,
+) -> Decoded<(RangeInclusive<Duration>, f64)> {
+    let latency = latency(fields)?;
     let failure_rate = match fields.get("failure_rate") {
         Some(n) => n.rate("failure_rate")?,
         None => 0.0,

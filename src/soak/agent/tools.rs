@@ -31,8 +31,9 @@ use crate::soak::generate::faults::{FaultKind, Faults};
 use crate::soak::run::record::{ExecutionOutcome, ToolExecution};
 use crate::state::State;
 
-/// A simulated tool ran longer than its shortest latency (a seeded
-/// decision; see [`Schedule`](crate::executor::Schedule)).
+/// A simulated tool (or slot resolver, or an extractor's model) ran
+/// longer than its shortest latency (a seeded decision; see
+/// [`Schedule`](crate::executor::Schedule)).
 pub const TOOL_LATENCY: &str = "tool-latency";
 /// A simulated tool failed (its declared rate, or `tool-failure` faults).
 pub const TOOL_FAILURE: &str = "tool-failure";

@@ -8,10 +8,11 @@
 //! server's input transcription races the audio, its chunks arriving
 //! between the audio's, finished once the user stops.
 //!
-//! The model's side: audio `inlineData` chunks with the output
-//! transcription of what it says; sometimes the user barges in while the
-//! audio plays (an input transcription, then `interrupted`, half the time
-//! in one frame with a last chunk of audio), and the turn ends there.
+//! The model's side: audio `inlineData` chunks (now and then two in one
+//! frame) with the output transcription of what it says; sometimes the
+//! user barges in while the audio plays (an input transcription, then
+//! `interrupted`, half the time in one frame with a last chunk of audio),
+//! and the turn ends there.
 
 use serde_json::json;
 
@@ -79,10 +80,13 @@ impl Generator<'_> {
                 self.send(json!({ "serverContent": { "turnComplete": true } }));
                 return true;
             }
-            let data = self.inline_bytes(24);
-            self.send(json!({ "serverContent": { "modelTurn": { "parts": [
-                { "inlineData": { "mimeType": MODEL_AUDIO, "data": data } }
-            ] } } }));
+            // Now and then two chunks share a frame, as parts of one turn:
+            // each is its own media event.
+            let together = if self.shape.chance(0.25) { 2 } else { 1 };
+            let parts: Vec<_> = (0..together)
+                .map(|_| json!({ "inlineData": { "mimeType": MODEL_AUDIO, "data": self.inline_bytes(24) } }))
+                .collect();
+            self.send(json!({ "serverContent": { "modelTurn": { "parts": parts } } }));
             if let Some(word) = words.get(i) {
                 self.send(json!({ "serverContent": { "outputTranscription": { "text": format!("{word} ") } } }));
             }

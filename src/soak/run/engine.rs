@@ -65,6 +65,11 @@ pub(crate) struct Target {
     pub replay: Replay,
     /// How long the session may take to settle after the fault phase.
     pub liveness_bound: Duration,
+    /// How long the session must be quiet to count as settled: the
+    /// [`SETTLE_WINDOW`](super::session::SETTLE_WINDOW), or longer than
+    /// an agent file's extractor takes to answer, so that a run never
+    /// settles while an extraction it queued is still running.
+    pub settle_window: Duration,
     /// A Rust agent's tools, measured once before the first case is drawn
     /// (see [`calibrate`](super::calibrate)); `None` for an agent whose
     /// file declares every tool's latency.

@@ -334,7 +334,7 @@ pub(crate) async fn play(
     // The liveness phase: quiet for the settle window, with every call
     // answered, or the connection over when the script ended it.
     while !session_over {
-        let quiet_until = (tokio::time::Instant::now() + SETTLE_WINDOW).min(give_up);
+        let quiet_until = (tokio::time::Instant::now() + target.settle_window).min(give_up);
         tokio::select! {
             biased;
             event = stream.next() => match event {

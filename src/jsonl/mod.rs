@@ -57,5 +57,7 @@ pub(crate) use strict::{duplicate_key_in_line, explain_in_line};
 pub(crate) use text::line_not_utf8;
 #[cfg(feature = "simulation")]
 pub(crate) use text::thousands;
+#[cfg(any(feature = "simulation", feature = "serve"))]
+pub(crate) use text::write_replacing;
 pub use text::{MAX_TEXT_FILE, read_text};
 pub(crate) use text::{TextFileError, read_text_file};

@@ -1,6 +1,7 @@
 //! Whole text files (agent files, specs, scenarios, scripts, corpus
 //! entries, regression lists): read as UTF-8, or refused saying where they stop being UTF-8,
-//! and refused unread when they are larger than such a file can sensibly be.
+//! and refused unread when they are larger than such a file can sensibly be;
+//! and written whole, never through a link ([`write_replacing`]).
 //!
 //! `std::fs::read_to_string` says only "stream did not contain valid
 //! UTF-8": a user with a file saved in Latin-1, or damaged, is left to
@@ -63,6 +64,45 @@ pub(crate) fn read_text_file(path: &Path) -> Result<String, TextFileError> {
     })?;
     String::from_utf8(bytes)
         .map_err(|e| TextFileError::Content(not_utf8(e.as_bytes(), e.utf8_error())))
+}
+
+/// Writes `bytes` to a new file beside `path`, then renames it over
+/// `path`: the rename replaces whatever is at `path` (a file, a symbolic
+/// link) and follows no link, and the new file is made fresh
+/// (`create_new`), so no link is written through either.
+#[cfg(any(feature = "simulation", feature = "serve"))]
+pub(crate) fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // Hidden, and not `.json`: a listing of the corpus passes over one
+    // left by a crash.
+    for attempt in 0..100 {
+        let temp = path.with_file_name(format!(".{name}.{}-{attempt}.tmp", std::process::id()));
+        let mut file = match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)
+        {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        };
+        let written = file
+            .write_all(bytes)
+            .and_then(|()| file.sync_all())
+            .and_then(|()| std::fs::rename(&temp, path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        return written;
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AlreadyExists,
+        "no free name for the file written before the rename (100 taken)",
+    ))
 }
 
 /// `1234567` as `1,234,567`, as livesim's messages and summaries write

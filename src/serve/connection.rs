@@ -183,7 +183,9 @@ async fn until_played_or_quiet(
     Err(())
 }
 
-/// A wire log writer for connection `number` in `dir`.
+/// A wire log writer for connection `number` in `dir`. The file is made
+/// new: whatever stands at its path (a link, another run's recording) is
+/// neither written through nor replaced.
 fn recorder(
     dir: &std::path::Path,
     number: usize,
@@ -191,7 +193,11 @@ fn recorder(
 ) -> std::io::Result<(WireLogWriter, std::path::PathBuf)> {
     std::fs::create_dir_all(dir)?;
     let path = dir.join(format!("connection-{number}.jsonl"));
-    let file = std::fs::File::create(&path)?;
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
     let writer = WireLogWriter::builder(file)
         .redactor(redactor)
         .server_side()

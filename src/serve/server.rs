@@ -88,6 +88,7 @@ pub struct ServeOptions {
 
 /// Why serving could not start.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ServeError {
     /// The port could not be bound.
     #[error("could not listen on 127.0.0.1:{port}: {source}")]
@@ -113,9 +114,38 @@ pub enum ServeError {
         /// What the system said.
         source: std::io::Error,
     },
+    /// The `record` folder holds a recording already, which this run
+    /// would overwrite.
+    #[error(
+        "{path} is a recording from an earlier run, which this one would overwrite: record \
+         into a new or empty folder, or move the earlier recordings away"
+    )]
+    Recorded {
+        /// The earlier recording.
+        path: PathBuf,
+    },
     /// The certificate or the TLS configuration could not be made.
     #[error("could not set up TLS: {0}")]
     Tls(String),
+}
+
+/// A recording in `dir` (`connection-<n>.jsonl`), if it holds one: each
+/// run numbers its connections from 1, so a second run recording there
+/// would replace the first run's files.
+fn earlier_recording(dir: &Path) -> std::io::Result<Option<PathBuf>> {
+    let mut found: Option<std::ffi::OsString> = None;
+    for entry in std::fs::read_dir(dir)? {
+        let name = entry?.file_name();
+        let recording = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("connection-"))
+            .and_then(|n| n.strip_suffix(".jsonl"))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if recording && found.as_ref().is_none_or(|first| name < *first) {
+            found = Some(name);
+        }
+    }
+    Ok(found.map(|name| dir.join(name)))
 }
 
 /// A redactor that knows every handle `script` issues.
@@ -174,10 +204,14 @@ impl Server {
         // A recording that cannot be made is refused before any client
         // comes, not found missing after the session.
         if let Some(dir) = &options.record {
-            std::fs::create_dir_all(dir).map_err(|source| ServeError::Record {
+            let refused = |source| ServeError::Record {
                 path: dir.clone(),
                 source,
-            })?;
+            };
+            std::fs::create_dir_all(dir).map_err(refused)?;
+            if let Some(path) = earlier_recording(dir).map_err(refused)? {
+                return Err(ServeError::Recorded { path });
+            }
         }
         let (tls, certificate) = if options.tls {
             let path = options

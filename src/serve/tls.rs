@@ -47,9 +47,14 @@ pub(crate) fn local_tls(path: &Path) -> Result<LocalTls, ServeError> {
         .self_signed(&key)
         .map_err(|e| problem("signing the certificate", &e))?;
 
-    std::fs::write(path, certificate.pem()).map_err(|source| ServeError::Certificate {
-        path: path.to_path_buf(),
-        source,
+    // Made new and renamed into place: the default path is in the shared
+    // temp directory, where a link or a file someone else put at that name
+    // must be neither written through nor written into.
+    crate::jsonl::write_replacing(path, certificate.pem().as_bytes()).map_err(|source| {
+        ServeError::Certificate {
+            path: path.to_path_buf(),
+            source,
+        }
     })?;
 
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));

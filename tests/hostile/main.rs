@@ -1,8 +1,10 @@
 //! livesim probed as an attacker and a clumsy user would probe it: a
 //! planted API key at every log level, adversarial text for the
 //! redactor, `livesim serve` against bad clients (huge and malformed
-//! frames, silent clients, plain HTTP, escape sequences), damaged and
-//! typo'd files, numbers beyond u64, and the wording of failure reports.
+//! frames, silent clients, plain HTTP, escape sequences), the files it
+//! writes (recordings, its certificate) against links and earlier runs,
+//! damaged and typo'd files, escape sequences in them reaching the
+//! terminal, numbers beyond u64, and the wording of failure reports.
 //!
 //! Every test here runs in `cargo test`; the large sizes (a 60 MiB
 //! message, 600 junk frames, 10 MB of adversarial text) run when
@@ -19,9 +21,11 @@ mod numbers;
 mod redaction;
 mod reports;
 mod secrets;
+mod serve_files;
 mod serve_limits;
 mod serve_protocol;
 mod serve_secrets;
+mod terminal;
 mod typos;
 
 /// Whether the nightly sizes were asked for.

@@ -1,6 +1,7 @@
 //! The files a command reads (a path, or `-` for stdin), the text it
 //! prints, and the exit statuses every command shares.
 
+use std::borrow::Cow;
 use std::io::{ErrorKind, Write};
 use std::path::Path;
 use std::process::ExitCode;
@@ -64,7 +65,7 @@ fn stdin() -> Result<Vec<u8>, String> {
 /// failure is reported and exits 2.
 pub fn print(text: &str, status: u8) -> ExitCode {
     let mut out = std::io::stdout().lock();
-    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+    match writeln!(out, "{}", printable(text, Escape::Json)).and_then(|()| out.flush()) {
         Ok(()) => ExitCode::from(status),
         Err(e) if e.kind() == ErrorKind::BrokenPipe => ExitCode::from(status),
         Err(e) => {
@@ -85,8 +86,9 @@ pub fn out(text: std::fmt::Arguments<'_>) {
     if error.is_some() {
         return;
     }
+    let text = text.to_string();
     let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout.write_fmt(text) {
+    if let Err(e) = stdout.write_all(printable(&text, Escape::Json).as_bytes()) {
         *error = Some(e);
     }
 }
@@ -118,7 +120,58 @@ pub fn fail(command: &str, problem: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(INPUT)
 }
 
-/// One line on stderr; a closed stderr is no reason to panic.
+/// One line on stderr; a closed stderr is no reason to panic. Each line
+/// of `line` is cut at [`MAX_LINE`] bytes: an error that quotes what it
+/// found (a key, a number) quotes a megabyte of it as readily as a word.
 pub fn say(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
+    let line = printable(line, Escape::Rust);
+    let mut text = String::with_capacity(line.len().min(MAX_LINE) + 1);
+    for part in line.split('\n') {
+        text.push_str(&livesim::wire::clip(part, MAX_LINE));
+        text.push('\n');
+    }
+    let _ = std::io::stderr().write_all(text.as_bytes());
+}
+
+/// The longest line [`say`] writes, in bytes (a longer one ends
+/// `…(N bytes)`): far past any message livesim makes, and past a serve
+/// log line (`livesim::serve::MAX_LINE`), which comes here whole.
+const MAX_LINE: usize = 8 * 1024;
+
+/// How [`printable`] writes a character it escapes.
+#[derive(Clone, Copy)]
+enum Escape {
+    /// `\u{1b}`, as livesim's messages quote a name (and `livesim serve`
+    /// its log): for stderr.
+    Rust,
+    /// `\u001b`: the same character inside a JSON string, for stdout,
+    /// whose `--format json` documents may hold some of these characters
+    /// raw (JSON allows every one but the C0 controls).
+    Json,
+}
+
+/// `text` as it may reach a terminal. Names and values from the files a
+/// command reads (a tool name in a journal, an unknown key in a spec) end
+/// up in its output and its errors; raw, their control characters could
+/// clear the screen, rewrite the line before them (`\r`) or set the
+/// window title, and the Unicode line separators and direction overrides
+/// could make a line read as another. Each is escaped; newlines and tabs
+/// stay.
+fn printable(text: &str, escape: Escape) -> Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        (c.is_control() && !matches!(c, '\n' | '\t'))
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return text.into();
+    }
+    let mut escaped = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match escape {
+            _ if !unsafe_char(c) => escaped.push(c),
+            Escape::Rust => escaped.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            Escape::Json => escaped.push_str(&format!("\\u{:04x}", c as u32)),
+        }
+    }
+    escaped.into()
 }

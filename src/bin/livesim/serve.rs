@@ -48,7 +48,9 @@ pub struct ServeArgs {
     pub idle_timeout: Duration,
     /// Record each connection as a wire log in DIR
     /// (`connection-<n>.jsonl`: secrets removed, directions as the client
-    /// saw them), which `livesim sim import` makes a seed of.
+    /// saw them), which `livesim sim import` makes a seed of. A DIR that
+    /// holds an earlier run's recordings is refused: each run numbers its
+    /// connections from 1.
     #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
 }

@@ -188,7 +188,7 @@ impl CorpusEntry {
         }
         let mut text = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
         text.push('\n');
-        write_replacing(&path, text.as_bytes()).map_err(|e| located(&path, e))?;
+        crate::jsonl::write_replacing(&path, text.as_bytes()).map_err(|e| located(&path, e))?;
         Ok(path)
     }
 
@@ -298,44 +298,6 @@ pub(crate) fn agent_name_problem(name: &str) -> Option<String> {
 /// What an agent's name holds, as messages say it.
 pub(crate) const AGENT_NAME_RULE: &str =
     "letters, digits, `-`, `_` and `.` only, not starting with `.`";
-
-/// Writes `bytes` to a new file beside `path`, then renames it over
-/// `path`: the rename replaces whatever is at `path` (a file, a symbolic
-/// link) and follows no link, and the new file is made fresh
-/// (`create_new`), so no link is written through either.
-fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write as _;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    // Hidden, and not `.json`: a listing of the corpus passes over one
-    // left by a crash.
-    for attempt in 0..100 {
-        let temp = path.with_file_name(format!(".{name}.{}-{attempt}.tmp", std::process::id()));
-        let mut file = match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)
-        {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        };
-        let written = file
-            .write_all(bytes)
-            .and_then(|()| file.sync_all())
-            .and_then(|()| std::fs::rename(&temp, path));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&temp);
-        }
-        return written;
-    }
-    Err(std::io::Error::new(
-        std::io::ErrorKind::AlreadyExists,
-        "no free name for the file written before the rename (100 taken)",
-    ))
-}
 
 /// Every entry file under corpus folder `dir` (`dir/<agent>/*.json`), in
 /// order; a folder with no entries gives none. A file elsewhere in it

@@ -161,7 +161,7 @@ impl Control {
                     }
                     Some(Routed::Tick) => lane.tick(),
                     Some(Routed::Interrupted) => lane.interrupted(),
-                    Some(Routed::Activity) => {}
+                    Some(Routed::Activity | Routed::NewConnection) => {}
                     Some(Routed::Ended(event, at)) => {
                         #[cfg(feature = "planted-bug")]
                         if lane.control.config.planted(super::PlantedBug::ToolsOutliveHangUp) {

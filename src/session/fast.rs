@@ -13,7 +13,11 @@ pub(crate) async fn run(bus: Arc<EventBus>, mut inbox: mpsc::UnboundedReceiver<R
         match routed {
             Routed::Event(event, at) => bus.emit(event, at),
             Routed::Ended(..) => break,
-            Routed::TurnEnded(..) | Routed::Tick | Routed::Activity | Routed::Interrupted => {}
+            Routed::TurnEnded(..)
+            | Routed::Tick
+            | Routed::Activity
+            | Routed::Interrupted
+            | Routed::NewConnection => {}
         }
     }
 }

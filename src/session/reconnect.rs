@@ -279,6 +279,7 @@ impl WireLane {
     async fn resumed(&mut self, early: Vec<Frame>, at: Position, fresh: bool) -> Option<End> {
         self.link.connection += 1;
         self.link.turn_open = false;
+        self.lanes.telemetry.send(Routed::NewConnection).ok();
         self.route(
             LiveEvent::Resumed {
                 connection: self.link.connection,

@@ -17,6 +17,9 @@ pub(crate) enum Routed {
     Tick,
     /// Content moved in either direction (to telemetry: silence resets).
     Activity,
+    /// The session is on a new connection (to telemetry: a `goAway` of an
+    /// earlier one no longer counts down).
+    NewConnection,
     /// A server message reported an interruption (to control: the flow
     /// counts it toward escalation).
     Interrupted,

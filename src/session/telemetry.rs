@@ -6,7 +6,9 @@
 //! (since content last moved either way), `session:remaining_budget_ms`
 //! (the configured session budget minus the elapsed time) and, after a
 //! go-away, `session:go_away_remaining_ms` (until the deadline the server
-//! announced). Then it asks the control lane to check temporal patterns.
+//! announced; removed when the session moves to a new connection, whose
+//! deadline is its own `goAway`'s). Then it asks the control lane to check
+//! temporal patterns.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,6 +50,14 @@ impl Telemetry {
                         self.bus.emit(event, at);
                     }
                     Some(Routed::Activity) => last_activity = self.clock.now(),
+                    // The deadline was the old connection's: the new one
+                    // has none until its own `goAway`, and the key goes,
+                    // so no guard reads the old countdown.
+                    Some(Routed::NewConnection) => {
+                        if go_away_deadline.take().is_some() {
+                            self.state.remove("session:go_away_remaining_ms");
+                        }
+                    }
                     Some(Routed::TurnEnded(..) | Routed::Tick | Routed::Interrupted) => {}
                     Some(Routed::Ended(..)) | None => break,
                 },

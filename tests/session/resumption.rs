@@ -671,3 +671,53 @@ fn a_governed_call_id_issued_again_on_a_resumed_connection_is_a_new_call() {
         })
         .unwrap();
 }
+
+/// A goAway's deadline is its connection's: once the session has moved to
+/// a new connection, `session:go_away_remaining_ms` is gone from state
+/// (a guard reading it would take the new connection for one about to
+/// end) until the new connection's own goAway.
+#[test]
+fn a_go_away_countdown_ends_with_its_connection() {
+    Simulation::new(Seed::new(3))
+        .run(|| async {
+            let script = ScriptedServer::new()
+                .resumption_update("h1", true)
+                .says("one")
+                .pause(Duration::from_millis(600))
+                .go_away(Duration::from_secs(20))
+                .pause(Duration::from_millis(1200))
+                .reconnect_resuming("h1")
+                .says("two")
+                .pause(Duration::from_millis(1200));
+            let journal = Arc::new(livesim::state::MemoryJournalSink::new());
+            let state = livesim::state::State::new().with_journal_sink(journal.clone());
+            let run = script
+                .play(
+                    Live::builder()
+                        .text_only()
+                        .state(state)
+                        .resumption(Resumption::on()),
+                )
+                .await
+                .unwrap();
+            let journal = journal.entries();
+            let countdown: Vec<_> = journal
+                .iter()
+                .filter(|m| m.key == "session:go_away_remaining_ms")
+                .collect();
+            // Counted down on the first connection, then removed once.
+            assert!(
+                countdown.first().is_some_and(|m| !m.removed),
+                "{countdown:?}"
+            );
+            assert_eq!(
+                countdown.iter().filter(|m| m.removed).count(),
+                1,
+                "{countdown:?}"
+            );
+            assert!(countdown.last().is_some_and(|m| m.removed), "{countdown:?}");
+            assert_eq!(run.state().get("session:go_away_remaining_ms"), None);
+            run.disconnect().await;
+        })
+        .unwrap_or_else(|f| panic!("{}", f.summary()));
+}

@@ -17,6 +17,7 @@ mod engine;
 mod explore;
 mod final_state;
 mod generator;
+mod go_away_countdown;
 mod handle_lag;
 mod hang_up;
 mod hangs;

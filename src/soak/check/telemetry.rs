@@ -3,7 +3,10 @@
 //!
 //! A session with phases also writes `session:time_in_phase_ms` on each
 //! tick: the time since the latest `session:phase` write, by the
-//! journal's own timestamps.
+//! journal's own timestamps. After a `goAway` it writes
+//! `session:go_away_remaining_ms`, counting down to that connection's
+//! deadline and no longer once the session is on a new connection
+//! ([`go_away_remaining`]).
 //!
 //! Every tick the telemetry lane writes `session:elapsed_ms` (time since
 //! setup) and then `session:silence_ms` (time since content last moved:
@@ -63,6 +66,7 @@ struct Tick {
 /// Checks the run's telemetry signals against its events.
 pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
     time_in_phase(run)?;
+    go_away_remaining(run)?;
     let ticks = ticks(run);
     let Some(start) = run
         .events
@@ -250,6 +254,132 @@ fn time_in_phase(run: &RunRecord) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Each `session:go_away_remaining_ms` the session writes counts down to
+/// the deadline of a `goAway` that stands: the latest the run received
+/// by then, or one received at most [`LAG`] after (the run hears of a
+/// frame a little after the session handled it), on the connection the
+/// write is made on. A session that moved to a new connection since has
+/// no deadline: the old connection's no longer stands, and a guard
+/// reading the key would take the new connection for one about to end.
+/// The value is the time left less the time since, give or take the lag.
+/// The key is removed only as the session moves, after a `goAway`.
+fn go_away_remaining(run: &RunRecord) -> Result<(), String> {
+    let mut writes = run
+        .journal
+        .iter()
+        .filter(|m| m.key == "session:go_away_remaining_ms")
+        .peekable();
+    if writes.peek().is_none() {
+        return Ok(());
+    }
+    // (when received, the time left) of each goAway with a time left;
+    // when the run heard of each new connection.
+    let go_aways: Vec<(Duration, Duration)> = run
+        .events
+        .iter()
+        .filter_map(|e| match &e.event {
+            LiveEvent::GoAway {
+                time_left: Some(left),
+            } => Some((e.at, *left)),
+            _ => None,
+        })
+        .collect();
+    let moves: Vec<Duration> = run
+        .events
+        .iter()
+        .filter(|e| matches!(e.event, LiveEvent::Resumed { .. }))
+        .map(|e| e.at)
+        .collect();
+    for write in writes {
+        let at = write.timestamp - VIRTUAL_EPOCH;
+        let name = || {
+            format!(
+                "journal #{}: session:go_away_remaining_ms {} at t={}",
+                write.seq,
+                write.value,
+                format_time(at)
+            )
+        };
+        if write.removed {
+            // Removed as the session moved, and only once some goAway
+            // came: the lanes interleave, so the telemetry lane may hear
+            // of the move up to a lag after the run does, or before.
+            let moved = moves.iter().any(|&m| {
+                m <= at + LAG && at <= m + LAG && go_aways.iter().any(|&(got, _)| got <= m)
+            });
+            if !moved {
+                return Err(format!(
+                    "{}: removed, but the session did not move to a new connection after a \
+                     goAway then",
+                    name()
+                ));
+            }
+            continue;
+        }
+        // The goAways the write may count down from: the latest received
+        // by then, and any received within the lag after.
+        let latest = go_aways.iter().rposition(|&(got, _)| got <= at);
+        let mut candidates = go_aways
+            .iter()
+            .enumerate()
+            .filter(|&(i, &(got, _))| Some(i) == latest || (at < got && got <= at + LAG))
+            .map(|(_, &g)| g)
+            .peekable();
+        if candidates.peek().is_none() {
+            return Err(format!("{}, with no goAway before it", name()));
+        }
+        let mut first_problem = None;
+        for (got, left) in candidates {
+            match counts_down(write.value.as_u64(), at, got, left, &moves) {
+                Ok(()) => {
+                    first_problem = None;
+                    break;
+                }
+                Err(why) => {
+                    first_problem.get_or_insert(why);
+                }
+            }
+        }
+        if let Some(why) = first_problem {
+            return Err(format!("{}: {why}", name()));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `value`, written at `at`, counts down from the `goAway`
+/// received at `got` with `left`: no move to a new connection came
+/// between them, and the value is `left` less the time since, give or
+/// take [`LAG`].
+fn counts_down(
+    value: Option<u64>,
+    at: Duration,
+    got: Duration,
+    left: Duration,
+    moves: &[Duration],
+) -> Result<(), String> {
+    if let Some(moved) = moves.iter().find(|&&m| got < m && m + LAG < at) {
+        return Err(format!(
+            "the session moved to a new connection at t={}, after the goAway of t={}, so \
+             that goAway's deadline no longer stands",
+            format_time(*moved),
+            format_time(got)
+        ));
+    }
+    let most = left.saturating_sub(at.saturating_sub(got));
+    let least = left.saturating_sub((at + LAG).saturating_sub(got));
+    match value.map(Duration::from_millis) {
+        Some(v) if least <= v && v <= most => Ok(()),
+        _ => Err(format!(
+            "the goAway received at t={} left {} ms, so between {} and {} ms remain then",
+            format_time(got),
+            left.as_millis(),
+            least.as_millis(),
+            most.as_millis()
+        )),
+    }
 }
 
 /// Whether the session makes `event` only from a frame that carries

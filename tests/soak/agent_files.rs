@@ -473,7 +473,10 @@ fn every_sim_agent_loads() {
         let agent = super::agent(name);
         assert_eq!(agent.name, name);
         assert!(!agent.planted_bug());
-        assert_eq!(agent.resumable(), name == "resumable" || name == "pharmacy");
+        assert_eq!(
+            agent.resumable(),
+            ["resumable", "pharmacy", "support"].contains(&name)
+        );
     }
 }
 

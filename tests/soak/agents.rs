@@ -108,6 +108,7 @@ fn support_soaks_clean_with_parallel_calls_cancellations_and_its_tape() {
             "go-away-mid-call",
             "tape-answer",
             "refunded",
+            "resumed",
         ],
     );
 }
@@ -227,8 +228,10 @@ fn the_scenario_corpus_runs_clean_against_each_spec() {
     assert!(ran >= 5, "{ran} scenarios");
 }
 
-/// The support agent's tape answers its extractor for every line the
-/// model may end a turn with.
+/// The support agent's tape answers its extractor (window 1) for every
+/// line of its repertoire a turn may end with: the model's, and the
+/// user's (said, or typed, as while the session reconnects, when nothing
+/// is said after it).
 #[test]
 fn the_support_tape_answers_every_closing_line() {
     let support = agent("support");
@@ -244,10 +247,14 @@ fn the_support_tape_answers_every_closing_line() {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    for line in &support.repertoire.model_lines {
+    let lines = (support.repertoire.model_lines.iter())
+        .map(|line| (Speaker::Model, line))
+        .chain((support.repertoire.user_lines.iter()).map(|line| (Speaker::User, line)));
+    for (speaker, line) in lines {
         let transcript = Transcript::default();
         transcript.push(Speaker::User, "Hello?");
-        transcript.push(Speaker::Model, line.as_str());
+        transcript.push(Speaker::Model, "Hello.");
+        transcript.push(speaker, line.as_str());
         let turn = TurnContext {
             transcript,
             state: State::new(),

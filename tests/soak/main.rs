@@ -42,6 +42,7 @@ mod shrink;
 mod simulated_user;
 mod swarm;
 mod temporal;
+mod typed_lines;
 mod user_agent;
 mod watchers;
 mod your_agent;

@@ -2,7 +2,8 @@
 //! [`invariants`] (with those of connections in [`reconnects`], of
 //! refusals in [`refusals`], the stored log's order in [`wire_order`] and
 //! the session's clock signals in [`telemetry`], what extractors were given
-//! in [`extractions`], the flow's decisions against a model of its rules in
+//! in [`extractions`] (where what the user typed stands in
+//! [`typed_lines`]), the flow's decisions against a model of its rules in
 //! [`flow_model`], the phases a session moved through in [`phases`], its temporal patterns
 //! in [`temporal`]), the "sometimes" goals
 //! ([`sometimes`]), the determinism check across runs ([`determinism`]),
@@ -48,5 +49,6 @@ pub(crate) mod temporal;
 pub(crate) mod triage;
 pub(crate) mod triage_file;
 pub(crate) mod triage_report;
+pub(crate) mod typed_lines;
 pub(crate) mod watchers;
 pub(crate) mod wire_order;

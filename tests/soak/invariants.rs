@@ -56,6 +56,7 @@ fn a_refused_call_that_runs_or_is_answered_otherwise_is_caught() {
         args: json!({}),
         started: std::time::Duration::from_millis(1500),
         finished: Some(std::time::Duration::from_millis(1600)),
+        dropped: None,
         outcome: ExecutionOutcome::Ok(json!({})),
     });
     let err = verdict(invariants::REFUSED_NEVER_RUNS, &ran).unwrap_err();

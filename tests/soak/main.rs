@@ -26,6 +26,7 @@ mod import;
 mod import_journal;
 mod invariants;
 mod latency;
+mod left_to_finish;
 mod logs;
 mod mistakes;
 mod network;

@@ -263,6 +263,7 @@ impl ExecutionLog {
             args,
             started: executor::now(),
             finished: None,
+            dropped: None,
             outcome: ExecutionOutcome::Unfinished,
         });
         runs.runs.len() - 1
@@ -280,8 +281,11 @@ impl ExecutionLog {
     }
 
     /// A run dropped before it finished: aborted, or cut by a timeout.
-    fn dropped(&self) {
+    fn dropped(&self, index: usize) {
         let mut runs = self.lock();
+        if let Some(run) = runs.runs.get_mut(index) {
+            run.dropped = Some(executor::now());
+        }
         runs.live = runs.live.saturating_sub(1);
         drop(runs);
         self.ended.notify_waiters();
@@ -331,7 +335,7 @@ impl Drop for Running {
                 ExecutionOutcome::Failed("the tool panicked".to_string()),
             );
         } else {
-            self.log.dropped();
+            self.log.dropped(self.index);
         }
     }
 }

@@ -304,6 +304,7 @@ mod tests {
             args: serde_json::Value::Null,
             started: Duration::ZERO,
             finished: None,
+            dropped: None,
             outcome: ExecutionOutcome::Unfinished,
         };
         let name = call_name(&e);

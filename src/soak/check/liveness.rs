@@ -1,5 +1,7 @@
-//! `liveness`: the session settles after the fault phase, and a session
-//! that ended stops its tools.
+//! `liveness`: the session settles after the fault phase, a session that
+//! ended stops its tools, and one that lives lets them finish.
+
+use std::time::Duration;
 
 use crate::executor::format_time;
 use crate::session::LiveEvent;
@@ -63,6 +65,7 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
             format_time(late.finished.unwrap_or_default())
         ));
     }
+    left_to_finish(run)?;
     // A session the strict script hung up on is the `protocol` failure.
     if !settling.ended_by_script
         && !gave_up
@@ -93,6 +96,49 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
         if !left.is_empty() {
             return Err(format!(
                 "calls still unanswered after the run settled: {left:?}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// How long after a session dropped a tool the run may hear that it ended.
+const LAG: Duration = Duration::from_millis(250);
+
+/// A session that lives lets its tools finish, those of a connection that
+/// ended too (a half-run tool is worse than an unanswered one): a run is
+/// dropped unfinished only when its call was cancelled, when its answer
+/// went out anyway (a timeout's error), when its tool timed out after its
+/// connection ended (the session says the call finished there), or as the
+/// session ended (its `disconnected` event comes at most [`LAG`] after).
+fn left_to_finish(run: &RunRecord) -> Result<(), String> {
+    for execution in &run.executions {
+        let Some(dropped) = execution.dropped else {
+            continue;
+        };
+        let id = execution.call_id.as_deref().unwrap_or_default();
+        let excused = run.calls.cancelled.contains(id)
+            || run.calls.answered.contains(id)
+            || run.events.iter().any(|e| match &e.event {
+                // The server cancelled it (a frame of its own, or the
+                // script's cancellation).
+                LiveEvent::ToolCancelled { ids } => ids.iter().any(|c| c == id),
+                LiveEvent::Disconnected { .. } => dropped <= e.at && e.at <= dropped + LAG,
+                LiveEvent::Warning { message } => {
+                    !id.is_empty()
+                        && message.contains(&format!("({id}) finished after its connection ended"))
+                }
+                _ => false,
+            });
+        if !excused {
+            return Err(format!(
+                "{} ({}) started at t={} was dropped unfinished at t={}, though its call was \
+                 not cancelled and the session did not end: a session lets its tools finish, \
+                 those of a connection that ended too",
+                execution.tool,
+                execution.call_id.as_deref().unwrap_or("no call id"),
+                format_time(execution.started),
+                format_time(dropped)
             ));
         }
     }

@@ -54,6 +54,10 @@ pub struct ToolExecution {
     /// Virtual time it finished; `None` if it never did (cancelled, timed
     /// out, or the connection ended).
     pub finished: Option<Duration>,
+    /// Virtual time it was dropped unfinished (aborted by a cancellation
+    /// or the session's end, or cut by a timeout); `None` if it finished,
+    /// or still ran when the run was recorded.
+    pub dropped: Option<Duration>,
     /// How it ended.
     pub outcome: ExecutionOutcome,
 }

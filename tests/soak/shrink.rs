@@ -304,3 +304,61 @@ fn a_saved_shrink_note_has_no_wall_time_and_old_files_still_read() {
     assert_eq!(old.case, entry.case);
     assert_eq!(old.shrunk.map(|n| n.seconds), Some(0.4));
 }
+
+/// A failure that needs one call, made on a later connection of an agent
+/// that resumes, shrinks to one connection ending in that call: the
+/// connections before it are merged away (a `reconnect` and what ended the connection before it
+/// go together, since neither alone leaves a valid script).
+#[test]
+fn a_call_on_a_later_connection_shrinks_to_one_connection() {
+    let mut resumable = agent("resumable");
+    resumable.invariants = vec![AgentInvariant::Before(
+        "transfer_funds".into(),
+        "list_accounts".into(),
+    )];
+    let soak = Soak::agent(&resumable).check_determinism_every(0);
+    let failure = (0..200)
+        .find_map(|s| {
+            let run = soak.run_seed(Seed::new(s));
+            let failure = run
+                .failures
+                .into_iter()
+                .find(|f| f.invariant == "before(transfer_funds, list_accounts)")?;
+            // In memory (over the simulated network a frame may be lost,
+            // and a case shrinks less), the breaking call after a
+            // reconnect.
+            if failure.faults.to_string().contains("network") {
+                return None;
+            }
+            let actions = failure.script.actions();
+            let reconnect = actions
+                .iter()
+                .position(|a| matches!(a, livesim::testing::Action::Reconnect(_)))?;
+            let call = actions.iter().position(|a| match a {
+                livesim::testing::Action::Call(c) => c.name == "list_accounts",
+                livesim::testing::Action::CallMany(cs) => {
+                    cs.iter().any(|c| c.name == "list_accounts")
+                }
+                _ => false,
+            })?;
+            (call > reconnect).then_some(failure)
+        })
+        .expect("a resumable seed under 200 calls list_accounts only after a reconnect");
+    let stages = std::sync::Mutex::new(Vec::new());
+    let shrunk = soak
+        .shrink(&Case::from(&failure), &failure.invariant, BUDGET, &|p| {
+            stages.lock().unwrap().push(p.stage)
+        })
+        .unwrap();
+    // One connection, the call that breaks the invariant last (after the
+    // verification the agent's spec gates it on).
+    assert!(!shrunk.case.script.spans_connections(), "{}", shrunk.case);
+    assert!(shrunk.case.actions() <= 3, "{}", shrunk.case);
+    assert!(
+        matches!(shrunk.case.script.actions().last(),
+            Some(livesim::testing::Action::Call(c)) if c.name == "list_accounts"),
+        "{}",
+        shrunk.case
+    );
+    assert!(stages.into_inner().unwrap().contains(&"connections"));
+}

@@ -8,8 +8,10 @@
 //! order, each repeated while it helps:
 //!
 //! 1. **turns**: delta debugging (ddmin) over the script's turns;
-//! 2. **actions**: ddmin over single actions, then over the calls of each
-//!    parallel call (`call_many`);
+//! 2. **actions**: ddmin over single actions; **connections**: each
+//!    connection merged into the one before it (its `reconnect` and what
+//!    ended the connection before go together, as neither alone leaves a
+//!    valid script); then the calls of each parallel call (`call_many`);
 //! 3. **text**: runs of text chunks merged into one frame each;
 //! 4. **faults**: the conversation faults off (all at once, then kind by
 //!    kind; they still matter to simulated tools once the script is fixed);
@@ -294,6 +296,8 @@ pub(crate) fn shrink(
         report("turns", &best, &judge);
         shrink_actions(&mut best, &mut judge);
         report("actions", &best, &judge);
+        merge_connections(&mut best, &mut judge);
+        report("connections", &best, &judge);
         shrink_calls(&mut best, &mut judge);
         report("calls", &best, &judge);
         merge_text(&mut best, &mut judge);
@@ -352,6 +356,35 @@ fn shrink_actions(best: &mut Case, judge: &mut Judge<'_>) {
     });
     if let Some(case) = with_actions(&base, &kept) {
         *best = case;
+    }
+}
+
+/// Merges a connection into the one before it: its `reconnect` and the
+/// action that ended the connection before (a `close`, an `abort`, a
+/// refused setup, a `goAway`) go together. Removing either alone leaves
+/// a script that is not valid (a reconnect with no reason, or a
+/// connection that ends with none after it), so the action-by-action
+/// stage keeps both even when the failure needs neither.
+fn merge_connections(best: &mut Case, judge: &mut Judge<'_>) {
+    let mut reconnect = best.script.actions().len();
+    while let Some(r) = best.script.actions()[..reconnect]
+        .iter()
+        .rposition(|a| matches!(a, Action::Reconnect(_)))
+    {
+        reconnect = r;
+        let actions = best.script.actions();
+        let Some(end) = actions[..r].iter().rposition(script::ends_a_connection) else {
+            continue;
+        };
+        let merged: Vec<Action> = actions
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != end && i != r)
+            .map(|(_, a)| a.clone())
+            .collect();
+        if let Some(case) = with_actions(best, &merged) {
+            try_case(best, judge, case);
+        }
     }
 }
 

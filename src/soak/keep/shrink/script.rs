@@ -40,16 +40,23 @@ pub(crate) fn connections_end(actions: &[Action]) -> bool {
     let mut ended = false;
     for action in actions {
         match action {
-            Action::Close(_) | Action::Abort | Action::RejectSetup(_) | Action::GoAwayMs(_) => {
-                ended = true
-            }
-            Action::Send(message) if message.get("goAway").is_some() => ended = true,
             Action::Reconnect(_) if !ended => return false,
             Action::Reconnect(_) => ended = false,
+            _ if ends_a_connection(action) => ended = true,
             _ => {}
         }
     }
     true
+}
+
+/// Whether `action` ends its connection, or gives the client its reason
+/// to leave it (a `goAway`).
+pub(crate) fn ends_a_connection(action: &Action) -> bool {
+    match action {
+        Action::Close(_) | Action::Abort | Action::RejectSetup(_) | Action::GoAwayMs(_) => true,
+        Action::Send(message) => message.get("goAway").is_some(),
+        _ => false,
+    }
 }
 
 /// A frame carrying one piece of a text stream: the stream's name, the

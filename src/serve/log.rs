@@ -50,10 +50,7 @@ const DEADLINE_REASON: &str = "Deadline expired before operation could complete.
 /// assert!(one_line(&"x".repeat(5000)).ends_with("…(5000 bytes)"));
 /// ```
 pub fn one_line(text: &str) -> String {
-    let unsafe_char = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
+    let unsafe_char = crate::wire::acts_on_a_terminal;
     if !text.chars().any(unsafe_char) {
         return clip(text, MAX_LINE).into_owned();
     }

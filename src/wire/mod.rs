@@ -64,7 +64,9 @@ pub use open_enum::{
     Scheduling, StartSensitivity, TurnCompleteReason, TurnCoverage, UrlRetrievalStatus,
     VadSignalType, VoiceActivityType,
 };
-pub use redact::{REDACTED, REDACTED_TOKEN, Redactor, clip, redact_url, scrub_builtin};
+pub use redact::{
+    REDACTED, REDACTED_TOKEN, Redactor, acts_on_a_terminal, clip, redact_url, scrub_builtin,
+};
 pub use secret::{Secret, known_secrets, remember};
 #[cfg(feature = "simulation")]
 pub(crate) use secret::{known_scrubbed, scrub_known};

@@ -158,10 +158,7 @@ enum Escape {
 /// could make a line read as another. Each is escaped; newlines and tabs
 /// stay.
 fn printable(text: &str, escape: Escape) -> Cow<'_, str> {
-    let unsafe_char = |c: char| {
-        (c.is_control() && !matches!(c, '\n' | '\t'))
-            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
+    let unsafe_char = |c: char| livesim::wire::acts_on_a_terminal(c) && !matches!(c, '\n' | '\t');
     if !text.chars().any(unsafe_char) {
         return text.into();
     }

@@ -1,10 +1,9 @@
 //! `liveness`: the session settles after the fault phase, a session that
 //! ended stops its tools, and one that lives lets them finish.
 
-use std::time::Duration;
-
 use crate::executor::format_time;
 use crate::session::LiveEvent;
+use crate::soak::check::telemetry::LAG;
 use crate::soak::check::wire_order;
 use crate::soak::run::record::RunRecord;
 
@@ -101,9 +100,6 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
     }
     Ok(())
 }
-
-/// How long after a session dropped a tool the run may hear that it ended.
-const LAG: Duration = Duration::from_millis(250);
 
 /// A session that lives lets its tools finish, those of a connection that
 /// ended too (a half-run tool is worse than an unanswered one): a run is

@@ -156,6 +156,7 @@ fn resumable_soaks_clean_through_drops_stale_handles_and_moves() {
         &[
             "resumed",
             "fresh-session",
+            "typed-into-fresh",
             "resume-retried",
             "go-away-move",
             "transparent-replay",
@@ -184,6 +185,7 @@ fn pharmacy_soaks_clean_and_holds_what_is_typed_while_a_move_is_pending() {
         &[
             "resumed",
             "fresh-session",
+            "typed-into-fresh",
             "go-away-move",
             "refilled",
             "found",

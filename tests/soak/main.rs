@@ -43,6 +43,7 @@ mod shrink;
 mod simulated_user;
 mod swarm;
 mod temporal;
+mod typed_into_fresh;
 mod typed_lines;
 mod user_agent;
 mod watchers;

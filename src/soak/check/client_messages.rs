@@ -19,6 +19,8 @@ use crate::wire::JsonPath;
 pub(crate) struct Contents {
     /// The new messages (replays left out), in order.
     pub new: Vec<String>,
+    /// Where each of [`new`](Self::new) is in the messages the session sent.
+    pub new_at: Vec<usize>,
     /// Where, in the messages the session sent, those it sent again on a
     /// resumed connection are (transparent resumption).
     pub replays: Vec<usize>,
@@ -113,6 +115,7 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
             // nothing the latest one owes.
             session.push(text.clone());
             out.new.push(text);
+            out.new_at.push(at);
             continue;
         }
         got += 1;
@@ -129,6 +132,7 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
         }
         session.push(text.clone());
         out.new.push(text);
+        out.new_at.push(at);
     }
     if let Some(missing) = due.front()
         && !run.settling.ended
@@ -175,6 +179,7 @@ pub(crate) fn client_messages_once(run: &RunRecord) -> Result<(), String> {
             ));
         }
     }
+    fresh_sessions_get_only_what_came_after(run, &contents)?;
     let lost = run.typed.len().saturating_sub(contents.new.len());
     // A fresh session starts without what was queued for the old one: the
     // messages the user sent while a reconnect that ended fresh was under
@@ -195,10 +200,43 @@ pub(crate) fn client_messages_once(run: &RunRecord) -> Result<(), String> {
     Ok(())
 }
 
+/// A session that starts fresh drops what was queued for the old one (a
+/// fresh server has none of its context) and says so: from the instant of
+/// each `resumed { fresh: true }` on, the server gets no more new messages
+/// than the user typed from that instant on. A message queued while the
+/// session reconnected and sent into the fresh session breaks the count,
+/// whatever the user typed later.
+fn fresh_sessions_get_only_what_came_after(
+    run: &RunRecord,
+    contents: &Contents,
+) -> Result<(), String> {
+    for timed in &run.events {
+        if !matches!(timed.event, LiveEvent::Resumed { fresh: true, .. }) {
+            continue;
+        }
+        let since = timed.at;
+        let got = contents
+            .new_at
+            .iter()
+            .filter(|&&at| run.sent_at.get(at).is_some_and(|&sent| sent >= since))
+            .count();
+        let typed = run.typed_at.iter().filter(|&&at| at >= since).count();
+        if got > typed {
+            return Err(format!(
+                "the server got {got} new message(s) from t={} on, when the session started \
+                 fresh, but the user typed {typed} from then on: a message queued for the old \
+                 session was sent into the fresh one, which has none of its context",
+                crate::executor::format_time(since)
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// How many messages the user sent while a reconnect that ended in a
 /// fresh session was under way (from its first `reconnecting` to its
 /// `resumed { fresh: true }`): the session may drop those.
-fn sent_during_fresh_reconnects(run: &RunRecord) -> usize {
+pub(crate) fn sent_during_fresh_reconnects(run: &RunRecord) -> usize {
     let mut windows = Vec::new();
     let mut began = None;
     for timed in &run.events {

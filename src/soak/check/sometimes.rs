@@ -26,6 +26,7 @@
 //! | `tape-miss` | an extractor's question was not on its tape | agent files with an extractor |
 //! | `resumed` | a connection ended (a close or a drop) and the session resumed on the next | agents that resume |
 //! | `fresh-session` | a resume found no session (1008 "session not found") and a fresh one started | agents that resume |
+//! | `typed-into-fresh` | the user typed while a reconnect that ended in a fresh session was under way (the session must drop it) | agents that resume |
 //! | `resume-retried` | a resume took more than one attempt (a setup refused in passing) and still resumed the same session | agents that resume |
 //! | `go-away-move` | the session moved to a new connection after a `goAway` | agents that resume |
 //! | `reconnect-gave-up` | every reconnect attempt failed and the session ended | agents that resume |
@@ -50,6 +51,7 @@ use serde_json::Value;
 use crate::session::LiveEvent;
 use crate::soak::agent::TAPE_MISS;
 use crate::soak::check::calls_by_connection::{self, events_by_connection};
+use crate::soak::check::client_messages;
 use crate::soak::check::model::Expected;
 use crate::soak::check::wire_order;
 use crate::soak::run::record::{ExecutionOutcome, RunRecord};
@@ -316,6 +318,9 @@ fn resumption_goals(reach: &Reach) -> Vec<Sometimes> {
     let mut goals = vec![
         Sometimes::new("resumed", |run| moved(run, false, false)),
         Sometimes::new("fresh-session", |run| moved(run, false, true)),
+        Sometimes::new("typed-into-fresh", |run| {
+            client_messages::sent_during_fresh_reconnects(run) > 0
+        }),
         Sometimes::new("resume-retried", |run| {
             let mut retried = false;
             run.delivered().any(|e| match e {

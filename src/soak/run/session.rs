@@ -210,7 +210,8 @@ pub(crate) async fn play(
         issued: Default::default(),
         samples: Default::default(),
     };
-    let turns = user::turns(target, seed, &script);
+    let typing = record.faults.is_on(crate::soak::FaultKind::Typing);
+    let turns = user::turns(target, seed, &script, typing);
     let calls = script
         .actions()
         .iter()
@@ -279,6 +280,8 @@ pub(crate) async fn play(
     let driver = (!turns.is_empty()).then(|| {
         if over_network {
             let events = handle.events();
+            // The network's user follows what the script waits for.
+            let turns = turns.into_iter().filter(|t| t.expected).collect();
             let user = user::follow(
                 control.clone(),
                 handle.clone(),

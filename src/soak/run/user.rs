@@ -15,6 +15,12 @@
 //! once is typed as soon as the session reports the `goAway`. Either way
 //! the session must hold the message and send it once it is on the next
 //! connection.
+//!
+//! With `typing` on, the user also types where the script waits for
+//! nothing: while the session reconnects to a handle the server no longer
+//! knows (its setup refused with 1008, then a fresh session). A fresh
+//! server has none of the old session's context, so the session must drop
+//! what it queued, and the server must never get it.
 
 use crate::wire::JsonPath;
 use std::sync::{Arc, Mutex};
@@ -40,6 +46,9 @@ pub(crate) struct Turn {
     pub say: Say,
     /// When the user sends it.
     pub when: When,
+    /// Whether the script waits for it: `false` for a message typed while
+    /// the session reconnects into a fresh session, which must drop it.
+    pub expected: bool,
 }
 
 /// How the user sends a message: through the session handle's method
@@ -101,9 +110,27 @@ fn connection_before(actions: &[Action], at: usize) -> u32 {
     u32::try_from(opened).unwrap_or(u32::MAX).saturating_add(1)
 }
 
-/// What the user sends for each `expect` of `script`, in order.
-pub(crate) fn turns(target: &Target, seed: Seed, script: &ScriptedServer) -> Vec<Turn> {
+/// Whether the actions at `at` are a connection's end, then a resume
+/// whose setup the server refuses with 1008 ("session not found"): the
+/// session goes on with a fresh session.
+fn ends_into_a_fresh_session(actions: &[Action], at: usize) -> bool {
+    matches!(actions.get(at), Some(Action::Close(_) | Action::Abort))
+        && matches!(actions.get(at + 1), Some(Action::Reconnect(r)) if r.handle.is_some())
+        && matches!(actions.get(at + 2), Some(Action::RejectSetup(c)) if c.code == 1008)
+}
+
+/// What the user sends for each `expect` of `script`, in order, and, with
+/// `typing` on, what it types into a reconnect that ends in a fresh
+/// session (where the script waits for nothing).
+pub(crate) fn turns(
+    target: &Target,
+    seed: Seed,
+    script: &ScriptedServer,
+    typing: bool,
+) -> Vec<Turn> {
     let mut draw = Stream::new(seed, "soak/user");
+    // Its own stream, so every other message stays as the seed had it.
+    let mut dropped = Stream::new(seed, "soak/user/dropped");
     let resumption = &target.repertoire.resumption;
     let opaque = resumption.is_on() && !resumption.is_transparent();
     let mut audio = Stream::new(seed, "soak/user/audio");
@@ -112,6 +139,23 @@ pub(crate) fn turns(target: &Target, seed: Seed, script: &ScriptedServer) -> Vec
     // What was said so far, for a user a model plays.
     let mut said = Vec::new();
     for (at, action) in actions.iter().enumerate() {
+        if typing && ends_into_a_fresh_session(actions, at) && dropped.chance(0.5) {
+            for _ in 0..1 + dropped.below(2) {
+                let text = dropped
+                    .pick(&target.repertoire.user_lines)
+                    .cloned()
+                    .unwrap_or_else(|| "Hello again.".to_string());
+                out.push(Turn {
+                    key: text.clone(),
+                    say: Say::Text(text),
+                    when: When::AfterClose {
+                        close: at,
+                        ended: connection_before(actions, at),
+                    },
+                    expected: false,
+                });
+            }
+        }
         if target.simulated_user.is_some() {
             said.extend(agent_said(action).into_iter().map(Said::Agent));
         }
@@ -207,6 +251,7 @@ pub(crate) fn turns(target: &Target, seed: Seed, script: &ScriptedServer) -> Vec
             key: content_key(&message).unwrap_or_default(),
             say,
             when,
+            expected: true,
         });
     }
     out
@@ -320,7 +365,11 @@ pub(crate) async fn play(
     // typed after the first go at once, while the session still reconnects
     // (its `reconnecting` event was read for the first).
     let mut between = None;
-    for (i, turn) in turns.into_iter().enumerate() {
+    // How many of the turns before this one the script waits for.
+    let mut expects = 0;
+    for turn in turns {
+        let i = expects;
+        expects += usize::from(turn.expected);
         match turn.when {
             When::AfterClose { close, .. } if between == Some(close) => {}
             When::AfterClose { close, ended } => {

@@ -41,6 +41,7 @@ mod rust_corpus;
 mod setup;
 mod shrink;
 mod simulated_user;
+mod spoken_while_reconnecting;
 mod swarm;
 mod temporal;
 mod typed_into_fresh;

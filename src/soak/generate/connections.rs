@@ -76,6 +76,9 @@ pub(super) struct Connections {
     /// Whether a resume's setup is refused in passing: a stream of its own,
     /// so the other draws stay what they were before it joined.
     refusals: Stream,
+    /// Whether what the user sends while the session reconnects is a
+    /// chunk of audio (the microphone streams on) rather than a line.
+    spoken: Stream,
     /// Handles issued so far.
     handles: u32,
     /// The latest resumable handle the session holds.
@@ -98,6 +101,7 @@ impl Connections {
             retries: policy.max_attempts() > 1,
             draw: Stream::new(seed, "soak/script/connections"),
             refusals: Stream::new(seed, "soak/script/connections/refused"),
+            spoken: Stream::new(seed, "soak/script/connections/spoken"),
             handles: 0,
             latest: None,
             moving: false,
@@ -262,11 +266,22 @@ impl Generator<'_> {
         // session queues it and sends it once it is back (not into a
         // fresh session, which would drop it: not with a stale handle).
         // Sometimes two or three messages: a queue that keeps only one,
-        // or sends one twice, shows only with more than one in it.
+        // or sends one twice, shows only with more than one in it. One in
+        // four is a chunk of audio: the microphone streams on while the
+        // connection is down, and the session queues audio as it queues
+        // text.
         if !stale && self.fires(FaultKind::Typing) {
             let messages = 1 + self.fault_stream(FaultKind::Typing).below(3);
             for _ in 0..messages {
-                self.user_types();
+                let spoken = self
+                    .connections
+                    .as_mut()
+                    .is_some_and(|c| c.spoken.chance(0.25));
+                if spoken {
+                    self.push(Action::Expect("realtimeInput.audio".to_string()));
+                } else {
+                    self.user_types();
+                }
             }
         }
         if stale {

@@ -16,7 +16,10 @@
 //!
 //! A non-regular file is read like any other, up to the bound, as the
 //! whole-document readers read it: a pipe (`<(zcat log.gz)`) is a fine
-//! way to hand livesim a file.
+//! way to hand livesim a file. A file livesim finds by itself (a corpus's
+//! specs and scenarios, an agent's `agent.json`) is never such a pipe,
+//! and a named pipe nothing writes to would hold the read forever: those
+//! are read only when they are regular files (see [`special_file`]).
 
 use std::fs::File;
 use std::io::{ErrorKind, Read};
@@ -102,6 +105,33 @@ impl Refused {
             },
         }
     }
+}
+
+/// What a file is when it is not a regular file, a folder or a link, as
+/// messages name it: `a named pipe`, `a socket`, `a device`. A file
+/// livesim found by listing a folder is read only when this is `None`:
+/// opening a named pipe waits for something to write to it, forever when
+/// nothing does. A path the user gives is read whatever it is, as `cat`
+/// reads it: a named pipe and the pipe `<(cmd)` gives are both pipes to
+/// `stat`, and only the first may have no writer.
+pub(crate) fn special_file(file_type: std::fs::FileType) -> Option<&'static str> {
+    if file_type.is_file() || file_type.is_dir() || file_type.is_symlink() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return Some("a named pipe");
+        }
+        if file_type.is_socket() {
+            return Some("a socket");
+        }
+        if file_type.is_char_device() || file_type.is_block_device() {
+            return Some("a device");
+        }
+    }
+    Some("a special file")
 }
 
 /// The bytes of the file at `path`, within `bound`.

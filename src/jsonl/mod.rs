@@ -39,7 +39,7 @@ mod strict;
 mod text;
 
 pub use append::LineAppender;
-pub(crate) use bounded::{Bound, Refused, read_path};
+pub(crate) use bounded::{Bound, Refused, read_path, special_file};
 pub use bounded::{MAX_JSONL_FILE, MAX_JSONL_LINE, read_bytes, read_bytes_from};
 pub use decoder::{JsonlDecoder, TornLine};
 pub(crate) use file::drain_with;

@@ -13,7 +13,9 @@
 //! once, however many links lead to it (by its canonical path), so a link
 //! back up the tree cannot loop. A link that cannot be followed (to
 //! nowhere, or a loop) is an error naming it: it may have been a folder of
-//! scenarios, and passing it over would pass the run without them.
+//! scenarios, and passing it over would pass the run without them. So is
+//! a spec or scenario that is not a file (a named pipe, a device): read,
+//! a named pipe nothing writes to would hold the run forever.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -23,6 +25,7 @@ use serde::Serialize;
 
 use super::scenario::{Scenario, ScenarioFailure};
 use crate::flow::{Enforcement, Spec};
+use crate::jsonl::special_file;
 
 const SPEC_SUFFIX: &str = ".spec.json";
 const SCENARIO_SUFFIX: &str = ".scenario.json";
@@ -164,9 +167,9 @@ impl Corpus {
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         for (name, path, file_type) in entries {
             let name = name.to_string_lossy();
-            let is_dir = if file_type.is_symlink() {
+            let target = if file_type.is_symlink() {
                 match std::fs::metadata(&path) {
-                    Ok(target) => target.is_dir(),
+                    Ok(target) => target.file_type(),
                     Err(e) => {
                         return Err(CorpusError {
                             path: path.display().to_string(),
@@ -178,15 +181,31 @@ impl Corpus {
                     }
                 }
             } else {
-                file_type.is_dir()
+                file_type
             };
-            if is_dir {
+            let spec = name.ends_with(SPEC_SUFFIX) && name.len() > SPEC_SUFFIX.len();
+            let scenario = name.ends_with(SCENARIO_SUFFIX) && name.len() > SCENARIO_SUFFIX.len();
+            if target.is_dir() {
                 if !name.starts_with('.') {
                     self.walk(&path, walked)?;
                 }
-            } else if name.ends_with(SPEC_SUFFIX) && name.len() > SPEC_SUFFIX.len() {
+            } else if let Some(kind) = special_file(target).filter(|_| spec || scenario) {
+                let link = if file_type.is_symlink() {
+                    "a symbolic link to "
+                } else {
+                    ""
+                };
+                return Err(CorpusError {
+                    path: path.display().to_string(),
+                    problem: format!(
+                        "{link}{kind}, not a file: a spec or scenario found in the folder is \
+                         read only from a file (a named pipe nothing writes to would hold the \
+                         run forever); put the file here, or remove it"
+                    ),
+                });
+            } else if spec {
                 self.specs.push(path);
-            } else if name.ends_with(SCENARIO_SUFFIX) && name.len() > SCENARIO_SUFFIX.len() {
+            } else if scenario {
                 self.scenarios.push(path);
             }
         }

@@ -14,7 +14,8 @@
 //!   written back out;
 //! * [`decode`] / [`ProtocolError`]: frame → message, never panicking;
 //! * [`Closed`] / [`CloseClass`]: close codes classified for reconnecting;
-//! * [`Secret`] / [`Redactor`]: keeping credentials out of text.
+//! * [`Secret`] / [`Redactor`]: keeping credentials out of text;
+//! * [`printable_lines`]: text escaped and bounded for a terminal.
 //!
 //! On the wire, names are camelCase; snake_case is accepted on input, as
 //! the server accepts it. int64 fields are strings (either form accepted),
@@ -35,6 +36,7 @@ mod secret;
 mod server;
 mod server_content;
 mod setup;
+mod terminal;
 mod tools;
 mod usage;
 
@@ -64,9 +66,7 @@ pub use open_enum::{
     Scheduling, StartSensitivity, TurnCompleteReason, TurnCoverage, UrlRetrievalStatus,
     VadSignalType, VoiceActivityType,
 };
-pub use redact::{
-    REDACTED, REDACTED_TOKEN, Redactor, acts_on_a_terminal, clip, redact_url, scrub_builtin,
-};
+pub use redact::{REDACTED, REDACTED_TOKEN, Redactor, clip, redact_url, scrub_builtin};
 pub use secret::{Secret, known_secrets, remember};
 #[cfg(feature = "simulation")]
 pub(crate) use secret::{known_scrubbed, scrub_known};
@@ -83,6 +83,7 @@ pub use setup::{
     PrebuiltVoiceConfig, Proactivity, RealtimeInputConfig, SessionResumption, Setup, SlidingWindow,
     SpeechConfig, ThinkingConfig, VoiceConfig,
 };
+pub use terminal::{Escape, MAX_PRINTED_LINE, acts_on_a_terminal, printable, printable_lines};
 pub use tools::{
     FunctionCall, FunctionDeclaration, FunctionResponse, Tool, ToolCall, ToolCallCancellation,
     ToolResponse,

@@ -330,23 +330,6 @@ pub fn clip(text: &str, max: usize) -> Cow<'_, str> {
     Cow::Owned(format!("{}…({} bytes)", &text[..end], text.len()))
 }
 
-/// Whether `c` acts on a terminal, or makes a line read as another, when
-/// printed raw: a control character (ESC, CR, BEL, the C1 controls, a
-/// newline), a Unicode line or paragraph separator, or a direction
-/// override. Text from outside (a client's frame, a name in a file) is
-/// escaped where it holds one before it is printed.
-///
-/// ```
-/// use livesim::wire::acts_on_a_terminal;
-///
-/// assert!(acts_on_a_terminal('\u{1b}') && acts_on_a_terminal('\u{202e}'));
-/// assert!(!acts_on_a_terminal('é'));
-/// ```
-pub fn acts_on_a_terminal(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
-
 /// A URL safe to show: no user info, no query, no fragment; a query that
 /// was there is shown as `?<redacted>`.
 ///

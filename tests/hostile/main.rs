@@ -3,8 +3,9 @@
 //! redactor, `livesim serve` against bad clients (huge and malformed
 //! frames, silent clients, plain HTTP, escape sequences), the files it
 //! writes (recordings, its certificate) against links and earlier runs,
-//! damaged and typo'd files, escape sequences in them reaching the
-//! terminal, numbers beyond u64, and the wording of failure reports.
+//! damaged and typo'd files, named pipes where a file should be, escape
+//! sequences in files (and in a soak's names) reaching the terminal,
+//! numbers beyond u64, and the wording of failure reports.
 //!
 //! Every test here runs in `cargo test`; the large sizes (a 60 MiB
 //! message, 600 junk frames, 10 MB of adversarial text) run when
@@ -18,6 +19,7 @@ mod harness;
 
 mod files;
 mod numbers;
+mod pipes;
 mod redaction;
 mod reports;
 mod secrets;

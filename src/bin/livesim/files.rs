@@ -9,6 +9,7 @@ use std::sync::Mutex;
 
 use livesim::flow::Spec;
 use livesim::simulation::JournalFile;
+use livesim::wire::{Escape, clip, printable, printable_lines};
 
 /// Every check held (a clean replay, a passing corpus).
 pub const PASS: u8 = 0;
@@ -124,51 +125,35 @@ pub fn fail(command: &str, problem: impl std::fmt::Display) -> ExitCode {
 /// of `line` is cut at [`MAX_LINE`] bytes: an error that quotes what it
 /// found (a key, a number) quotes a megabyte of it as readily as a word.
 pub fn say(line: &str) {
-    let line = printable(line, Escape::Rust);
-    let mut text = String::with_capacity(line.len().min(MAX_LINE) + 1);
-    for part in line.split('\n') {
-        text.push_str(&livesim::wire::clip(part, MAX_LINE));
-        text.push('\n');
-    }
+    let mut text = printable_lines(line, Escape::Rust, MAX_LINE).into_owned();
+    text.push('\n');
     let _ = std::io::stderr().write_all(text.as_bytes());
 }
 
-/// The longest line [`say`] writes, in bytes (a longer one ends
-/// `…(N bytes)`): far past any message livesim makes, and past a serve
-/// log line (`livesim::serve::MAX_LINE`), which comes here whole.
-const MAX_LINE: usize = 8 * 1024;
-
-/// How [`printable`] writes a character it escapes.
-#[derive(Clone, Copy)]
-enum Escape {
-    /// `\u{1b}`, as livesim's messages quote a name (and `livesim serve`
-    /// its log): for stderr.
-    Rust,
-    /// `\u001b`: the same character inside a JSON string, for stdout,
-    /// whose `--format json` documents may hold some of these characters
-    /// raw (JSON allows every one but the C0 controls).
-    Json,
+/// Prints `text` as [`print`] does, each of its lines cut at [`MAX_LINE`]
+/// bytes as [`say`] cuts them: for a report that quotes the files it read
+/// (why a scenario cannot run, the step that failed), which may quote a
+/// megabyte of one.
+pub fn print_cut(text: &str, status: u8) -> ExitCode {
+    print(&printable_lines(text, Escape::Json, MAX_LINE), status)
 }
 
-/// `text` as it may reach a terminal. Names and values from the files a
-/// command reads (a tool name in a journal, an unknown key in a spec) end
-/// up in its output and its errors; raw, their control characters could
-/// clear the screen, rewrite the line before them (`\r`) or set the
-/// window title, and the Unicode line separators and direction overrides
-/// could make a line read as another. Each is escaped; newlines and tabs
-/// stay.
-fn printable(text: &str, escape: Escape) -> Cow<'_, str> {
-    let unsafe_char = |c: char| livesim::wire::acts_on_a_terminal(c) && !matches!(c, '\n' | '\t');
-    if !text.chars().any(unsafe_char) {
-        return text.into();
-    }
-    let mut escaped = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        match escape {
-            _ if !unsafe_char(c) => escaped.push(c),
-            Escape::Rust => escaped.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            Escape::Json => escaped.push_str(&format!("\\u{:04x}", c as u32)),
+/// `value` with every string in it cut at [`MAX_LINE`] bytes: a JSON
+/// report bounded as [`print_cut`] bounds text, still a document a
+/// program parses.
+pub fn cut_strings(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::String(text) => {
+            if let Cow::Owned(cut) = clip(text, MAX_LINE) {
+                *text = cut;
+            }
         }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(cut_strings),
+        serde_json::Value::Object(members) => members.values_mut().for_each(cut_strings),
+        _ => {}
     }
-    escaped.into()
 }
+
+/// The longest line [`say`] and [`print_cut`] write, in bytes (a longer
+/// one ends `…(N bytes)`).
+const MAX_LINE: usize = livesim::wire::MAX_PRINTED_LINE;

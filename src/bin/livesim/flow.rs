@@ -207,9 +207,17 @@ fn ci(args: CiArgs) -> ExitCode {
     };
     // The results are printed even when the JUnit file cannot be written,
     // so the run is not lost; the exit status says it was not all well.
+    // They quote the files read (why one cannot be used, a failing step's
+    // tool), cut as an error quoting them on stderr is.
     let printed = match args.format {
-        Format::Text => files::print(&report.to_string(), status),
-        Format::Json => print_json(COMMAND, &report, status),
+        Format::Text => files::print_cut(&report.to_string(), status),
+        Format::Json => match serde_json::to_value(&report) {
+            Ok(mut value) => {
+                files::cut_strings(&mut value);
+                print_json(COMMAND, &value, status)
+            }
+            Err(e) => files::fail(COMMAND, format!("cannot write the JSON: {e}")),
+        },
     };
     match junit {
         Some(problem) => files::fail(COMMAND, problem),

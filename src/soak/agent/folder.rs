@@ -91,8 +91,9 @@ impl Agent {
 /// What stands at `path` when it is not a file that can be opened, said
 /// as what it is: `std::fs` would call a folder "Is a directory" and a
 /// link loop "Too many levels of symbolic links", leaving the user to
-/// work out which part of the path is meant. `None` when it is a file
-/// (or something the read itself will name, such as a device).
+/// work out which part of the path is meant. A named pipe, a device or a
+/// socket is not a file either: a named pipe nothing writes to would hold
+/// the read forever. `None` when it is a file.
 pub(crate) fn not_a_file(path: &Path) -> Option<String> {
     let own = path.symlink_metadata().ok()?;
     let link = own
@@ -111,7 +112,15 @@ pub(crate) fn not_a_file(path: &Path) -> Option<String> {
         (Ok(meta), Some(target)) if meta.is_dir() => Some(format!(
             "it is a symbolic link to {target}, which is a folder, not a file; {fix}"
         )),
-        (Ok(_), _) | (Err(_), None) => None,
+        (Ok(meta), target) => {
+            crate::jsonl::special_file(meta.file_type()).map(|kind| match target {
+                Some(target) => {
+                    format!("it is a symbolic link to {target}, {kind}, not a file; {fix}")
+                }
+                None => format!("it is {kind}, not a file; put the agent file here"),
+            })
+        }
+        (Err(_), None) => None,
         (Err(e), Some(target)) if e.kind() == ErrorKind::NotFound => Some(format!(
             "it is a symbolic link to {target}, which does not exist; {fix}"
         )),

@@ -167,7 +167,7 @@ impl Soak {
     pub fn run(self) -> Summary {
         match self.try_run() {
             Ok(summary) => summary,
-            Err(summary) => panic!("\n{summary}"),
+            Err(summary) => panic!("\n{}", for_terminal(&summary.to_string())),
         }
     }
 
@@ -191,7 +191,7 @@ impl Soak {
         self.refuse_mistakes();
         let keeping = match self.keeping() {
             Ok(keeping) => keeping,
-            Err(e) => panic!("livesim: {e}"),
+            Err(e) => panic!("livesim: {}", for_terminal(&e)),
         };
         let case_file = std::env::var_os(CASE_VARIABLE).filter(|v| !v.is_empty());
         let (kept, errors, seeds) = match &case_file {
@@ -199,7 +199,7 @@ impl Soak {
                 let file = PathBuf::from(file);
                 let entry = match crate::soak::keep::replay::load_for(&self, &file) {
                     Ok(entry) => entry,
-                    Err(e) => panic!("livesim: {CASE_VARIABLE}={e}"),
+                    Err(e) => panic!("livesim: {CASE_VARIABLE}={}", for_terminal(&e)),
                 };
                 let seed = entry.case.seed.value();
                 let kept = KeptCase {
@@ -216,7 +216,7 @@ impl Soak {
                 let (seeds, one_seed) = match SeedPlan::from_env(self.seeds.clone()) {
                     Ok(SeedPlan::One(seed)) => (seed.value()..seed.value().saturating_add(1), true),
                     Ok(SeedPlan::Range(range)) => (range, false),
-                    Err(e) => panic!("livesim: {e}"),
+                    Err(e) => panic!("livesim: {}", for_terminal(&e)),
                 };
                 let (kept, errors) = match &keeping {
                     Some(keeping) if !one_seed => kept_cases(&self, keeping.corpus.as_deref()),
@@ -244,12 +244,16 @@ impl Soak {
             // A kept case that fails again is in the corpus already.
             if let Some(keeping) = keeping.filter(|_| case_file.is_none()) {
                 keeping.keep(&mut summary, std::slice::from_ref(&self), &|line| {
-                    eprintln!("livesim: {line}")
+                    eprintln!("livesim: {}", for_terminal(line))
                 });
             }
             return Err(Box::new(summary));
         }
-        let _ = writeln!(std::io::stderr().lock(), "{}", summary.line());
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "{}",
+            for_terminal(&summary.line())
+        );
         Ok(summary)
     }
 }
@@ -341,5 +345,17 @@ fn run_all(
                 .unwrap_or_else(crate::executor::hang_bound),
         },
         progress,
+    )
+}
+
+/// `text` as a soak writes it to stderr, or panics with it: the names and
+/// messages it quotes come from agent files and the user's code (an
+/// invariant's name, a tool's, why a check failed), so what acts on a
+/// terminal is escaped and each line cut, as the CLI prints them.
+fn for_terminal(text: &str) -> std::borrow::Cow<'_, str> {
+    crate::wire::printable_lines(
+        text,
+        crate::wire::Escape::Rust,
+        crate::wire::MAX_PRINTED_LINE,
     )
 }

@@ -45,12 +45,16 @@ fn a_tool_dropped_while_the_session_lives_is_caught() {
     run.outcome = ExecutionOutcome::Unfinished;
     cut.calls.answered.remove(&id);
     cut.calls.cancelled.remove(&id);
+    cut.events.retain(
+        |e| !matches!(&e.event, LiveEvent::ToolResponse { id: answered, .. } if *answered == id),
+    );
     let err = verdict(invariants::LIVENESS, &cut).unwrap_err();
     assert!(
         err.contains(&format!("({id}) started at t="))
             && err.ends_with(
-                "though its call was not cancelled and the session did not end: a session \
-                 lets its tools finish, those of a connection that ended too"
+                "though its call was not cancelled or answered on that connection and the \
+                 session did not end: a session lets its tools finish, those of a connection \
+                 that ended too"
             ),
         "{err}"
     );
@@ -72,5 +76,61 @@ fn a_tool_dropped_while_the_session_lives_is_caught() {
             .err()
             .is_none_or(|e| !e.contains("a session lets its tools finish")),
         "{verdict:?}"
+    );
+}
+
+/// Call ids belong to their connection: a cancellation on the connection
+/// before names another call with the same id. A passing run of a
+/// resuming agent where a tool run on a later connection was dropped by
+/// its own connection's cancellation fails `liveness` once that
+/// cancellation is moved to the connection before (as when a session
+/// lets a new connection's cancellation of `call-1` stop the old
+/// connection's `call-1`).
+#[test]
+fn only_a_cancellation_on_its_own_connection_excuses_a_dropped_run() {
+    let connection_at = |record: &RunRecord, at: Duration| {
+        1 + record
+            .events
+            .iter()
+            .take_while(|e| e.at <= at)
+            .filter(|e| matches!(e.event, LiveEvent::Resumed { .. }))
+            .count()
+    };
+    let found = ["support", "resumable", "pharmacy"]
+        .iter()
+        .find_map(|name| {
+            let soak = Soak::agent(&agent(name)).check_determinism_every(0);
+            (0..200).find_map(|s| {
+                let run = soak.run_seed(Seed::new(s));
+                let record = run.record.filter(|_| run.failures.is_empty())?;
+                record.executions.iter().find_map(|x| {
+                    let (id, dropped) = (x.call_id.clone()?, x.dropped?);
+                    let on = connection_at(&record, x.started);
+                    // Where its connection began, and its own cancellation.
+                    let began = record.events.iter().position(|e| {
+                        matches!(e.event, LiveEvent::Resumed { .. })
+                            && connection_at(&record, e.at) == on
+                            && on > 1
+                    })?;
+                    let cancelled = record.events.iter().position(|e| {
+                    e.at <= dropped
+                        && e.at >= x.started
+                        && matches!(&e.event, LiveEvent::ToolCancelled { ids } if ids.contains(&id))
+                })?;
+                    Some((record.clone(), id, began, cancelled))
+                })
+            })
+        });
+    let (good, id, began, cancelled) =
+        found.expect("a resuming run with a later connection's tool run stopped by a cancellation");
+    assert_eq!(verdict(invariants::LIVENESS, &good), Ok(()));
+    let mut moved = good.clone();
+    let mut cancellation = moved.events.remove(cancelled);
+    cancellation.at = moved.events[began].at;
+    moved.events.insert(began, cancellation);
+    let err = verdict(invariants::LIVENESS, &moved).unwrap_err();
+    assert!(
+        err.contains(&format!("({id}) started at t=")) && err.contains("on that connection"),
+        "{err}"
     );
 }

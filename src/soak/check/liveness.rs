@@ -3,6 +3,7 @@
 
 use crate::executor::format_time;
 use crate::session::LiveEvent;
+use crate::soak::check::calls_by_connection::events_by_connection;
 use crate::soak::check::telemetry::LAG;
 use crate::soak::check::wire_order;
 use crate::soak::run::record::RunRecord;
@@ -113,24 +114,33 @@ fn left_to_finish(run: &RunRecord) -> Result<(), String> {
             continue;
         };
         let id = execution.call_id.as_deref().unwrap_or_default();
-        let excused = run.calls.cancelled.contains(id)
-            || run.calls.answered.contains(id)
-            || run.events.iter().any(|e| match &e.event {
-                // The server cancelled it (a frame of its own, or the
-                // script's cancellation).
-                LiveEvent::ToolCancelled { ids } => ids.iter().any(|c| c == id),
-                LiveEvent::Disconnected { .. } => dropped <= e.at && e.at <= dropped + LAG,
-                LiveEvent::Warning { message } => {
-                    !id.is_empty()
-                        && message.contains(&format!("({id}) finished after its connection ended"))
-                }
-                _ => false,
-            });
+        // Call ids belong to their connection: only a cancellation on the
+        // connection the call came on names it (a later connection's
+        // `call-1` is another call).
+        let on = connection_at(run, execution.started);
+        let excused = events_by_connection(&run.events).any(|(connection, e)| match &e.event {
+            // The server cancelled it (a frame of its own, or the
+            // script's cancellation), or the session answered it without
+            // its run (it timed out).
+            LiveEvent::ToolCancelled { ids } => {
+                connection == on && e.at <= dropped && ids.iter().any(|c| c == id)
+            }
+            LiveEvent::ToolResponse { id: answered, .. } => {
+                connection == on && e.at <= dropped && answered == id
+            }
+            LiveEvent::Disconnected { .. } => dropped <= e.at && e.at <= dropped + LAG,
+            LiveEvent::Warning { message } => {
+                !id.is_empty()
+                    && message.contains(&format!("({id}) finished after its connection ended"))
+            }
+            _ => false,
+        });
         if !excused {
             return Err(format!(
-                "{} ({}) started at t={} was dropped unfinished at t={}, though its call was \
-                 not cancelled and the session did not end: a session lets its tools finish, \
-                 those of a connection that ended too",
+                "{} ({}) started at t={} on connection {on} was dropped unfinished at t={}, \
+                 though its call was not cancelled or answered on that connection and the \
+                 session did not end: a session lets its tools finish, those of a connection \
+                 that ended too",
                 execution.tool,
                 execution.call_id.as_deref().unwrap_or("no call id"),
                 format_time(execution.started),
@@ -139,6 +149,18 @@ fn left_to_finish(run: &RunRecord) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The connection (1-based) the session was on at `at`: one more than
+/// the `resumed` events by then (a call that came with a new connection's
+/// `setupComplete` came after its `resumed`).
+fn connection_at(run: &RunRecord, at: std::time::Duration) -> usize {
+    1 + run
+        .events
+        .iter()
+        .take_while(|e| e.at <= at)
+        .filter(|e| matches!(e.event, LiveEvent::Resumed { .. }))
+        .count()
 }
 
 /// Whether the simulated network, not the session, ended a session the

@@ -11,6 +11,7 @@
 
 mod agent_files;
 mod agents;
+mod connection_state;
 mod corpus;
 mod digest;
 mod engine;

@@ -16,6 +16,7 @@ pub(crate) mod answers;
 pub mod budget;
 pub(crate) mod calls_by_connection;
 pub(crate) mod client_messages;
+pub(crate) mod connection_state;
 pub(crate) mod determinism;
 mod digest;
 pub mod distribution;

@@ -1,5 +1,6 @@
 //! The `telemetry` invariant: the signals the session writes to state on
-//! its timer agree with what the run saw.
+//! its timer agree with what the run saw, and so do the keys that say
+//! which connection it is on (`connection_state`).
 //!
 //! A session with phases also writes `session:time_in_phase_ms` on each
 //! tick: the time since the latest `session:phase` write, by the
@@ -65,6 +66,7 @@ struct Tick {
 
 /// Checks the run's telemetry signals against its events.
 pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
+    super::connection_state::check(run)?;
     time_in_phase(run)?;
     go_away_remaining(run)?;
     let ticks = ticks(run);

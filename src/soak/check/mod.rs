@@ -35,6 +35,7 @@ pub(crate) mod phases;
 pub(crate) mod reconnect_ends;
 pub(crate) mod reconnects;
 pub(crate) mod refusals;
+pub(crate) mod remaining_budget;
 pub(crate) mod report;
 pub(crate) mod resolvers;
 pub(crate) mod results_journaled;

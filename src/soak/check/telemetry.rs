@@ -1,6 +1,7 @@
 //! The `telemetry` invariant: the signals the session writes to state on
 //! its timer agree with what the run saw, and so do the keys that say
-//! which connection it is on (`connection_state`).
+//! which connection it is on (`connection_state`); the remaining budget
+//! counts one budget down (`remaining_budget`).
 //!
 //! A session with phases also writes `session:time_in_phase_ms` on each
 //! tick: the time since the latest `session:phase` write, by the
@@ -67,6 +68,7 @@ struct Tick {
 /// Checks the run's telemetry signals against its events.
 pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
     super::connection_state::check(run)?;
+    super::remaining_budget::check(run)?;
     time_in_phase(run)?;
     go_away_remaining(run)?;
     let ticks = ticks(run);

@@ -76,3 +76,29 @@ pub fn verdict(name: &str, record: &RunRecord) -> Result<(), String> {
         .unwrap_or_else(|| panic!("no invariant {name}"))
         .check(record)
 }
+
+/// Each reconnect that ended in a `resumed` event with `fresh` as given,
+/// as (its first `reconnecting`, that `resumed`), from the events alone.
+pub fn reconnect_windows(
+    record: &RunRecord,
+    fresh: bool,
+) -> Vec<(std::time::Duration, std::time::Duration)> {
+    let mut windows = Vec::new();
+    let mut began = None;
+    for timed in &record.events {
+        match timed.event {
+            livesim::session::LiveEvent::Reconnecting { .. } => {
+                began.get_or_insert(timed.at);
+            }
+            livesim::session::LiveEvent::Resumed { fresh: f, .. } => {
+                if let Some(from) = began.take()
+                    && f == fresh
+                {
+                    windows.push((from, timed.at));
+                }
+            }
+            _ => {}
+        }
+    }
+    windows
+}

@@ -3,35 +3,11 @@
 //! reconnects is a chunk of audio, which the session must queue and send
 //! on the next connection as it does a typed line.
 
-use std::time::Duration;
-
 use livesim::Seed;
-use livesim::session::LiveEvent;
-use livesim::soak::{FaultKind, RunRecord, Soak};
+use livesim::soak::{FaultKind, Soak};
 use livesim::testing::Action;
 
-use super::agent;
-
-/// Each reconnect that resumed the old session, as (its first
-/// `reconnecting`, its `resumed { fresh: false }`), from the events alone.
-fn resumed_windows(record: &RunRecord) -> Vec<(Duration, Duration)> {
-    let mut windows = Vec::new();
-    let mut began = None;
-    for timed in &record.events {
-        match timed.event {
-            LiveEvent::Reconnecting { .. } => {
-                began.get_or_insert(timed.at);
-            }
-            LiveEvent::Resumed { fresh, .. } => {
-                if let (Some(from), false) = (began.take(), fresh) {
-                    windows.push((from, timed.at));
-                }
-            }
-            _ => {}
-        }
-    }
-    windows
-}
+use super::{agent, reconnect_windows};
 
 /// The base64 data of a `realtimeInput` audio chunk the server got.
 fn audio_data(message: &serde_json::Value) -> Option<&str> {
@@ -66,7 +42,7 @@ fn audio_sent_while_reconnecting_reaches_the_next_connection() {
         let run = soak.run_seed(Seed::new(s));
         let record = run.record?;
         assert!(run.failures.is_empty(), "seed {s}: {:?}", run.failures);
-        let windows = resumed_windows(&record);
+        let windows = reconnect_windows(&record, false);
         let spoken = (0..record.typed.len()).find(|&i| {
             record.typed[i].starts_with("audio ")
                 && windows

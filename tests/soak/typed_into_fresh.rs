@@ -12,28 +12,7 @@ use livesim::session::LiveEvent;
 use livesim::soak::{FaultKind, RunRecord, Soak};
 use serde_json::json;
 
-use super::{agent, verdict};
-
-/// Each reconnect that ended fresh, as (its first `reconnecting`, its
-/// `resumed { fresh: true }`), read from the events alone.
-fn fresh_windows(record: &RunRecord) -> Vec<(Duration, Duration)> {
-    let mut windows = Vec::new();
-    let mut began = None;
-    for timed in &record.events {
-        match timed.event {
-            LiveEvent::Reconnecting { .. } => {
-                began.get_or_insert(timed.at);
-            }
-            LiveEvent::Resumed { fresh, .. } => {
-                if let (Some(from), true) = (began.take(), fresh) {
-                    windows.push((from, timed.at));
-                }
-            }
-            _ => {}
-        }
-    }
-    windows
-}
+use super::{agent, reconnect_windows, verdict};
 
 /// A passing in-memory run of `sim/pharmacy` (it resumes without
 /// replaying, so its fresh connection owes nothing else; typing and reconnects
@@ -50,7 +29,7 @@ fn typed_into_fresh() -> (RunRecord, (Duration, Duration), Vec<String>) {
             let run = soak.run_seed(Seed::new(s));
             let record = run.record?;
             assert!(run.failures.is_empty(), "seed {s}: {:?}", run.failures);
-            let window = fresh_windows(&record)
+            let window = reconnect_windows(&record, true)
                 .into_iter()
                 .find(|(from, to)| record.typed_at.iter().any(|at| from <= at && at < to))?;
             let typed = (0..record.typed.len())

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use livesim::flow::Spec;
 use livesim::simulation::JournalFile;
-use livesim::wire::{Escape, clip, printable, printable_lines};
+use livesim::wire::{Escape, MAX_PRINTED_LINE, clip, printable, printable_lines};
 
 /// Every check held (a clean replay, a passing corpus).
 pub const PASS: u8 = 0;
@@ -122,29 +122,32 @@ pub fn fail(command: &str, problem: impl std::fmt::Display) -> ExitCode {
 }
 
 /// One line on stderr; a closed stderr is no reason to panic. Each line
-/// of `line` is cut at [`MAX_LINE`] bytes: an error that quotes what it
+/// of `line` is cut at [`MAX_PRINTED_LINE`] bytes: an error that quotes what it
 /// found (a key, a number) quotes a megabyte of it as readily as a word.
 pub fn say(line: &str) {
-    let mut text = printable_lines(line, Escape::Rust, MAX_LINE).into_owned();
+    let mut text = printable_lines(line, Escape::Rust, MAX_PRINTED_LINE).into_owned();
     text.push('\n');
     let _ = std::io::stderr().write_all(text.as_bytes());
 }
 
-/// Prints `text` as [`print`] does, each of its lines cut at [`MAX_LINE`]
+/// Prints `text` as [`print`] does, each of its lines cut at [`MAX_PRINTED_LINE`]
 /// bytes as [`say`] cuts them: for a report that quotes the files it read
 /// (why a scenario cannot run, the step that failed), which may quote a
 /// megabyte of one.
 pub fn print_cut(text: &str, status: u8) -> ExitCode {
-    print(&printable_lines(text, Escape::Json, MAX_LINE), status)
+    print(
+        &printable_lines(text, Escape::Json, MAX_PRINTED_LINE),
+        status,
+    )
 }
 
-/// `value` with every string in it cut at [`MAX_LINE`] bytes: a JSON
+/// `value` with every string in it cut at [`MAX_PRINTED_LINE`] bytes: a JSON
 /// report bounded as [`print_cut`] bounds text, still a document a
 /// program parses.
 pub fn cut_strings(value: &mut serde_json::Value) {
     match value {
         serde_json::Value::String(text) => {
-            if let Cow::Owned(cut) = clip(text, MAX_LINE) {
+            if let Cow::Owned(cut) = clip(text, MAX_PRINTED_LINE) {
                 *text = cut;
             }
         }
@@ -153,7 +156,3 @@ pub fn cut_strings(value: &mut serde_json::Value) {
         _ => {}
     }
 }
-
-/// The longest line [`say`] and [`print_cut`] write, in bytes (a longer
-/// one ends `…(N bytes)`).
-const MAX_LINE: usize = livesim::wire::MAX_PRINTED_LINE;

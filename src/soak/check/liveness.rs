@@ -117,7 +117,12 @@ fn left_to_finish(run: &RunRecord) -> Result<(), String> {
         // Call ids belong to their connection: only a cancellation on the
         // connection the call came on names it (a later connection's
         // `call-1` is another call).
-        let on = connection_at(run, execution.started);
+        // The connection it started on (a call that came with a new
+        // connection's `setupComplete` came after its `resumed`).
+        let on = events_by_connection(&run.events)
+            .take_while(|(_, e)| e.at <= execution.started)
+            .last()
+            .map_or(1, |(connection, _)| connection);
         let excused = events_by_connection(&run.events).any(|(connection, e)| match &e.event {
             // The server cancelled it (a frame of its own, or the
             // script's cancellation), or the session answered it without
@@ -149,18 +154,6 @@ fn left_to_finish(run: &RunRecord) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// The connection (1-based) the session was on at `at`: one more than
-/// the `resumed` events by then (a call that came with a new connection's
-/// `setupComplete` came after its `resumed`).
-fn connection_at(run: &RunRecord, at: std::time::Duration) -> usize {
-    1 + run
-        .events
-        .iter()
-        .take_while(|e| e.at <= at)
-        .filter(|e| matches!(e.event, LiveEvent::Resumed { .. }))
-        .count()
 }
 
 /// Whether the simulated network, not the session, ended a session the

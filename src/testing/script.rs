@@ -58,7 +58,12 @@ pub enum Action {
     /// Close the connection with a close frame.
     Close(CloseAction),
     /// Answer the session's setup with this close instead of
-    /// `setupComplete` (only as the first action).
+    /// `setupComplete` (only as the first action, or the first after a
+    /// `reconnect`). After a `reconnect` the client began while its
+    /// connection was still open (a `goAway` move), the refusal ends
+    /// only the new connection: the script goes on on the old one, which
+    /// ends as its `goAway` said, and the next `reconnect` is the
+    /// connection after it.
     RejectSetup(CloseAction),
     /// Drop the connection without a close frame (seen as 1006).
     Abort,

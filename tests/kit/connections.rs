@@ -570,3 +570,43 @@ fn script_files_close_only_with_codes_and_reasons_a_close_frame_carries() {
             )
     );
 }
+
+/// A move the server refuses ends only the new connection: the script goes
+/// on on the old one (what the client sends there counts), and its next
+/// `reconnect` is the connection after the old one ends.
+#[test]
+fn a_refused_move_goes_on_on_the_connection_being_left() {
+    run(|| async {
+        let (connector, control) = ScriptedServer::new()
+            .named("refused-move")
+            .go_away(Duration::from_secs(30))
+            .turn_complete()
+            .resumption_update("h1", true)
+            .reconnect_resuming("h1")
+            .rejects_setup(1013, "The service is currently unavailable.")
+            .expects("clientContent")
+            .says("Still here")
+            .close(1000, "")
+            .reconnect_resuming("h1")
+            .says("Again")
+            .into_connector();
+        let (mut first, _) = open(&connector, None, false).await;
+        control.release();
+        until(&mut first, "sessionResumptionUpdate").await.unwrap();
+        let (_refused, answer) = open(&connector, Some("h1"), false).await;
+        assert_eq!(answer, None, "the move's setup is refused");
+        let typed = json!({ "clientContent": {
+            "turns": [{ "role": "user", "parts": [{ "text": "hi" }] }],
+            "turnComplete": true
+        } });
+        first.send(Frame::Text(typed.to_string())).await.unwrap();
+        assert_eq!(said(&mut first).await, "Still here");
+        assert_eq!(next(&mut first).await, None, "the old connection ends");
+        let (mut last, answer) = open(&connector, Some("h1"), false).await;
+        assert!(answer.unwrap().get("setupComplete").is_some());
+        assert_eq!(said(&mut last).await, "Again");
+        control.drained().await;
+        assert_eq!(errors(&control), Vec::<String>::new());
+        assert_eq!(control.connections(), 2);
+    });
+}

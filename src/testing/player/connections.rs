@@ -75,7 +75,7 @@ impl<T: Transport> Player<'_, T> {
 
     /// Goes back to the connection the client was leaving, if it is still
     /// there (its move never completed: a new connection's setup or
-    /// `setupComplete` was lost). With `rewind`, the script and its checks
+    /// `setupComplete` was lost, or the server refused it). With `rewind`, the script and its checks
     /// go back to where they stood on it: the action to go on from.
     pub(super) fn restore_leaving(&mut self, rewind: bool) -> Option<usize> {
         let (number, old) = self.leaving.take()?;
@@ -143,7 +143,7 @@ impl<T: Transport> Player<'_, T> {
         handle: Option<String>,
     ) -> Result<Wait, Flow> {
         loop {
-            self.leave_current().await?;
+            let moving = self.leave_current().await?;
             if self.leaving.is_some() {
                 self.save(index);
             }
@@ -156,13 +156,21 @@ impl<T: Transport> Player<'_, T> {
                 index + 1,
                 self.connection
             )));
-            let rejection = self.rejection_at(index + 1);
+            // A refused move ends nothing: the client stays where it was.
+            let rejection = self
+                .rejection_at(index + 1)
+                .map(|(close, last)| (close, last && !moving));
             match self
                 .handshake(Expect::Scripted(handle.clone()), rejection)
                 .await
             {
                 Ok(Opened::Accepted) => return Ok(Wait::Nothing),
                 Ok(Opened::Resumed(from)) => return Err(Flow::From(from)),
+                // The client moved first and the server refused the new
+                // connection: play goes on on the one it was moving from.
+                Ok(Opened::Rejected) if moving && self.restore_leaving(false).is_some() => {
+                    return Ok(Wait::Nothing);
+                }
                 Ok(Opened::Rejected) if self.reconnect_at(index + 2) => return Ok(Wait::Nothing),
                 // The new connection died on the way: the client may still
                 // be on the one it was leaving.
@@ -179,8 +187,10 @@ impl<T: Transport> Player<'_, T> {
     }
 
     /// Lets the current connection end (or the client open the next one
-    /// first: the current is then left, read until it closes).
-    pub(super) async fn leave_current(&mut self) -> Result<(), Flow> {
+    /// first: the current is then left, read until it closes). `true`
+    /// when the client opened the next one while the current was still
+    /// open: it is moving, and could still go back.
+    pub(super) async fn leave_current(&mut self) -> Result<bool, Flow> {
         while self.current.is_some() && self.pending.is_none() {
             let taking = self.incoming.is_some();
             tokio::select! {
@@ -217,8 +227,9 @@ impl<T: Transport> Player<'_, T> {
         // and will close this one itself.
         if let Some(Conn::Owned(old)) = self.current.take() {
             self.leaving = Some((self.connection, old));
+            return Ok(true);
         }
-        Ok(())
+        Ok(false)
     }
 
     pub(super) async fn resumption_update(

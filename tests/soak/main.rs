@@ -36,6 +36,7 @@ mod passk;
 mod past_bugs;
 mod phases;
 mod policy;
+mod refused_move;
 mod remaining_budget;
 mod resolvers;
 mod resumable;

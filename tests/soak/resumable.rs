@@ -603,14 +603,16 @@ fn a_handle_in_a_log_the_journal_or_an_event_is_caught_without_printing_it() {
 ///   `resolvers-follow-spec` took the write for an earlier one.
 ///
 /// Both were found before the `id-restart` and `handle-lag` faults joined;
-/// with them off, each seed draws what it drew then.
+/// with them off, each seed draws what it drew then, but for refused moves
+/// and typing while moving, which changed `0x47d3`'s script: `0x30ec` meets
+/// its case now.
 #[test]
 fn the_false_alarms_of_seeds_0x47d3_and_0x3c07_stay_quiet() {
     let soak = Soak::agent(&agent("resumable"))
         .fault(FaultKind::IdRestart, 0.0)
         .fault(FaultKind::HandleLag, 0.0)
         .check_determinism_every(0);
-    let run = soak.run_seed(Seed::new(0x47d3));
+    let run = soak.run_seed(Seed::new(0x30ec));
     assert!(run.failures.is_empty(), "{:?}", run.failures);
     let record = run.record.expect("a record");
     // A cancellation the session ignored because it named no call of its
@@ -623,7 +625,7 @@ fn the_false_alarms_of_seeds_0x47d3_and_0x3c07_stay_quiet() {
     );
     assert!(
         matches!((ignored, refused), (Some(a), Some(b)) if a < b),
-        "seed 0x47d3 no longer meets its case: {ignored:?} {refused:?}"
+        "seed 0x30ec no longer meets its case: {ignored:?} {refused:?}"
     );
 
     let run = soak.run_seed(Seed::new(0x3c07));

@@ -3,7 +3,7 @@
 
 use crate::executor::format_time;
 use crate::session::LiveEvent;
-use crate::soak::check::calls_by_connection::events_by_connection;
+use crate::soak::check::calls_by_connection::{call_of, events_by_connection};
 use crate::soak::check::telemetry::LAG;
 use crate::soak::check::wire_order;
 use crate::soak::run::record::RunRecord;
@@ -66,6 +66,7 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
         ));
     }
     left_to_finish(run)?;
+    answered_while_connected(run)?;
     // A session the strict script hung up on is the `protocol` failure.
     if !settling.ended_by_script
         && !gave_up
@@ -150,6 +151,58 @@ fn left_to_finish(run: &RunRecord) -> Result<(), String> {
                 execution.call_id.as_deref().unwrap_or("no call id"),
                 format_time(execution.started),
                 format_time(dropped)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A session answers each call whose tool finished while the call's
+/// connection was still the session's, a connection whose move the server
+/// refused too (the session stayed on it). A connection stops being the
+/// session's when the session says so: a `reconnecting` for anything but
+/// a `goAway` (it is gone), the next connection's `resumed` (a move
+/// completed), or `disconnected`. A run that finished more than [`LAG`]
+/// before that is answered, or its call cancelled, on that connection.
+fn answered_while_connected(run: &RunRecord) -> Result<(), String> {
+    for execution in &run.executions {
+        let (Some(finished), Some(id)) = (execution.finished, execution.call_id.as_deref()) else {
+            continue;
+        };
+        let Some((on, _)) = call_of(run, execution) else {
+            continue;
+        };
+        let over = events_by_connection(&run.events)
+            .find(|(connection, e)| {
+                *connection > on
+                    || (*connection == on
+                        && e.at >= execution.started
+                        && match &e.event {
+                            LiveEvent::Reconnecting { cause, .. } => cause != "goAway",
+                            LiveEvent::Disconnected { .. } => true,
+                            _ => false,
+                        })
+            })
+            .map(|(_, e)| e.at);
+        if over.is_some_and(|over| finished + LAG > over) {
+            continue;
+        }
+        let settled = events_by_connection(&run.events).any(|(connection, e)| {
+            connection == on
+                && match &e.event {
+                    LiveEvent::ToolResponse { id: answered, .. } => answered == id,
+                    LiveEvent::ToolCancelled { ids } => ids.iter().any(|c| c == id),
+                    _ => false,
+                }
+        });
+        if !settled {
+            return Err(format!(
+                "{} ({id}) finished at t={} on connection {on}, which was still the session's \
+                 (until {}), and was never answered there: a call whose connection lasts is \
+                 answered on it",
+                execution.tool,
+                format_time(finished),
+                over.map_or("the end".to_string(), |at| format!("t={}", format_time(at)))
             ));
         }
     }

@@ -27,8 +27,9 @@
 //! | `resumed` | a connection ended (a close or a drop) and the session resumed on the next | agents that resume |
 //! | `fresh-session` | a resume found no session (1008 "session not found") and a fresh one started | agents that resume |
 //! | `typed-into-fresh` | the user typed while a reconnect that ended in a fresh session was under way (the session must drop it) | agents that resume |
-//! | `resume-retried` | a resume took more than one attempt (a setup refused in passing) and still resumed the same session | agents that resume |
+//! | `resume-retried` | a resume took more than one attempt (a setup refused in passing) and still resumed the same session | agents that resume, with more than one attempt |
 //! | `go-away-move` | the session moved to a new connection after a `goAway` | agents that resume |
+//! | `move-refused` | a `goAway` move's new connection failed, the session stayed on its connection, and resumed once that one ended (its next reconnect counting the move as a try) | agents that resume, with more than one attempt |
 //! | `reconnect-gave-up` | every reconnect attempt failed and the session ended | agents that resume |
 //! | `transparent-replay` | a resumed connection got again what the server had not consumed | agents that resume transparently |
 //! | `stale-answer` | a tool finished after its call's connection ended, and its answer was not sent | agents that resume, with a tool that takes time |
@@ -126,6 +127,8 @@ pub(crate) struct Reach {
     pub resumes: bool,
     /// … transparently.
     pub transparent: bool,
+    /// … trying more than once per reconnect.
+    pub retries: bool,
 }
 
 /// The tools the session declared in its setup.
@@ -298,12 +301,13 @@ pub(crate) fn builtin(reach: &Reach) -> Vec<Sometimes> {
 
 /// The goals of an agent that resumes.
 fn resumption_goals(reach: &Reach) -> Vec<Sometimes> {
-    // Whether a move that began with a `reconnecting` for `cause` reached
-    // a new connection with `fresh`.
+    // Whether a move whose latest `reconnecting` was for `goAway` (or
+    // not) reached a new connection with `fresh`. (A refused move's
+    // connection ends later: that reconnect is not a move.)
     fn moved(run: &RunRecord, go_away: bool, fresh: bool) -> bool {
         let mut cause_go_away = None;
         run.delivered().any(|e| match e {
-            LiveEvent::Reconnecting { cause, attempt: 1 } if cause_go_away.is_none() => {
+            LiveEvent::Reconnecting { cause, .. } => {
                 cause_go_away = Some(cause == "goAway");
                 false
             }
@@ -321,7 +325,15 @@ fn resumption_goals(reach: &Reach) -> Vec<Sometimes> {
         Sometimes::new("typed-into-fresh", |run| {
             client_messages::sent_during_fresh_reconnects(run) > 0
         }),
-        Sometimes::new("resume-retried", |run| {
+        Sometimes::new("go-away-move", |run| moved(run, true, false)),
+        Sometimes::new("reconnect-gave-up", |run| {
+            run.delivered().any(
+                |e| matches!(e, LiveEvent::Disconnected { reason, .. } if reason.starts_with("gave up after")),
+            )
+        }),
+    ];
+    if reach.retries {
+        goals.push(Sometimes::new("resume-retried", |run| {
             let mut retried = false;
             run.delivered().any(|e| match e {
                 LiveEvent::Reconnecting { attempt, .. } => {
@@ -331,14 +343,26 @@ fn resumption_goals(reach: &Reach) -> Vec<Sometimes> {
                 LiveEvent::Resumed { fresh, .. } => retried && !fresh,
                 _ => false,
             })
-        }),
-        Sometimes::new("go-away-move", |run| moved(run, true, false)),
-        Sometimes::new("reconnect-gave-up", |run| {
-            run.delivered().any(
-                |e| matches!(e, LiveEvent::Disconnected { reason, .. } if reason.starts_with("gave up after")),
-            )
-        }),
-    ];
+        }));
+        goals.push(Sometimes::new("move-refused", |run| {
+            // A move's `reconnecting`, then another before any new
+            // connection: the move failed and the session stayed.
+            let (mut moving, mut refused) = (false, false);
+            run.delivered().any(|e| match e {
+                LiveEvent::Reconnecting { cause, .. } => {
+                    refused |= moving;
+                    moving = cause == "goAway";
+                    false
+                }
+                LiveEvent::Resumed { fresh, .. } => {
+                    let hit = refused && !fresh;
+                    (moving, refused) = (false, false);
+                    hit
+                }
+                _ => false,
+            })
+        }));
+    }
     if reach.transparent {
         goals.push(Sometimes::new("transparent-replay", |run| {
             !run.replays().is_empty()

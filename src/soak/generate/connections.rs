@@ -12,7 +12,14 @@
 //!
 //! * `go-away`: the turn goes on after the `goAway`, a fresh handle follows
 //!   its end, and the next connection must resume that handle (the session
-//!   moves, make-before-break);
+//!   moves, make-before-break). In memory, about one move in six is refused
+//!   (1011 or 1013 on the new connection's setup): the session stays on the old
+//!   connection and sends there what it held for the move, until the old
+//!   connection ends at the notice's deadline and the session reconnects,
+//!   its first try already spent on the move. With `typing` on, the user
+//!   types (or speaks) as the `goAway` comes, and the session must hold it
+//!   for the move and send it where the move leaves it (after a refused
+//!   move, only for a session that replays);
 //! * `reconnect`: at a turn's end or while a call runs, a close (1011 or
 //!   1000) or an abrupt drop, then the next connection must resume the
 //!   latest handle; one time in five the handle has gone stale: that setup
@@ -44,7 +51,7 @@ use crate::executor::{Seed, Stream};
 use crate::session::Resumption;
 use crate::soak::generate::faults::{CloseKind, FaultKind};
 use crate::soak::generate::script::{Generator, ending};
-use crate::testing::{Action, Reconnect, ResumptionUpdate};
+use crate::testing::{Action, CloseAction, Reconnect, ResumptionUpdate};
 
 /// How often a turn's end brings a new handle.
 const HANDLE_AFTER_TURN: f64 = 0.7;
@@ -55,6 +62,21 @@ const STALE_HANDLE: f64 = 0.2;
 /// How often a resume's setup is refused for a passing fault (1011), the
 /// handle still good: the session must try the same handle again.
 const SETUP_REFUSED: f64 = 0.15;
+
+/// How often a `goAway` move's new connection is refused, for a policy
+/// that tries more than once (the move was the first try).
+const MOVE_REFUSED: f64 = 1.0 / 6.0;
+
+/// How a move is refused: a passing fault, the handle still good.
+const MOVE_REFUSALS: [(u16, &str); 2] = [
+    (1011, "Internal error encountered."),
+    (1013, "The service is currently unavailable."),
+];
+
+/// How long a connection whose move was refused while calls ran may
+/// linger before its `goAway` deadline ends it (ms), when the agent's
+/// slowest tool takes less.
+const LINGER_MS: u64 = 600;
 
 /// How often a call the connection ends under is preceded by news that
 /// the session cannot resume while it runs.
@@ -79,6 +101,21 @@ pub(super) struct Connections {
     /// Whether what the user sends while the session reconnects is a
     /// chunk of audio (the microphone streams on) rather than a line.
     spoken: Stream,
+    /// Whether a `goAway` move is refused, how, and what the user types
+    /// while the session moves: a stream of its own, so the other draws
+    /// stay what they were before refused moves joined.
+    moves: Stream,
+    /// The session held a handle when the `goAway` came: what the user
+    /// types from then on waits for the move.
+    held_at_go_away: bool,
+    /// Whether the server may refuse a move: for a policy that tries more
+    /// than once (the move was the first try), and in memory only. Over
+    /// the simulated network the session also reconnects where the script
+    /// does not say (a connection the network killed), and a refusal meant
+    /// for the move could meet that connection instead; and the server
+    /// ends a connection at its `goAway` deadline, which could cut short
+    /// what the script plays on it after the refusal.
+    refuses_moves: bool,
     /// Handles issued so far.
     handles: u32,
     /// The latest resumable handle the session holds.
@@ -94,7 +131,7 @@ pub(super) struct Connections {
 }
 
 impl Connections {
-    pub fn new(seed: Seed, policy: &Resumption) -> Self {
+    pub fn new(seed: Seed, policy: &Resumption, networked: bool) -> Self {
         Connections {
             seed,
             transparent: policy.is_transparent(),
@@ -102,6 +139,9 @@ impl Connections {
             draw: Stream::new(seed, "soak/script/connections"),
             refusals: Stream::new(seed, "soak/script/connections/refused"),
             spoken: Stream::new(seed, "soak/script/connections/spoken"),
+            moves: Stream::new(seed, "soak/script/connections/moves"),
+            held_at_go_away: false,
+            refuses_moves: policy.max_attempts() > 1 && !networked,
             handles: 0,
             latest: None,
             moving: false,
@@ -119,10 +159,18 @@ impl Generator<'_> {
             return;
         };
         if connections.moving {
+            let refused = connections.moves.chance(MOVE_REFUSED) && connections.refuses_moves;
             let handle = self.new_handle();
             self.push(Action::Reconnect(Reconnect {
-                handle: Some(handle),
+                handle: Some(handle.clone()),
             }));
+            if refused {
+                self.move_refused(handle, false);
+            } else {
+                // On the new connection, right after the handle it resumes:
+                // nothing to lose, replayed or not.
+                self.typed_while_moving(false);
+            }
             self.reconnected();
             return;
         }
@@ -190,16 +238,112 @@ impl Generator<'_> {
     }
 
     /// The session moves to a new connection now, resuming `handle` (a
-    /// `goAway` that leaves no time to finish the turn).
-    pub(super) fn moved_at_once(&mut self, handle: String) {
+    /// `goAway` that leaves no time to finish the turn, or came while
+    /// calls run: `mid_call`). `false` when the server refused the move
+    /// (the session stayed until its connection ended, then reconnected).
+    pub(super) fn moved_at_once(&mut self, handle: String, mid_call: bool) -> bool {
+        let refused = self.connections.as_mut().is_some_and(|c| {
+            c.held_at_go_away = true;
+            c.moves.chance(MOVE_REFUSED) && c.refuses_moves
+        });
         self.push(Action::Reconnect(Reconnect {
-            handle: Some(handle),
+            handle: Some(handle.clone()),
         }));
-        if let Some(connections) = &mut self.connections {
+        if refused {
+            self.move_refused(handle, mid_call);
+        } else if let Some(connections) = &mut self.connections {
             let ms = connections.draw.range(RESUMED_PAUSE_MS);
             self.push(Action::PauseMs(ms));
         }
         self.reconnected();
+        !refused
+    }
+
+    /// The session is moving after a `goAway`: it holds what the user
+    /// types from now on for the new connection, if it has a handle to
+    /// move with.
+    pub(super) fn moving_after_go_away(&mut self) {
+        if let Some(connections) = &mut self.connections {
+            connections.moving = true;
+            connections.held_at_go_away = connections.latest.is_some();
+        }
+    }
+
+    /// The server refuses the move's new connection (a passing fault): the
+    /// session stays on the old one, and what it held for the move goes
+    /// there. The old connection ends at the notice's deadline (a close
+    /// 1000); the session reconnects, resuming `handle`. With calls
+    /// running (`mid_call`), it lingers a while first, so some finish on
+    /// the old connection, whose calls the session still answers.
+    fn move_refused(&mut self, handle: String, mid_call: bool) {
+        let Some(connections) = &mut self.connections else {
+            return;
+        };
+        let (code, reason) = *connections
+            .moves
+            .pick(&MOVE_REFUSALS)
+            .unwrap_or(&MOVE_REFUSALS[0]);
+        self.push(Action::RejectSetup(CloseAction {
+            code,
+            reason: reason.to_string(),
+        }));
+        self.typed_while_moving(true);
+        if mid_call {
+            // Up to the slowest tool's longest run: some calls finish there.
+            let slowest = self.repertoire.tools.iter().map(|t| *t.latency.end()).max();
+            let most = slowest
+                .map_or(LINGER_MS, |d| d.as_millis() as u64)
+                .max(LINGER_MS);
+            if let Some(connections) = &mut self.connections {
+                let ms = connections.moves.range(0..=most);
+                self.push(Action::PauseMs(ms));
+            }
+        }
+        // The notice's time is up (the script, not the player, ends it).
+        self.push(ending(CloseKind::Normal));
+        self.push(Action::Reconnect(Reconnect {
+            handle: Some(handle),
+        }));
+        if let Some(connections) = &mut self.connections {
+            let ms = connections.moves.range(RESUMED_PAUSE_MS);
+            self.push(Action::PauseMs(ms));
+        }
+    }
+
+    /// What the user sent as the `goAway` came, which the session held for
+    /// its move (`typing` on, and the session holding a handle to move
+    /// with): none to two messages, one in four a chunk of audio, the
+    /// script waiting for them where the move leaves the session. After a
+    /// refused move (`stayed`), only for a session that replays: one that
+    /// does not would lose them when it resumes the handle the move was
+    /// for, which came before them.
+    fn typed_while_moving(&mut self, stayed: bool) {
+        let typing = self.faults.is_on(FaultKind::Typing);
+        let Some(connections) = &mut self.connections else {
+            return;
+        };
+        if !typing || !connections.held_at_go_away || (stayed && !connections.transparent) {
+            return;
+        }
+        let messages = connections.moves.below(3);
+        for _ in 0..messages {
+            let spoken = self
+                .connections
+                .as_mut()
+                .is_some_and(|c| c.moves.chance(0.25));
+            self.user_sends(spoken);
+        }
+    }
+
+    /// What the user sends while the session is away from the server: a
+    /// chunk of audio when `spoken` (the microphone streams on), else a
+    /// line.
+    fn user_sends(&mut self, spoken: bool) {
+        if spoken {
+            self.push(Action::Expect("realtimeInput.audio".to_string()));
+        } else {
+            self.user_types();
+        }
     }
 
     /// A resumable handle from the server (a distinctive string), which the
@@ -277,11 +421,7 @@ impl Generator<'_> {
                     .connections
                     .as_mut()
                     .is_some_and(|c| c.spoken.chance(0.25));
-                if spoken {
-                    self.push(Action::Expect("realtimeInput.audio".to_string()));
-                } else {
-                    self.user_types();
-                }
+                self.user_sends(spoken);
             }
         }
         if stale {

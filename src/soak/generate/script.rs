@@ -132,7 +132,7 @@ pub(super) fn ending(close: CloseKind) -> Action {
 
 pub(super) struct Generator<'a> {
     pub(super) repertoire: &'a Repertoire,
-    faults: &'a Faults,
+    pub(super) faults: &'a Faults,
     actions: Vec<Action>,
     /// Ids issued so far (call-1, call-2, …), for repeats.
     pub(super) issued: Vec<String>,
@@ -166,10 +166,10 @@ impl<'a> Generator<'a> {
                 .map(|kind| stream(&format!("fault/{}", kind.name())))
                 .collect(),
             went_away: false,
-            connections: repertoire
-                .resumption
-                .is_on()
-                .then(|| Connections::new(seed, &repertoire.resumption)),
+            connections: repertoire.resumption.is_on().then(|| {
+                let networked = faults.is_on(FaultKind::Network);
+                Connections::new(seed, &repertoire.resumption, networked)
+            }),
         }
     }
 
@@ -555,19 +555,17 @@ impl<'a> Generator<'a> {
         if mid_call || ms < 2_000 {
             let handle = self.held_handle();
             self.send(json!({ "goAway": { "timeLeft": left } }));
-            self.moved_at_once(handle);
+            let moved = self.moved_at_once(handle, mid_call);
             // The user types as the notice comes: a session that does not
             // replay must hold it for the next connection (on the old one
             // it would follow the handle the move resumes, and be lost).
-            if self.resumes_opaquely() && self.fires(FaultKind::Typing) {
+            if moved && self.resumes_opaquely() && self.fires(FaultKind::Typing) {
                 self.user_types();
             }
         } else {
             self.send(json!({ "goAway": { "timeLeft": left } }));
-            if let Some(connections) = &mut self.connections {
-                // A session that resumes moves after the turn.
-                connections.moving = true;
-            }
+            // A session that resumes moves after the turn.
+            self.moving_after_go_away();
         }
     }
 

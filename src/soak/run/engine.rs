@@ -189,6 +189,7 @@ impl Target {
                 .collect(),
             resumes: config.resumption.is_on(),
             transparent: config.resumption.is_transparent(),
+            retries: config.resumption.max_attempts() > 1,
         }
     }
 }

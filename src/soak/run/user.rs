@@ -10,11 +10,13 @@
 //! connection the script waits on, except for two: the `expect`s that the
 //! script puts right after a connection ends and the next resumes (one or
 //! a few in a row) are typed while the session reconnects, once it says
-//! so; and, for a session that
-//! resumes without replaying, one right after a `goAway` that moves it at
-//! once is typed as soon as the session reports the `goAway`. Either way
-//! the session must hold the message and send it once it is on the next
-//! connection.
+//! so; and those the script puts right after a `goAway` move (a session
+//! that resumes without replaying and moves at once; any session that
+//! moves after its turn, the `expect`s then following the move's
+//! `reconnect`, or its refusal) are typed as soon as the session reports
+//! the `goAway`. Either way the session must hold the message and send it
+//! once it is on the next connection (or, after a refused move, back on
+//! its own).
 //!
 //! With `typing` on, the user also types where the script waits for
 //! nothing: while the session reconnects to a handle the server no longer
@@ -92,9 +94,12 @@ pub(crate) enum When {
     /// connection `ended` (1-based) and the session, on it, says it is
     /// reconnecting: typing while the session reconnects.
     AfterClose { close: usize, ended: u32 },
-    /// As soon as the session, on connection `on`, reports the `goAway`
-    /// that moves it: typing while the move is pending.
-    AfterGoAway { on: u32 },
+    /// As soon as the session has reported its `nth` (1-based) `goAway`,
+    /// the one that moves it: typing while the move is pending. (Counted,
+    /// not placed by connection: the session reports a `goAway` on its
+    /// telemetry lane, which may say so after the control lane said the
+    /// session was on the next connection.)
+    AfterGoAway { nth: usize },
 }
 
 /// The connection (1-based) that the actions before `at` leave the
@@ -117,6 +122,26 @@ fn ends_into_a_fresh_session(actions: &[Action], at: usize) -> bool {
     matches!(actions.get(at), Some(Action::Close(_) | Action::Abort))
         && matches!(actions.get(at + 1), Some(Action::Reconnect(r)) if r.handle.is_some())
         && matches!(actions.get(at + 2), Some(Action::RejectSetup(c)) if c.code == 1008)
+}
+
+/// Whether the actions just before `at` are a `goAway` move: a `reconnect`
+/// right after the handle it resumes or the `goAway` itself (a move; a
+/// connection's end comes between otherwise), or such a `reconnect` whose
+/// setup the server refused with anything but 1008 (which says the handle
+/// is gone: a refused move, the session stays on its connection). What the
+/// user typed as the `goAway` came is held for the move, and the script
+/// waits for it at `at`.
+fn moved(actions: &[Action], at: usize) -> bool {
+    let before = |back: usize| at.checked_sub(back).and_then(|i| actions.get(i));
+    // A `reconnect` right after the handle, or right after the `goAway`
+    // of a move at once.
+    let handed = |back: usize| {
+        let go_away = matches!(before(back), Some(Action::Send(v)) if v.get("goAway").is_some());
+        (go_away || matches!(before(back), Some(Action::ResumptionUpdate(u)) if u.handle.is_some()))
+            && matches!(before(back - 1), Some(Action::Reconnect(r)) if r.handle.is_some())
+    };
+    let refused = matches!(before(1), Some(Action::RejectSetup(c)) if c.code != 1008);
+    (refused && handed(3)) || handed(2)
 }
 
 /// What the user sends for each `expect` of `script`, in order, and, with
@@ -236,13 +261,15 @@ pub(crate) fn turns(
                 close: at - close,
                 ended: connection_before(actions, at - close),
             }
-        } else if opaque
+        } else if (opaque
             && go_away(before(3))
             && resumed(before(2))
-            && matches!(before(1), Some(Action::PauseMs(_)))
+            && matches!(before(1), Some(Action::PauseMs(_))))
+            || moved(actions, at - typed_before)
         {
+            // Typed as the `goAway` came, held for the move.
             When::AfterGoAway {
-                on: connection_before(actions, at - 3),
+                nth: actions[..at].iter().filter(|a| go_away(Some(*a))).count(),
             }
         } else {
             When::Reached
@@ -360,11 +387,13 @@ pub(crate) async fn play(
     sent: Sent,
     mut connections: Option<EventStream>,
 ) {
-    let mut on = 1;
+    let mut heard = Heard { on: 1, go_aways: 0 };
     // The close whose reconnect the user last waited for: the messages
     // typed after the first go at once, while the session still reconnects
     // (its `reconnecting` event was read for the first).
     let mut between = None;
+    // Likewise, the `goAway` the user last waited for.
+    let mut went_away = None;
     // How many of the turns before this one the script waits for.
     let mut expects = 0;
     for turn in turns {
@@ -381,19 +410,22 @@ pub(crate) async fn play(
                 // says it is reconnecting.
                 let reconnecting = |e: &LiveEvent| matches!(e, LiveEvent::Reconnecting { .. });
                 if let Some(events) = &mut connections
-                    && !until_on(events, &mut on, ended, reconnecting).await
+                    && !until_on(events, &mut heard, ended, reconnecting).await
                 {
                     return;
                 }
             }
-            When::AfterGoAway { on: at } => {
-                // Until the session, on that connection, reports the
-                // `goAway`.
-                let go_away = |e: &LiveEvent| matches!(e, LiveEvent::GoAway { .. });
-                if let Some(events) = &mut connections
-                    && !until_on(events, &mut on, at, go_away).await
-                {
-                    return;
+            When::AfterGoAway { nth } if went_away == Some(nth) => {}
+            When::AfterGoAway { nth } => {
+                went_away = Some(nth);
+                // Until the session reports that `goAway`.
+                if let Some(events) = &mut connections {
+                    while heard.go_aways < nth {
+                        let Some(event) = events.next().await else {
+                            return;
+                        };
+                        heard.hear(&event);
+                    }
                 }
             }
             When::Reached => {
@@ -408,12 +440,11 @@ pub(crate) async fn play(
         if turn.when == When::Reached
             && let Some(events) = &mut connections
         {
-            while on < control.connections() {
-                match events.next().await {
-                    Some(LiveEvent::Resumed { connection, .. }) => on = connection,
-                    Some(_) => {}
-                    None => return,
-                }
+            while heard.on < control.connections() {
+                let Some(event) = events.next().await else {
+                    return;
+                };
+                heard.hear(&event);
             }
         }
         if turn.say.send(&handle).is_err() {
@@ -425,21 +456,39 @@ pub(crate) async fn play(
     }
 }
 
+/// What the user has heard from the session's events so far: the
+/// connection it says it is on, and how many `goAway`s it reported.
+struct Heard {
+    on: u32,
+    go_aways: usize,
+}
+
+impl Heard {
+    fn hear(&mut self, event: &LiveEvent) {
+        match event {
+            LiveEvent::Resumed { connection, .. } => self.on = *connection,
+            LiveEvent::GoAway { .. } => self.go_aways += 1,
+            _ => {}
+        }
+    }
+}
+
 /// Reads the session's events until, on connection `at`, one that `stop`
-/// picks, or until the session is past that connection; `on` follows the
-/// connection the session says it is on. `false` when the events ended.
+/// picks, or until the session is past that connection. `false` when the
+/// events ended.
 async fn until_on(
     events: &mut EventStream,
-    on: &mut u32,
+    heard: &mut Heard,
     at: u32,
     stop: impl Fn(&LiveEvent) -> bool,
 ) -> bool {
-    while *on <= at {
-        match events.next().await {
-            Some(LiveEvent::Resumed { connection, .. }) => *on = connection,
-            Some(event) if *on == at && stop(&event) => break,
-            Some(_) => {}
-            None => return false,
+    while heard.on <= at {
+        let Some(event) = events.next().await else {
+            return false;
+        };
+        heard.hear(&event);
+        if heard.on == at && stop(&event) {
+            break;
         }
     }
     true

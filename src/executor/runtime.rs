@@ -20,7 +20,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
@@ -55,7 +55,9 @@ use super::trace::Trace;
 #[derive(Clone, Debug)]
 pub struct Simulation {
     seed: Seed,
-    swarm: Swarm,
+    /// Drawn from the seed when first needed: a run given its own swarm
+    /// never draws one.
+    swarm: OnceLock<Swarm>,
     time_limit: Duration,
     poll_limit: u64,
     schedule: Option<Schedule>,
@@ -91,7 +93,7 @@ impl Simulation {
     pub fn new(seed: Seed) -> Self {
         Simulation {
             seed,
-            swarm: Swarm::draw(seed),
+            swarm: OnceLock::new(),
             time_limit: DEFAULT_TIME_LIMIT,
             poll_limit: DEFAULT_POLL_LIMIT,
             schedule: None,
@@ -113,7 +115,7 @@ impl Simulation {
 
     /// Replaces the drawn swarm, e.g. with [`Swarm::calm`].
     pub fn swarm(mut self, swarm: Swarm) -> Self {
-        self.swarm = swarm;
+        self.swarm = OnceLock::from(swarm);
         self
     }
 
@@ -136,7 +138,7 @@ impl Simulation {
 
     /// The swarm options in force.
     pub fn swarm_options(&self) -> &Swarm {
-        &self.swarm
+        self.swarm.get_or_init(|| Swarm::draw(self.seed))
     }
 
     /// The virtual time limit a run of this simulation has.
@@ -156,7 +158,7 @@ impl Simulation {
     {
         panics::install_hook();
         let ctx = Rc::new(
-            Context::new(self.seed, self.swarm.clone(), self.poll_limit)
+            Context::new(self.seed, self.swarm_options().clone(), self.poll_limit)
                 .with_schedule(self.schedule.clone()),
         );
         let _entered = context::enter(ctx.clone());
@@ -172,7 +174,7 @@ impl Simulation {
             Err(e) => {
                 return Err(Box::new(Failure::new(
                     self.seed,
-                    self.swarm.clone(),
+                    self.swarm_options().clone(),
                     FailureKind::Setup(format!("could not build the tokio runtime: {e}")),
                     Duration::ZERO,
                     Trace::default(),
@@ -181,7 +183,7 @@ impl Simulation {
         };
         let local = tokio::task::LocalSet::new();
         let time_limit = self.time_limit;
-        let header = format!("run seed={} swarm: {}", self.seed, self.swarm);
+        let header = format!("run seed={} swarm: {}", self.seed, self.swarm_options());
         let result = local.block_on(&runtime, async {
             ctx.start_clock();
             ctx.watch_runtime(tokio::runtime::Handle::current().metrics());
@@ -213,7 +215,8 @@ impl Simulation {
         let trace = ctx.take_trace();
         let warnings = ctx.take_warnings();
         let fail = |kind: FailureKind, at: Duration, trace: Trace| {
-            let mut failure = Failure::new(self.seed, self.swarm.clone(), kind, at, trace);
+            let mut failure =
+                Failure::new(self.seed, self.swarm_options().clone(), kind, at, trace);
             failure.warnings = warnings.clone();
             Err(Box::new(failure))
         };

@@ -1,7 +1,9 @@
-//! The user hanging up while calls run (the `hang-up` fault): the soak
-//! ends the session at once, the session says it ended and stops its
-//! tools, and `liveness` catches a tool that finishes afterwards or a
-//! session that never says it ended.
+//! The user hanging up while calls run, or while the session reconnects
+//! after the script ended its connection (the `hang-up` fault): the soak
+//! ends the session at once, the session says it ended, stops its tools
+//! and opens no connection after, and `liveness` catches a tool that
+//! finishes afterwards, a session that never says it ended, or one that
+//! goes on reconnecting.
 
 use std::time::Duration;
 
@@ -111,4 +113,65 @@ fn a_session_that_never_says_it_ended_after_the_hang_up_is_caught() {
         err.contains("the user hung up") && err.contains("never said it ended"),
         "{err}"
     );
+}
+
+/// A `sim/resumable` run (hang-ups and closes always on, in memory) whose
+/// script ended its connection and whose user hung up once the session
+/// said it was reconnecting, and which passed.
+fn hung_up_while_reconnecting() -> RunRecord {
+    let soak = Soak::agent(&agent("resumable"))
+        .fault(livesim::soak::FaultKind::HangUp, 1.0)
+        .fault(livesim::soak::FaultKind::Network, 0.0)
+        .check_determinism_every(0);
+    (0..200)
+        .map(|s| soak.run_seed(Seed::new(s)))
+        .find_map(|run| {
+            let record = run.record?;
+            let at = record.settling.hung_up_at?;
+            let latest = record.events.iter().filter(|e| e.at <= at).rfind(|e| {
+                matches!(
+                    e.event,
+                    LiveEvent::Reconnecting { .. } | LiveEvent::Resumed { .. }
+                )
+            })?;
+            if !matches!(latest.event, LiveEvent::Reconnecting { .. }) {
+                return None;
+            }
+            assert!(
+                run.failures.is_empty(),
+                "seed {}: {:?}",
+                record.seed,
+                run.failures
+            );
+            Some(record)
+        })
+        .expect("a resumable seed under 200 hangs up while it reconnects")
+}
+
+/// A session the user hangs up on while it reconnects stops there: it
+/// says it ended, and opens no connection after (no setup reaches the
+/// server, no `reconnecting` or `resumed` follows). The same record with
+/// one more attempt a second later fails `liveness`.
+#[test]
+fn a_user_who_hangs_up_while_the_session_reconnects_stops_it() {
+    let record = hung_up_while_reconnecting();
+    let at = record.settling.hung_up_at.expect("a hang-up");
+    let ended = disconnected_at(&record);
+    assert!(ended >= at && ended <= at + Duration::from_millis(250));
+    let setups_after = (0..record.sent.len())
+        .filter(|&i| record.sent[i].get("setup").is_some() && record.sent_at[i] > at)
+        .count();
+    assert_eq!(setups_after, 0, "a connection opened after the hang-up");
+    assert_eq!(verdict("liveness", &record), Ok(()));
+
+    let mut went_on = record.clone();
+    went_on.events.push(livesim::soak::TimedEvent {
+        at: ended + Duration::from_secs(1),
+        event: LiveEvent::Reconnecting {
+            attempt: 2,
+            cause: "closed with 1000 (retryable)".to_string(),
+        },
+    });
+    let err = verdict("liveness", &went_on).unwrap_err();
+    assert!(err.contains("went on reconnecting"), "{err}");
 }

@@ -92,6 +92,21 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
                 format_time(at)
             ));
         }
+        // Nor does it reconnect after (it may have been reconnecting).
+        if let Some(late) = run.events.iter().find(|e| {
+            e.at > at + LAG
+                && matches!(
+                    e.event,
+                    LiveEvent::Reconnecting { .. } | LiveEvent::Resumed { .. }
+                )
+        }) {
+            return Err(format!(
+                "the user hung up at t={} and the session went on reconnecting: {} at t={}",
+                format_time(at),
+                late.event.kind(),
+                format_time(late.at)
+            ));
+        }
     } else if !settling.ended {
         let left = unanswered(run);
         if !left.is_empty() {

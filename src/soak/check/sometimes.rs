@@ -30,6 +30,7 @@
 //! | `resume-retried` | a resume took more than one attempt (a setup refused in passing) and still resumed the same session | agents that resume, with more than one attempt |
 //! | `go-away-move` | the session moved to a new connection after a `goAway` | agents that resume |
 //! | `move-refused` | a `goAway` move's new connection failed, the session stayed on its connection, and resumed once that one ended (its next reconnect counting the move as a try) | agents that resume, with more than one attempt |
+//! | `hung-up-reconnecting` | the user hung up while the session reconnected (after the script ended its connection), and it stopped | agents that resume |
 //! | `reconnect-gave-up` | every reconnect attempt failed and the session ended | agents that resume |
 //! | `transparent-replay` | a resumed connection got again what the server had not consumed | agents that resume transparently |
 //! | `stale-answer` | a tool finished after its call's connection ended, and its answer was not sent | agents that resume, with a tool that takes time |
@@ -326,6 +327,22 @@ fn resumption_goals(reach: &Reach) -> Vec<Sometimes> {
             client_messages::sent_during_fresh_reconnects(run) > 0
         }),
         Sometimes::new("go-away-move", |run| moved(run, true, false)),
+        Sometimes::new("hung-up-reconnecting", |run| {
+            // The latest word on the connection before the user hung up
+            // was a `reconnecting`.
+            run.settling.hung_up_at.is_some_and(|at| {
+                run.events
+                    .iter()
+                    .filter(|e| e.at <= at)
+                    .rfind(|e| {
+                        matches!(
+                            e.event,
+                            LiveEvent::Reconnecting { .. } | LiveEvent::Resumed { .. }
+                        )
+                    })
+                    .is_some_and(|e| matches!(e.event, LiveEvent::Reconnecting { .. }))
+            })
+        }),
         Sometimes::new("reconnect-gave-up", |run| {
             run.delivered().any(
                 |e| matches!(e, LiveEvent::Disconnected { reason, .. } if reason.starts_with("gave up after")),

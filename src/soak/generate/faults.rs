@@ -123,8 +123,9 @@ pub enum FaultKind {
     /// for, and the user ends the session while its tools run. The
     /// session must end and stop its tools: no tool may finish (a payment
     /// charged, a booking made) after it said it ended. It takes the place
-    /// of the calm last turn, so a seed with a `close` or the server's
-    /// in-band error at its end never hangs up.
+    /// of the calm last turn. On a seed with a `close` at its end, the
+    /// user hangs up once a session that resumes says it is reconnecting:
+    /// it must stop there, with no attempt after.
     HangUp,
     /// On a new connection the server numbers its calls from `call-1`
     /// again, as a service whose ids belong to their connection may: the

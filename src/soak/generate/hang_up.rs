@@ -1,4 +1,5 @@
-//! The user hanging up while calls run (`hang-up`): how a conversation
+//! The user hanging up while calls run, or while the session reconnects
+//! after the script ended its connection (`hang-up`): how a conversation
 //! ends in it, and how a run tells that its script ends so.
 //!
 //! The last turn's tool message is not waited for and nothing follows it
@@ -50,7 +51,9 @@ impl Generator<'_> {
 
 /// Whether a run of `actions` under `faults` ends with the user hanging
 /// up: `hang-up` is on and the script's last action, pauses aside, is a
-/// tool message none of whose calls it waits for.
+/// tool message none of whose calls it waits for, or the script's own
+/// end of the connection (a `close` or an `abort`): a session that
+/// resumes is then reconnecting, and must stop.
 ///
 /// ```
 /// use livesim::soak::{FaultKind, Faults, ends_in_hang_up};
@@ -61,6 +64,8 @@ impl Generator<'_> {
 /// let actions = [Action::Call(call), Action::PauseMs(20)];
 /// assert!(ends_in_hang_up(&Faults::calm().with(FaultKind::HangUp, 0.2), &actions));
 /// assert!(!ends_in_hang_up(&Faults::calm(), &actions));
+/// // The script's own end of its connection: the user hangs up on the reconnect.
+/// assert!(ends_in_hang_up(&Faults::calm().with(FaultKind::HangUp, 0.2), &[Action::Abort]));
 /// ```
 pub fn ends_in_hang_up(faults: &Faults, actions: &[Action]) -> bool {
     faults.is_on(FaultKind::HangUp)
@@ -71,6 +76,19 @@ pub fn ends_in_hang_up(faults: &Faults, actions: &[Action]) -> bool {
         {
             Some(Action::Call(call)) => !call.wait,
             Some(Action::CallMany(calls)) => calls.iter().all(|c| !c.wait),
-            _ => false,
+            _ => ends_its_connection(actions),
         }
+}
+
+/// Whether the script's last action, pauses aside, ends its connection
+/// (a `close` or an `abort`): a user who hangs up then does so once the
+/// session says it is reconnecting, if it does.
+pub(crate) fn ends_its_connection(actions: &[Action]) -> bool {
+    matches!(
+        actions
+            .iter()
+            .rev()
+            .find(|a| !matches!(a, Action::PauseMs(_))),
+        Some(Action::Close(_) | Action::Abort)
+    )
 }

@@ -23,12 +23,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::executor::{self, Seed, Swarm, Trace};
-use crate::session::LiveBuilder;
+use crate::session::{LiveBuilder, LiveEvent};
 use crate::soak::agent::RunContext;
 use crate::soak::agent::tools::{ExecutionLog, recorded};
 use crate::soak::check::reconnect_ends::reconnect_bound;
 use crate::soak::generate::faults::Faults;
-use crate::soak::generate::hang_up::ends_in_hang_up;
+use crate::soak::generate::hang_up::{ends_in_hang_up, ends_its_connection};
 use crate::soak::run::engine::Target;
 use crate::soak::run::record::{Calls, Governance, RunRecord, Settling, TimedEvent};
 use crate::soak::run::resolving::{self, ResolveLog, ResolvedSlot};
@@ -223,6 +223,7 @@ pub(crate) async fn play(
         .sum::<u32>();
     let cap = script_pauses(&script) + bound * (RUN_CAP_BOUNDS + calls);
     let hangs_up = ends_in_hang_up(&record.faults, script.actions());
+    let hangs_up_reconnecting = hangs_up && ends_its_connection(script.actions());
     // The caller puts its copy of the script in the record.
     let script = script.answers_may_cross_cancellations();
     let spans = script.spans_connections();
@@ -328,7 +329,25 @@ pub(crate) async fn play(
     }
     if script_done(&control) {
         record.settling.script_done_at = Some(executor::now());
-        // The user hangs up while the last calls run.
+        // The user hangs up while the last calls run, or, when the script
+        // ended the connection, once the session says it is reconnecting
+        // (if it ends instead, there is nobody to hang up on).
+        while hangs_up_reconnecting && !session_over {
+            tokio::select! {
+                biased;
+                event = stream.next() => match event {
+                    Some(event) => {
+                        let reconnecting = matches!(event, LiveEvent::Reconnecting { .. });
+                        record.events.push(TimedEvent { at: executor::now(), event });
+                        if reconnecting {
+                            break;
+                        }
+                    }
+                    None => session_over = true,
+                },
+                _ = tokio::time::sleep_until(give_up) => break,
+            }
+        }
         if hangs_up && !session_over {
             record.settling.hung_up_at = Some(executor::now());
             handle.disconnect().await;

@@ -332,20 +332,30 @@ pub(crate) async fn play(
         // The user hangs up while the last calls run, or, when the script
         // ended the connection, once the session says it is reconnecting
         // (if it ends instead, there is nobody to hang up on).
-        while hangs_up_reconnecting && !session_over {
+        // (It may have said so already.)
+        let reconnecting = |events: &[TimedEvent]| {
+            events
+                .iter()
+                .rfind(|e| {
+                    matches!(
+                        e.event,
+                        LiveEvent::Reconnecting { .. } | LiveEvent::Resumed { .. }
+                    )
+                })
+                .is_some_and(|e| matches!(e.event, LiveEvent::Reconnecting { .. }))
+        };
+        let mut waiting = hangs_up_reconnecting && !reconnecting(&record.events);
+        while waiting && !session_over {
             tokio::select! {
                 biased;
                 event = stream.next() => match event {
                     Some(event) => {
-                        let reconnecting = matches!(event, LiveEvent::Reconnecting { .. });
+                        waiting = !matches!(event, LiveEvent::Reconnecting { .. });
                         record.events.push(TimedEvent { at: executor::now(), event });
-                        if reconnecting {
-                            break;
-                        }
                     }
                     None => session_over = true,
                 },
-                _ = tokio::time::sleep_until(give_up) => break,
+                _ = tokio::time::sleep_until(give_up) => waiting = false,
             }
         }
         if hangs_up && !session_over {

@@ -56,7 +56,7 @@ use crate::soak::check::calls_by_connection::{self, events_by_connection};
 use crate::soak::check::client_messages;
 use crate::soak::check::model::Expected;
 use crate::soak::check::wire_order;
-use crate::soak::run::record::{ExecutionOutcome, RunRecord};
+use crate::soak::run::record::{ExecutionOutcome, RunRecord, reconnecting};
 use crate::wire::JsonPath;
 
 /// How many sessions of an agent a soak must run before a goal no run
@@ -328,19 +328,8 @@ fn resumption_goals(reach: &Reach) -> Vec<Sometimes> {
         }),
         Sometimes::new("go-away-move", |run| moved(run, true, false)),
         Sometimes::new("hung-up-reconnecting", |run| {
-            // The latest word on the connection before the user hung up
-            // was a `reconnecting`.
             run.settling.hung_up_at.is_some_and(|at| {
-                run.events
-                    .iter()
-                    .filter(|e| e.at <= at)
-                    .rfind(|e| {
-                        matches!(
-                            e.event,
-                            LiveEvent::Reconnecting { .. } | LiveEvent::Resumed { .. }
-                        )
-                    })
-                    .is_some_and(|e| matches!(e.event, LiveEvent::Reconnecting { .. }))
+                reconnecting(&run.events[..run.events.partition_point(|e| e.at <= at)])
             })
         }),
         Sometimes::new("reconnect-gave-up", |run| {

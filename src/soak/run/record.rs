@@ -30,6 +30,20 @@ pub struct TimedEvent {
     pub event: LiveEvent,
 }
 
+/// Whether `events` leave the session reconnecting: their latest word on
+/// the connection is a `reconnecting`, no `resumed` after it.
+pub(crate) fn reconnecting(events: &[TimedEvent]) -> bool {
+    events
+        .iter()
+        .rfind(|e| {
+            matches!(
+                e.event,
+                LiveEvent::Reconnecting { .. } | LiveEvent::Resumed { .. }
+            )
+        })
+        .is_some_and(|e| matches!(e.event, LiveEvent::Reconnecting { .. }))
+}
+
 /// How much virtual time one step of the soak's network takes: every step
 /// ticks both hosts whatever happens, so a run costs its virtual time
 /// over this. 5 ms keeps latencies (drawn from 1–45 ms) apart at the

@@ -30,7 +30,7 @@ use crate::soak::check::reconnect_ends::reconnect_bound;
 use crate::soak::generate::faults::Faults;
 use crate::soak::generate::hang_up::{ends_in_hang_up, ends_its_connection};
 use crate::soak::run::engine::Target;
-use crate::soak::run::record::{Calls, Governance, RunRecord, Settling, TimedEvent};
+use crate::soak::run::record::{Calls, Governance, RunRecord, Settling, TimedEvent, reconnecting};
 use crate::soak::run::resolving::{self, ResolveLog, ResolvedSlot};
 use crate::soak::run::user;
 use crate::soak::run::watching::{self, WatchLog, Watched};
@@ -333,17 +333,6 @@ pub(crate) async fn play(
         // ended the connection, once the session says it is reconnecting
         // (if it ends instead, there is nobody to hang up on).
         // (It may have said so already.)
-        let reconnecting = |events: &[TimedEvent]| {
-            events
-                .iter()
-                .rfind(|e| {
-                    matches!(
-                        e.event,
-                        LiveEvent::Reconnecting { .. } | LiveEvent::Resumed { .. }
-                    )
-                })
-                .is_some_and(|e| matches!(e.event, LiveEvent::Reconnecting { .. }))
-        };
         let mut waiting = hangs_up_reconnecting && !reconnecting(&record.events);
         while waiting && !session_over {
             tokio::select! {

@@ -610,3 +610,53 @@ fn a_refused_move_goes_on_on_the_connection_being_left() {
         assert_eq!(control.connections(), 2);
     });
 }
+
+/// A call issued before a refused move is the old connection's again:
+/// not abandoned while the client may still answer it there, and
+/// answered there without a complaint.
+#[test]
+fn a_refused_move_leaves_the_old_connections_calls_to_answer() {
+    run(|| async {
+        let (connector, control) = ScriptedServer::new()
+            .named("refused-move-call")
+            .resumption_update("h1", true)
+            .calls_without_waiting("pay", json!({ "amount": 5 }))
+            .go_away(Duration::from_secs(30))
+            .reconnect_resuming("h1")
+            .rejects_setup(1013, "The service is currently unavailable.")
+            .expects("clientContent")
+            .says("Paid")
+            .close(1000, "")
+            .reconnect_resuming("h1")
+            .says("Again")
+            .into_connector();
+        let (mut first, _) = open(&connector, None, false).await;
+        control.release();
+        let call = until(&mut first, "toolCall").await.unwrap();
+        let id = call["toolCall"]["functionCalls"][0]["id"].clone();
+        until(&mut first, "goAway").await.unwrap();
+        let (_refused, answer) = open(&connector, Some("h1"), false).await;
+        assert_eq!(answer, None, "the move's setup is refused");
+        // Virtual time: the player takes the refusal and goes back to the
+        // old connection.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(control.abandoned_calls(), Vec::<String>::new());
+        let answer = json!({ "toolResponse": { "functionResponses": [
+            { "id": id, "name": "pay", "response": { "ok": true } }
+        ] } });
+        first.send(Frame::Text(answer.to_string())).await.unwrap();
+        let typed = json!({ "clientContent": {
+            "turns": [{ "role": "user", "parts": [{ "text": "done?" }] }],
+            "turnComplete": true
+        } });
+        first.send(Frame::Text(typed.to_string())).await.unwrap();
+        assert_eq!(said(&mut first).await, "Paid");
+        assert_eq!(next(&mut first).await, None, "the old connection ends");
+        let (mut last, _) = open(&connector, Some("h1"), false).await;
+        assert_eq!(said(&mut last).await, "Again");
+        control.drained().await;
+        assert_eq!(errors(&control), Vec::<String>::new());
+        assert!(control.unanswered_calls().is_empty());
+        assert_eq!(control.abandoned_calls(), Vec::<String>::new());
+    });
+}

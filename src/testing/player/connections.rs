@@ -81,6 +81,19 @@ impl<T: Transport> Player<'_, T> {
         let (number, old) = self.leaving.take()?;
         self.current = Some(Conn::Owned(old));
         self.connection = number;
+        // Its calls can be answered again: opening the next connection
+        // had set them down as abandoned.
+        self.progress.update(|s| {
+            let live: Vec<String> = s
+                .issued_on
+                .iter()
+                .filter(|(id, on)| **on == number && s.abandoned.contains(*id))
+                .map(|(id, _)| id.clone())
+                .collect();
+            for id in live {
+                s.abandoned.remove(&id);
+            }
+        });
         let saved = self.saved.take()?;
         // The connection still ends when the server said it would.
         self.go_away_deadline = saved.go_away_deadline;
@@ -107,7 +120,8 @@ impl<T: Transport> Player<'_, T> {
     }
 
     /// Makes `conn` the current connection: calls of earlier connections
-    /// can no longer be answered.
+    /// can no longer be answered (until [`Self::restore_leaving`] goes
+    /// back to the one they were issued on).
     pub(super) fn open(&mut self, conn: T) {
         self.current = Some(Conn::Owned(conn));
         self.connection += 1;

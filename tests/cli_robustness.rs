@@ -10,6 +10,13 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+// Scratch folders removed when each test ends, shared with the other test
+// binaries rather than copied.
+#[path = "common/scratch.rs"]
+mod scratch;
+
+use scratch::{Scratch, scratch};
+
 /// `livesim` with `args`, run from the repository (its `sim/`).
 fn livesim(args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_livesim"));
@@ -39,19 +46,17 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("livesim-robust-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh folder for one test, removed when dropped.
+fn temp(name: &str) -> Scratch {
+    scratch(&format!("robust-{name}"))
 }
 
 /// An agent whose seed 0 (and most others) breaks `at-most-once(t)`: its
 /// one tool is called, and succeeds, on every turn of three or more.
 /// (`before(t, t)`, which every seed broke, is refused when the agent is
-/// read: it could never hold.)
-fn failing_agent(test: &str) -> PathBuf {
-    let dir = temp(test).join("bs");
+/// read: it could never hold.) Its scratch folder is removed when dropped.
+fn failing_agent(test: &str) -> Scratch {
+    let dir = temp(test).inside("bs");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
         dir.join("agent.json"),
@@ -61,9 +66,10 @@ fn failing_agent(test: &str) -> PathBuf {
     dir
 }
 
-/// A recorded wire log of `sim/weather`, for `sim import`.
-fn wire_log(test: &str) -> PathBuf {
-    let log = temp(test).join("prod.jsonl");
+/// A recorded wire log of `sim/weather`, for `sim import`; its scratch
+/// folder is removed when dropped.
+fn wire_log(test: &str) -> Scratch {
+    let log = temp(test).inside("prod.jsonl");
     std::fs::write(
         &log,
         r#"{"v":1,"kind":"wire_log","started_at_ms":0}
@@ -196,7 +202,8 @@ fn a_reader_that_left_ends_the_output_not_the_command() {
 // ("failed printing to stdout"); now it says so and exits 2.
 #[test]
 fn serve_without_a_stdout_for_its_url_exits_2() {
-    let script = temp("serve").join("s.json");
+    let dir = temp("serve");
+    let script = dir.join("s.json");
     std::fs::write(&script, r#"{"v":1,"actions":[]}"#).unwrap();
     let mut command = livesim(&["serve", path(&script)]);
     command.stdout(closed_pipe()).stderr(Stdio::piped());

@@ -24,6 +24,13 @@ use livesim::tape::FileTape;
 use livesim::testing::ScriptedServer;
 use livesim::transport::wire_log::WireLog;
 
+// Scratch folders removed when each test ends, shared with the other test
+// binaries rather than copied.
+#[path = "common/scratch.rs"]
+mod scratch;
+
+use scratch::Scratch;
+
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// One fenced block of a document.
@@ -130,18 +137,16 @@ fn documents() -> Vec<String> {
     files
 }
 
-/// A scratch folder for files a reader wants on disk.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("livesim-docs-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A scratch folder for files a reader wants on disk, removed when
+/// dropped.
+fn scratch(name: &str) -> Scratch {
+    scratch::scratch(&format!("docs-{name}"))
 }
 
 /// A folder holding every file the agents of `sim/` name (specs, tapes),
-/// for agent file examples that name them.
-fn agent_folder(name: &str) -> PathBuf {
-    let dir = scratch(name).join("agent");
+/// for agent file examples that name them; removed when dropped.
+fn agent_folder(name: &str) -> Scratch {
+    let dir = scratch(name).inside("agent");
     std::fs::create_dir_all(&dir).unwrap();
     for agent in std::fs::read_dir(Path::new(ROOT).join("sim")).unwrap() {
         let agent = agent.unwrap().path();
@@ -198,7 +203,7 @@ fn load(block: &Block, index: usize) -> Result<Option<String>, String> {
             let journal =
                 JournalFile::parse(&origin, text.as_bytes()).map_err(|e| e.to_string())?;
             // The state's own reader agrees.
-            let path = scratch(&format!("journal-{index}")).join(&origin);
+            let path = scratch(&format!("journal-{index}")).inside(&origin);
             std::fs::write(&path, text).unwrap();
             let parsed = FileJournalSink::read(&path).map_err(|e| e.to_string())?;
             assert_eq!(
@@ -417,7 +422,7 @@ fn the_regressions_example_runs_first() {
         .iter()
         .map(|(_, seed)| format!("{name} {seed}  # from {}\n", block.at()))
         .collect();
-    let file = scratch("regressions").join("docs.seeds");
+    let file = scratch("regressions").inside("docs.seeds");
     std::fs::write(&file, format!("{}{text}", block.body)).unwrap();
     let ran = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = ran.clone();

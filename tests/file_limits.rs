@@ -18,15 +18,20 @@ use livesim::state::FileJournalSink;
 use livesim::tape::FileTape;
 use livesim::transport::wire_log::WireLog;
 
+// Scratch folders removed when each test ends, shared with the other test
+// binaries rather than copied.
+#[path = "common/scratch.rs"]
+mod scratch;
+
+use scratch::{Scratch, scratch};
+
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("livesim-limits-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh folder for one test, removed when dropped.
+fn temp(name: &str) -> Scratch {
+    scratch(&format!("limits-{name}"))
 }
 
 /// Runs `livesim` in `dir`: exit status, stdout, stderr.
@@ -98,7 +103,6 @@ fn a_jsonl_file_past_the_bound_is_refused_unread() {
     }
     // Appending would have cut or grown it: it is as it was.
     assert_eq!(std::fs::metadata(&huge).unwrap().len(), MAX_JSONL_FILE + 1);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A file that never ends (its size says nothing) is refused once a line
@@ -122,7 +126,6 @@ fn a_file_without_end_is_refused_at_the_line_bound() {
             "{reader}: {error}"
         );
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A stream (stdin) is held to the same bounds.
@@ -177,7 +180,6 @@ fn the_cli_refuses_a_journal_without_end() {
             "{args:?}: {stderr}"
         );
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Whether `c` is a character XML 1.0 allows.
@@ -239,7 +241,6 @@ fn flow_ci_writes_junit_that_parses() {
     assert!(xml.chars().all(xml_char), "{xml}");
     assert!(xml.contains("x\\u{fffe}\\u{1b}[31m tail"), "{xml}");
     quick_junit::Report::deserialize_from_str(&xml).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 fn payment_entry() -> CorpusEntry {
@@ -279,7 +280,6 @@ fn saving_never_writes_through_a_link() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(names, ["0x5.json"]);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// An agent whose name a corpus cannot keep is refused as it is read,
@@ -329,7 +329,6 @@ fn an_agent_name_the_corpus_cannot_keep_is_refused_up_front() {
         "{error}"
     );
     assert!(!dir.join("escaped").exists());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A soak named so its corpus folder would be elsewhere says so before
@@ -406,7 +405,6 @@ fn links_that_lead_nowhere_are_unreadable_entries() {
         stderr.contains("0x6.json: a symbolic link to /nonexistent"),
         "{stderr}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// An entry a level below its agent's folder is where no soak saves one
@@ -457,5 +455,4 @@ fn an_entry_below_its_agents_folder_is_an_error() {
     std::fs::remove_dir_all(corpus.join("a")).unwrap();
     std::fs::rename(corpus.join("payment/old"), corpus.join("payment/.old")).unwrap();
     assert_eq!(corpus_files(&corpus).unwrap().len(), 1);
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -12,7 +12,7 @@
 //!
 //! Run with `cargo test --features planted-bug --test planted`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -21,6 +21,13 @@ use livesim::session::PlantedBug;
 use livesim::soak::{Agent, Case, CorpusEntry, DEFAULT_BUDGET, Soak, invariants};
 use livesim::testing::ScriptedServer;
 use serde_json::json;
+
+// Scratch folders removed when each test ends, shared with the other test
+// binaries rather than copied.
+#[path = "common/scratch.rs"]
+mod scratch;
+
+use scratch::{Scratch, scratch};
 
 fn livesim(args: &[&str]) -> (Option<i32>, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_livesim"))
@@ -36,14 +43,12 @@ fn livesim(args: &[&str]) -> (Option<i32>, String) {
     (out.status.code(), text)
 }
 
-/// `sim/payment` copied into a fresh folder with `"planted_bug": true`.
-fn planted_payment() -> PathBuf {
-    // The corpus goes beside the agent (`../seeds`): the whole scratch
-    // folder starts empty, or a process id reused by a later run would
-    // find the seed kept already.
-    let scratch = std::env::temp_dir().join(format!("livesim-planted-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&scratch);
-    let dir = scratch.join("payment");
+/// `sim/payment` copied into a fresh folder with `"planted_bug": true`;
+/// the scratch folder holding it is removed when dropped.
+fn planted_payment() -> Scratch {
+    // The corpus goes beside the agent (`../seeds`), in a scratch folder
+    // that starts empty: no seed kept by an earlier run is found there.
+    let dir = scratch("planted").inside("payment");
     std::fs::create_dir_all(&dir).unwrap();
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("sim/payment");
     for entry in std::fs::read_dir(source).unwrap() {

@@ -6,6 +6,13 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+// Scratch folders removed when each test ends, shared with the other test
+// binaries rather than copied.
+#[path = "common/scratch.rs"]
+mod scratch;
+
+use scratch::{Scratch, scratch};
+
 /// Runs `livesim` in `dir`: success, stdout, stderr.
 fn livesim_in(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
     livesim_with(dir, args, &[])
@@ -35,16 +42,15 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("livesim-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh folder for one test, removed when dropped.
+fn temp(name: &str) -> Scratch {
+    scratch(&format!("cli-{name}"))
 }
 
-/// A copy of a `sim/` agent in a fresh folder, its agent file changed.
-fn copy_agent(name: &str, test: &str, change: impl FnOnce(&mut serde_json::Value)) -> PathBuf {
-    let dir = temp(test).join(name);
+/// A copy of a `sim/` agent in a fresh folder, its agent file changed;
+/// the folder is removed when dropped.
+fn copy_agent(name: &str, test: &str, change: impl FnOnce(&mut serde_json::Value)) -> Scratch {
+    let dir = temp(test).inside(name);
     std::fs::create_dir_all(&dir).unwrap();
     for entry in std::fs::read_dir(repo().join("sim").join(name)).unwrap() {
         let path = entry.unwrap().path();
@@ -59,8 +65,9 @@ fn copy_agent(name: &str, test: &str, change: impl FnOnce(&mut serde_json::Value
 }
 
 /// `sim/weather` copied for `test` with an invariant its tools break
-/// (`before(get_forecast, get_weather)`), and the corpus folder beside it.
-fn failing_weather(test: &str) -> (PathBuf, PathBuf) {
+/// (`before(get_forecast, get_weather)`), and the corpus folder beside it
+/// (both go when the agent's guard is dropped).
+fn failing_weather(test: &str) -> (Scratch, PathBuf) {
     let agent = copy_agent("weather", test, |a| {
         a["invariants"] = serde_json::json!([{"before": ["get_forecast", "get_weather"]}]);
     });
@@ -118,7 +125,7 @@ fn sim_help_lists_only_what_exists() {
 
 #[test]
 fn soak_runs_every_sim_agent_and_prints_the_summary() {
-    let junit = temp("junit").join("soak.xml");
+    let junit = temp("junit").inside("soak.xml");
     let (code, out, err) = livesim_in(
         &repo().join("src"),
         &[
@@ -226,7 +233,7 @@ fn bad_usage_and_broken_agents_exit_2_with_the_place() {
 
 #[test]
 fn run_shows_one_seed_the_same_way_every_time() {
-    let script = temp("script").join("payment-3.json");
+    let script = temp("script").inside("payment-3.json");
     let args = [
         "sim",
         "run",
@@ -452,7 +459,7 @@ fn a_failing_soak_prints_replay_lines_that_reproduce_it() {
 fn replay_exits_2_for_a_missing_agent_or_a_damaged_entry() {
     let dir = temp("replay");
     // An entry made by hand: weather's seed 3 as a corpus entry.
-    let script = temp("replay-script").join("s.json");
+    let script = temp("replay-script").inside("s.json");
     let (code, _, _) = livesim_in(
         &repo(),
         &[

@@ -17,6 +17,13 @@ mod strict_inputs {
     pub mod tapes;
 }
 
+// Scratch folders removed when each test ends, shared with the other test
+// binaries rather than copied.
+#[path = "common/scratch.rs"]
+mod scratch;
+
+use scratch::{Scratch, scratch};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -25,12 +32,9 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A fresh scratch folder for one test.
-pub fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("livesim-strict-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh scratch folder for one test, removed when dropped.
+pub fn temp(name: &str) -> Scratch {
+    scratch(&format!("strict-{name}"))
 }
 
 /// Runs `livesim` in `dir`: exit status, stdout, stderr.

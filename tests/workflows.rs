@@ -16,6 +16,13 @@ use std::process::Command;
 use livesim::soak::Shard;
 use yaml_rust2::{Yaml, YamlLoader};
 
+// Scratch folders removed when each test ends, shared with the other test
+// binaries rather than copied.
+#[path = "common/scratch.rs"]
+mod scratch;
+
+use scratch::scratch;
+
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -345,8 +352,7 @@ fn plan(doc: &Yaml, shards: &str, seeds: &str) -> Option<Vec<(String, String)>> 
         Some("${{ inputs.shards || '8' }}")
     );
     let script = step["run"].as_str().unwrap();
-    let dir = std::env::temp_dir().join(format!("livesim-plan-{}-{shards}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch(&format!("plan-{shards}"));
     let out = dir.join("output");
     std::fs::write(&out, "").unwrap();
     let status = Command::new("bash")
@@ -569,8 +575,7 @@ fn each_shard_triages_against_the_previous_night() {
     );
     assert_eq!(download["env"]["K"].as_str(), Some("${{ matrix.shard }}"));
     // With a stand-in `gh`: run 42 has no artifact, run 41 has shard 3's.
-    let dir = std::env::temp_dir().join(format!("livesim-gh-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = scratch("gh");
     std::fs::create_dir_all(dir.join("bin")).unwrap();
     let gh = dir.join("bin/gh");
     std::fs::write(

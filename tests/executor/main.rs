@@ -9,3 +9,8 @@ mod program;
 mod regressions;
 mod replay;
 mod runner;
+
+// Scratch folders removed when each test ends, shared with the other test
+// binaries rather than copied.
+#[path = "../common/scratch.rs"]
+mod scratch;

@@ -8,6 +8,8 @@ use std::process::Command;
 
 use livesim::Seed;
 
+use super::scratch::scratch;
+
 /// Fails on the seed `LIVESIM_TEST_FAIL_SEED` names (when set), and notes
 /// every seed it runs in the file `LIVESIM_TEST_ORDER` names. Run only by
 /// the test below, in a child process; with neither variable set it
@@ -78,9 +80,7 @@ fn run(dir: &Path, fail: Option<&str>, mode: Option<&str>, env: &[(&str, &str)])
 /// new failing seed is not written.
 #[test]
 fn kept_seeds_run_first() {
-    let dir = std::env::temp_dir().join(format!("livesim-regressions-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("regressions");
     let file: PathBuf = dir.join("tests/livesim-regressions/executor/regressions.seeds");
 
     let first = run(&dir, Some("0x17"), None, &[]);

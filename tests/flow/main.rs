@@ -12,3 +12,8 @@ mod observe;
 mod properties;
 mod scenarios;
 mod spec_file;
+
+// Scratch folders removed when each test ends, shared with the other test
+// binaries rather than copied.
+#[path = "../common/scratch.rs"]
+mod scratch;

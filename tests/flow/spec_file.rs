@@ -8,6 +8,7 @@ use serde_json::json;
 
 use crate::conversation::booking;
 use crate::governance::verify_then_pay;
+use crate::scratch::scratch;
 
 #[test]
 fn a_flow_file_has_the_documented_shape() {
@@ -113,8 +114,7 @@ fn a_conversation_file_stores_stages_and_reads_back_without_resolvers() {
 
 #[test]
 fn files_round_trip_on_disk() {
-    let dir = std::env::temp_dir().join(format!("livesim-flow-spec-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("flow-spec");
     let flow_path = dir.join("pay.spec.json");
     verify_then_pay().write(&flow_path).unwrap();
     assert_eq!(FlowSpec::read(&flow_path).unwrap(), verify_then_pay());
@@ -132,7 +132,6 @@ fn files_round_trip_on_disk() {
     assert!(err.to_string().ends_with(
         "booking.spec.json: at kind: this is a conversation spec, and a flow spec was expected"
     ));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 fn error(text: &str) -> SpecFileError {

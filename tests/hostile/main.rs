@@ -36,7 +36,7 @@ pub fn large() -> bool {
 }
 
 /// A file under the temp directory, unique in this process, removed when
-/// dropped.
+/// dropped; or a folder, when the test makes one there.
 pub struct Scratch(std::path::PathBuf);
 
 impl Scratch {
@@ -67,6 +67,14 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        // A folder goes with everything in it; a link, not what it leads to.
+        match std::fs::symlink_metadata(&self.0) {
+            Ok(meta) if meta.is_dir() => {
+                let _ = std::fs::remove_dir_all(&self.0);
+            }
+            _ => {
+                let _ = std::fs::remove_file(&self.0);
+            }
+        }
     }
 }

@@ -5,6 +5,7 @@
 use serde_json::json;
 use tokio::io::AsyncWriteExt;
 
+use super::Scratch;
 use super::harness::{next, serve, until};
 use super::serve_protocol::{close_code, frame, upgraded, waiting_script};
 
@@ -29,13 +30,12 @@ async fn a_handle_in_a_setup_that_breaks_reaches_no_log_or_recording() {
         ),
     ];
     for (handle, setup) in cases {
-        let dir = std::env::temp_dir().join(format!(
-            "livesim-hostile-handle-{}-{}",
-            std::process::id(),
-            &handle[14..]
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        let served = serve(&waiting_script(), &["--record", dir.to_str().unwrap()]).await;
+        let dir = Scratch::new(&format!("handle-{}", &handle[14..]));
+        let served = serve(
+            &waiting_script(),
+            &["--record", dir.path().to_str().unwrap()],
+        )
+        .await;
         let mut tcp = upgraded(&served, super::harness::PATH).await;
         tcp.write_all(&frame(0x1, setup.as_bytes(), true))
             .await
@@ -47,8 +47,7 @@ async fn a_handle_in_a_setup_that_breaks_reaches_no_log_or_recording() {
         );
         drop(tcp);
         let ended = served.finish().await;
-        let recorded = std::fs::read_to_string(dir.join("connection-1.jsonl")).unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
+        let recorded = std::fs::read_to_string(dir.path().join("connection-1.jsonl")).unwrap();
         assert!(ended.stderr.contains("must be setup"), "{}", ended.stderr);
         for text in [&ended.stderr, &ended.stdout, &recorded] {
             assert!(!text.contains(handle), "{handle} leaked:\n{text}");
@@ -70,15 +69,13 @@ async fn a_handle_the_script_quotes_reaches_no_log_or_recording() {
             { "close": { "code": 1000, "reason": "bye SCRIPT-HANDLE-444" } }
         ]
     });
-    let dir = std::env::temp_dir().join(format!("livesim-hostile-quotes-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let served = serve(&script, &["--record", dir.to_str().unwrap()]).await;
+    let dir = Scratch::new("quotes");
+    let served = serve(&script, &["--record", dir.path().to_str().unwrap()]).await;
     let mut ws = super::harness::resuming_client(&served).await;
     until(&mut ws, "setupComplete").await;
     while next(&mut ws).await.is_some() {}
     let ended = served.finish().await;
-    let recorded = std::fs::read_to_string(dir.join("connection-1.jsonl")).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
+    let recorded = std::fs::read_to_string(dir.path().join("connection-1.jsonl")).unwrap();
     assert!(ended.stderr.contains("bye <redacted>"), "{}", ended.stderr);
     for text in [&ended.stderr, &ended.stdout, &recorded] {
         assert!(!text.contains("SCRIPT-HANDLE-444"), "{text}");

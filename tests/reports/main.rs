@@ -6,3 +6,8 @@ mod guards;
 mod race;
 mod soak;
 mod summary;
+
+// Scratch folders removed when each test ends, shared with the other test
+// binaries rather than copied.
+#[path = "../common/scratch.rs"]
+mod scratch;

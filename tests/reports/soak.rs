@@ -14,6 +14,8 @@ mod cart;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::scratch::{Scratch, scratch};
+
 /// Whether this process was started to run the demo `name`.
 fn demo(name: &str) -> bool {
     std::env::var("LIVESIM_DEMO").is_ok_and(|v| v == name)
@@ -60,11 +62,9 @@ fn run_demo(name: &str, dir: &Path, env: &[(&str, &str)]) -> (bool, String) {
     (out.status.success(), printed)
 }
 
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("livesim-reports-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh folder for one test, removed when dropped.
+fn temp(name: &str) -> Scratch {
+    scratch(&format!("reports-{name}"))
 }
 
 /// The line of this file that holds `needle`.
@@ -136,7 +136,6 @@ fn a_failing_soak_keeps_its_failures_and_replays_them_first() {
         kept.len()
     );
     assert!(lines[0].contains(&expected), "{}", lines[0]);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -154,5 +153,4 @@ fn livesim_regressions_off_keeps_nothing() {
         out.contains("kept: not written (the corpus is read only)"),
         "{out}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

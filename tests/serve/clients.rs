@@ -5,6 +5,7 @@ use livesim::testing::ScriptedServer;
 use serde_json::json;
 
 use super::harness::{KEY, hang_up, next, send, serve, until};
+use super::scratch::scratch;
 
 fn weather() -> ScriptedServer {
     ScriptedServer::new()
@@ -286,8 +287,8 @@ async fn a_python_sdk_shaped_client_resumes_across_connections() {
 /// calls what the served script called, with its transcription.
 #[tokio::test]
 async fn a_recorded_connection_imports_as_the_script_it_played() {
-    let dir = std::env::temp_dir().join(format!("livesim-serve-record-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    // The server makes the recording's folder, inside a scratch folder.
+    let dir = scratch("serve-record").inside("recording");
     let served = serve(&weather().to_json(), &["--record", dir.to_str().unwrap()]).await;
     let handle = weather_session(&served.base_url).await;
     let mut events = handle.events();

@@ -10,3 +10,8 @@ mod sdks;
 mod secrets;
 mod tls;
 mod usage;
+
+// Scratch folders removed when each test ends, shared with the other test
+// binaries rather than copied.
+#[path = "../common/scratch.rs"]
+mod scratch;

@@ -1,17 +1,17 @@
 //! Agent files that cannot be used get an error naming the file, the line
 //! and column, the key, and what was expected there.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use livesim::session::Resumption;
 use livesim::soak::Agent;
 
-/// A fresh folder holding `agent.json` (and `files`), for one test.
-fn folder(test: &str, agent: &str, files: &[(&str, &str)]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("livesim-agent-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+use super::scratch::{Scratch, scratch};
+
+/// A fresh folder holding `agent.json` (and `files`), for one test;
+/// removed when dropped.
+fn folder(test: &str, agent: &str, files: &[(&str, &str)]) -> Scratch {
+    let dir = scratch(&format!("agent-{test}"));
     std::fs::write(dir.join("agent.json"), agent).unwrap();
     for (name, text) in files {
         std::fs::write(dir.join(name), text).unwrap();
@@ -278,8 +278,7 @@ fn files_the_agent_names_must_exist_and_be_valid() {
 
 #[test]
 fn a_folder_without_an_agent_file_says_so() {
-    let dir = std::env::temp_dir().join(format!("livesim-agent-{}-none", std::process::id()));
-    let _ = std::fs::create_dir_all(&dir);
+    let dir = scratch("agent-none");
     let err = Agent::load(&dir).unwrap_err().to_string();
     assert!(
         err.starts_with(&dir.join("agent.json").display().to_string()),
@@ -293,9 +292,7 @@ fn a_folder_without_an_agent_file_says_so() {
 /// the spec it names.
 #[test]
 fn a_file_that_is_not_utf8_is_refused_where_it_stops_being_utf8() {
-    let dir = std::env::temp_dir().join(format!("livesim-agent-{}-latin1", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("agent-latin1");
     // "é" in Latin-1 on the second line.
     let mut latin1 = format!("{{\"v\": 1, {LINES},\n \"instruction\": \"caf\"}}").into_bytes();
     let at = latin1.iter().rposition(|&b| b == b'f').unwrap() + 1;

@@ -9,12 +9,11 @@ use livesim::soak::{Agent, CorpusEntry, Soak, corpus_files};
 use livesim::testing::ScriptedServer;
 
 use super::agent;
+use super::scratch::{Scratch, scratch};
 
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("livesim-corpus-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh folder for one test, removed when dropped.
+fn temp(name: &str) -> Scratch {
+    scratch(&format!("corpus-{name}"))
 }
 
 /// A real failure's entry: weather under an invariant it breaks, as found.
@@ -271,5 +270,4 @@ fn a_damaged_corpus_names_each_bad_file_and_runs_the_good_ones() {
         "{message}"
     );
     assert!(message.contains("UNREADABLE "), "{message}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use livesim::soak::{Shard, Soak, Summary};
 
 use super::agent;
+use super::scratch::scratch;
 
 /// For every N up to 7 and several ranges, shards 1..=N are pairwise
 /// disjoint, together cover the range exactly, and count what they take.
@@ -175,7 +176,8 @@ fn junit_parses_and_says_what_broke() {
         .keep(false) // it fails on purpose: keep nothing
         .try_run()
         .expect_err("payment takes payments");
-    let path = std::env::temp_dir().join(format!("livesim-junit-{}.xml", std::process::id()));
+    let dir = scratch("junit");
+    let path = dir.join("soak.xml");
     summary.write_junit(&path).unwrap();
     let xml = std::fs::read_to_string(&path).unwrap();
     let report = quick_junit::Report::deserialize_from_str(&xml).unwrap();
@@ -214,7 +216,6 @@ fn junit_parses_and_says_what_broke() {
             .iter()
             .any(|p| p.name.as_str() == "sometimes.refusal")
     );
-    let _ = std::fs::remove_file(path);
 }
 
 /// A soak where every run fails keeps the first failures of each agent,

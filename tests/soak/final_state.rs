@@ -10,6 +10,7 @@ use livesim::soak::{Agent, ExecutionOutcome, FinalState, RunRecord, Soak};
 use serde_json::json;
 
 use super::agent;
+use super::scratch::scratch;
 
 /// A payment run in which take_payment succeeded once, and the amount
 /// it was paid with.
@@ -141,9 +142,7 @@ fn agent_files_refuse_final_state_goals_that_name_nothing_real() {
     let base: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string("sim/payment/agent.json").unwrap()).unwrap();
     let load = |test: &str, goals: serde_json::Value| -> String {
-        let dir = std::env::temp_dir().join(format!("livesim-final-{}-{test}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch(&format!("final-{test}"));
         let spec = "payment.spec.json";
         std::fs::copy(format!("sim/payment/{spec}"), dir.join(spec)).unwrap();
         let mut agent = base.clone();

@@ -14,6 +14,7 @@ use livesim::soak::{Agent, Budget, Measure, RunRecord, Soak, TimedEvent, latency
 use serde_json::json;
 
 use super::agent;
+use super::scratch::scratch;
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -234,10 +235,7 @@ fn agent_files_declare_budgets_and_refuse_bad_ones() {
     let base: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string("sim/weather/agent.json").unwrap()).unwrap();
     let with = |test: &str, budgets: serde_json::Value| -> Result<Agent, String> {
-        let dir =
-            std::env::temp_dir().join(format!("livesim-budgets-{}-{test}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch(&format!("budgets-{test}"));
         let mut agent = base.clone();
         agent["budgets"] = budgets;
         std::fs::write(dir.join("agent.json"), agent.to_string()).unwrap();

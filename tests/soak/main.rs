@@ -53,6 +53,11 @@ mod user_agent;
 mod watchers;
 mod your_agent;
 
+// Scratch folders removed when each test ends, shared with the other test
+// binaries rather than copied.
+#[path = "../common/scratch.rs"]
+mod scratch;
+
 use livesim::executor::SeedPlan;
 use livesim::soak::{Agent, RunRecord};
 

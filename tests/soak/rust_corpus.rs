@@ -16,6 +16,8 @@ use livesim::prelude::*;
 use livesim::soak::{CorpusEntry, Soak};
 use serde_json::json;
 
+use super::scratch::{Scratch, scratch};
+
 /// A library agent with one tool.
 pub(super) fn library() -> LiveBuilder {
     Live::builder().tools(T::simple("lend_book", "Lends a book", |args| async move {
@@ -24,11 +26,9 @@ pub(super) fn library() -> LiveBuilder {
 }
 
 /// A corpus folder holding two entries of `library`, each saying it
-/// broke `lent-once` (at seeds 0x17 and 0x2a).
-fn corpus(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("livesim-rust-corpus-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+/// broke `lent-once` (at seeds 0x17 and 0x2a); removed when dropped.
+fn corpus(name: &str) -> Scratch {
+    let dir = scratch(&format!("rust-corpus-{name}"));
     let soak = Soak::new("library", library)
         .invariant("lent-once", |_| Err("lent twice".to_string()))
         .check_determinism_every(0);
@@ -138,7 +138,6 @@ fn an_entry_naming_a_check_the_soak_does_not_run_is_refused() {
     );
     assert!(!passed, "{output}");
     assert!(output.contains(&format!("corpus: {expected}")), "{output}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Without `.test(…)`, a soak in a test names that test: its replay
@@ -185,7 +184,6 @@ fn a_failing_entry_s_replay_line_replays_it_alone() {
     assert!(!output.contains("0x2a.json"), "{output}");
     let (passed, output) = run_child(&dir, "replay", &[("LIVESIM_CASE", case)]);
     assert!(passed, "{output}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The kept cases run first whatever the seeds, one included; a replay
@@ -203,5 +201,4 @@ fn kept_cases_run_first_however_few_the_seeds() {
         assert!(passed, "{output}");
         assert!(output.contains(expected), "{seeds:?}: {output}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

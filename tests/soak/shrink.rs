@@ -8,6 +8,7 @@ use livesim::Seed;
 use livesim::soak::{AgentInvariant, Case, CorpusEntry, Failure, ShrinkBudget, ShrinkError, Soak};
 
 use super::agent;
+use super::scratch::scratch;
 
 const BUDGET: Duration = Duration::from_secs(30);
 
@@ -242,12 +243,7 @@ fn a_failure_shrinks_to_the_same_file_on_a_fast_machine_and_a_slow_one() {
         });
     let failure = first_failure(&fast, "before(get_forecast, get_weather)");
     let saved = |soak: &Soak, runs: u64| {
-        let dir = std::env::temp_dir().join(format!(
-            "livesim-shrink-speed-{}-{runs}-{}",
-            std::process::id(),
-            soak.name()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = scratch(&format!("shrink-speed-{runs}-{}", soak.name()));
         let budget = ShrinkBudget {
             runs,
             time: Duration::from_secs(600),
@@ -258,7 +254,6 @@ fn a_failure_shrinks_to_the_same_file_on_a_fast_machine_and_a_slow_one() {
         assert!(!shrunk.out_of_time, "{shrunk}");
         let path = CorpusEntry::from_shrunk(&shrunk).save(&dir).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
         (shrunk, text)
     };
     for runs in [12, 1000] {

@@ -13,12 +13,11 @@ use livesim::tape::{FileTape, Tape};
 use serde_json::json;
 
 use super::agent;
+use super::scratch::{Scratch, scratch};
 
-fn temp(test: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("livesim-user-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh folder for one test, removed when dropped.
+fn temp(test: &str) -> Scratch {
+    scratch(&format!("user-{test}"))
 }
 
 /// The user's words in a run: what it typed, audio and markers left out.

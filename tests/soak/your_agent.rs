@@ -6,18 +6,16 @@
 #[allow(dead_code)]
 mod cart;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use livesim::soak::Saved;
 
+use super::scratch::{Scratch, scratch};
 use super::seeds;
 
-fn temp_corpus(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("livesim-your-agent-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+/// A fresh corpus folder for one test, removed when dropped.
+fn temp_corpus(name: &str) -> Scratch {
+    scratch(&format!("your-agent-{name}"))
 }
 
 /// The race is found within 300 seeds, shrunk to at most 3 actions, kept
@@ -83,7 +81,6 @@ fn the_racing_cart_is_found_shrunk_kept_and_fixed() {
     assert_eq!(replay.passed.len(), summary.kept.len());
     let summary = fixed.try_run().unwrap_or_else(|s| panic!("{s}"));
     assert_eq!(summary.kept_cases_run, replay.passed.len() as u64);
-    let _ = std::fs::remove_dir_all(&corpus);
 }
 
 /// A Rust agent's tools are measured before the first seed: the cart's

@@ -110,5 +110,4 @@ fn an_utterance_past_64_kib_is_refused_when_the_agent_is_read() {
             "holds 66,560 bytes, past the 64 KiB an utterance may hold",
         ],
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -63,7 +63,7 @@ fn run_child(target_dir: Option<&Path>) -> (PathBuf, String) {
 #[test]
 fn a_failing_livesim_test_writes_its_timeline_and_names_it() {
     let target = temp("failing-test-target");
-    let (path, text) = run_child(Some(&target));
+    let (path, text) = run_child(Some(&*target));
     assert_eq!(
         path,
         target.join("livesim/timeline/failing_test.fails_after_a_lookup/0x2a.html"),

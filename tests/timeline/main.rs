@@ -19,6 +19,13 @@ mod model;
 mod pages;
 mod synthetic;
 
+// Scratch folders removed when each test ends, shared with the other test
+// binaries rather than copied.
+#[path = "../common/scratch.rs"]
+mod scratch;
+
+use scratch::{Scratch, scratch};
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -68,17 +75,15 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A fresh folder for one test.
-pub fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("livesim-timeline-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh folder for one test, removed when dropped.
+pub fn temp(name: &str) -> Scratch {
+    scratch(&format!("timeline-{name}"))
 }
 
-/// A copy of a `sim/` agent in a fresh folder, its agent file changed.
-pub fn copy_agent(name: &str, test: &str, change: impl FnOnce(&mut serde_json::Value)) -> PathBuf {
-    let dir = temp(test).join(name);
+/// A copy of a `sim/` agent in a fresh folder, its agent file changed;
+/// the folder is removed when dropped.
+pub fn copy_agent(name: &str, test: &str, change: impl FnOnce(&mut serde_json::Value)) -> Scratch {
+    let dir = temp(test).inside(name);
     std::fs::create_dir_all(&dir).unwrap();
     for entry in std::fs::read_dir(repo().join("sim").join(name)).unwrap() {
         let path = entry.unwrap().path();
@@ -103,7 +108,7 @@ pub fn first_failing_seed(soak: &livesim::soak::Soak) -> (livesim::Seed, livesim
 
 /// The weather agent with an invariant its sessions break on some seeds:
 /// `get_weather` may not start before a forecast succeeded.
-pub fn failing_weather(test: &str) -> PathBuf {
+pub fn failing_weather(test: &str) -> Scratch {
     copy_agent("weather", test, |a| {
         a["invariants"] = json!([{"before": ["get_forecast", "get_weather"]}]);
     })

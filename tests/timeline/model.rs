@@ -95,7 +95,8 @@ fn a_soak_runs_timeline_matches_its_record() {
 /// failure sits on that call's tool span.
 #[test]
 fn a_broken_invariant_is_placed_on_the_call_its_message_names() {
-    let soak = Soak::agent(&Agent::load(failing_weather("placed")).unwrap());
+    let agent = failing_weather("placed");
+    let soak = Soak::agent(&Agent::load(&agent).unwrap());
     let (seed, run) = first_failing_seed(&soak);
     let timeline = Timeline::of_seed(&soak, seed, &run);
     let failure = timeline.failure.as_ref().unwrap();
@@ -332,7 +333,8 @@ fn a_hundred_thousand_entries_stay_under_the_stated_size() {
 #[test]
 fn the_soak_page_and_its_json_say_the_same() {
     use livesim::soak::GOALS_JUDGED_FROM;
-    let soak = Soak::agent(&Agent::load(failing_weather("soak-page")).unwrap())
+    let agent = failing_weather("soak-page");
+    let soak = Soak::agent(&Agent::load(&agent).unwrap())
         .sometimes("a-goal-no-run-reaches", |_| false)
         .seeds(GOALS_JUDGED_FROM)
         .jobs(1)

@@ -141,7 +141,8 @@ fn a_failing_tests_page_shows_its_lanes_span_and_failure() {
 #[test]
 #[ignore = "needs Chromium: .ci/run runs it (cargo test --test timeline -- --include-ignored)"]
 fn a_soak_failures_page_marks_the_call_that_broke_it() {
-    let soak = Soak::agent(&Agent::load(failing_weather("page-soak-run")).unwrap());
+    let agent = failing_weather("page-soak-run");
+    let soak = Soak::agent(&Agent::load(&agent).unwrap());
     let (seed, run) = first_failing_seed(&soak);
     let timeline = Timeline::of_seed(&soak, seed, &run);
     let failure = timeline.failure.clone().unwrap();

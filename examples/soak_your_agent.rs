@@ -217,6 +217,9 @@ fn main() -> ExitCode {
         eprintln!("soak_your_agent: the fixed cart fails the property: {steps:?}");
         return ExitCode::FAILURE;
     }
+    // The corpus was this run's scratch: a failing run above leaves it
+    // for a look, a passing one tidies up.
+    let _ = std::fs::remove_dir_all(&corpus);
     println!("soak_your_agent: ok");
     ExitCode::SUCCESS
 }

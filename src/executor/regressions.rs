@@ -238,9 +238,8 @@ mod tests {
 
     #[test]
     fn recorded_seeds_read_back_and_bad_lines_say_where() {
-        let dir = std::env::temp_dir().join(format!("livesim-regr-{}", std::process::id()));
-        let file = dir.join("x.seeds");
-        let _ = std::fs::remove_file(&file);
+        let dir = scratch("livesim-regr-");
+        let file = dir.path().join("x.seeds");
         assert_eq!(read(&file, "a::b"), Ok(Vec::new()));
         append(
             &file,
@@ -272,11 +271,9 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_link_to_nowhere_is_not_written_through() {
-        let dir = std::env::temp_dir().join(format!("livesim-regr-link-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("x.seeds");
-        let outside = dir.join("outside.seeds");
+        let dir = scratch("livesim-regr-link-");
+        let file = dir.path().join("x.seeds");
+        let outside = dir.path().join("outside.seeds");
         std::os::unix::fs::symlink(&outside, &file).unwrap();
         let err = append(&file, "tests/x.rs", "a::b", Seed::new(1), "why").unwrap_err();
         assert!(
@@ -287,6 +284,10 @@ mod tests {
             "{err}"
         );
         assert!(!outside.exists());
-        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A folder of its own, removed when the test ends, pass or fail.
+    fn scratch(prefix: &str) -> tempfile::TempDir {
+        tempfile::Builder::new().prefix(prefix).tempdir().unwrap()
     }
 }

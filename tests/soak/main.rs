@@ -30,6 +30,7 @@ mod latency;
 mod left_to_finish;
 mod logs;
 mod mistakes;
+mod move_moment;
 mod network;
 mod orderings;
 mod passk;

@@ -31,6 +31,7 @@ pub(crate) mod json;
 pub mod latency;
 pub(crate) mod liveness;
 pub(crate) mod model;
+pub(crate) mod move_moment;
 pub(crate) mod phases;
 pub(crate) mod reconnect_ends;
 pub(crate) mod reconnects;

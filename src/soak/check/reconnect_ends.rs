@@ -1,12 +1,14 @@
 //! `reconnect-ends`: every reconnect ends within the bound its policy's
 //! declared numbers give, each attempt waiting its backoff, and a
-//! session holding a handle starts its `goAway` move in time.
+//! session holding a handle starts its `goAway` move in time, once the
+//! turn lets it and not before.
 
 use std::time::Duration;
 
 use crate::executor::format_time;
 use crate::session::{LiveEvent, Resumption};
 use crate::soak::check::go_away;
+use crate::soak::check::move_moment;
 use crate::soak::run::record::RunRecord;
 
 /// How long one reconnect may take, from the policy's declared numbers
@@ -43,6 +45,7 @@ fn least_wait(policy: &Resumption, attempt: u32) -> Duration {
 /// `reconnect-ends`.
 pub(crate) fn reconnect_ends(run: &RunRecord) -> Result<(), String> {
     go_away::moved_in_time(run)?;
+    move_moment::began_when_ready(run)?;
     let bound = reconnect_bound(&run.resumption, run.setup_timeout);
     let attempts = run.resumption.max_attempts();
     // When the reconnect began, and its last attempt.

@@ -53,6 +53,15 @@ async fn until(conn: &mut BoxedTransport, key: &str) -> Option<Value> {
     }
 }
 
+/// Sends a user turn of `text`, as a client does when the user types.
+async fn types(conn: &mut BoxedTransport, text: &str) {
+    let typed = json!({ "clientContent": {
+        "turns": [{ "role": "user", "parts": [{ "text": text }] }],
+        "turnComplete": true
+    } });
+    conn.send(Frame::Text(typed.to_string())).await.unwrap();
+}
+
 /// The model text of the next turn, read through its `turnComplete`.
 async fn said(conn: &mut BoxedTransport) -> String {
     let mut text = String::new();
@@ -595,11 +604,7 @@ fn a_refused_move_goes_on_on_the_connection_being_left() {
         until(&mut first, "sessionResumptionUpdate").await.unwrap();
         let (_refused, answer) = open(&connector, Some("h1"), false).await;
         assert_eq!(answer, None, "the move's setup is refused");
-        let typed = json!({ "clientContent": {
-            "turns": [{ "role": "user", "parts": [{ "text": "hi" }] }],
-            "turnComplete": true
-        } });
-        first.send(Frame::Text(typed.to_string())).await.unwrap();
+        types(&mut first, "hi").await;
         assert_eq!(said(&mut first).await, "Still here");
         assert_eq!(next(&mut first).await, None, "the old connection ends");
         let (mut last, answer) = open(&connector, Some("h1"), false).await;
@@ -645,11 +650,7 @@ fn a_refused_move_leaves_the_old_connections_calls_to_answer() {
             { "id": id, "name": "pay", "response": { "ok": true } }
         ] } });
         first.send(Frame::Text(answer.to_string())).await.unwrap();
-        let typed = json!({ "clientContent": {
-            "turns": [{ "role": "user", "parts": [{ "text": "done?" }] }],
-            "turnComplete": true
-        } });
-        first.send(Frame::Text(typed.to_string())).await.unwrap();
+        types(&mut first, "done?").await;
         assert_eq!(said(&mut first).await, "Paid");
         assert_eq!(next(&mut first).await, None, "the old connection ends");
         let (mut last, _) = open(&connector, Some("h1"), false).await;

@@ -29,8 +29,9 @@ use std::time::Duration;
 use crate::executor::format_time;
 use crate::session::LiveEvent;
 use crate::soak::check::json::Json;
+use crate::soak::check::signals;
 use crate::soak::check::telemetry::LAG;
-use crate::soak::check::wire_order::{SETUP_COMPLETE, mentions};
+use crate::soak::check::wire_order::is_setup_complete;
 use crate::soak::run::record::RunRecord;
 
 /// What one frame does to the model.
@@ -198,14 +199,9 @@ fn move_after(run: &RunRecord, connection: usize, since: Duration) -> Option<Dur
 /// What a frame says, read by the checks' own JSON reader.
 fn read(bytes: &[u8]) -> Frame {
     let mut frame = Frame::default();
-    if mentions(bytes, &SETUP_COMPLETE) {
-        frame.setup_complete = Json::parse(bytes)
-            .as_ref()
-            .and_then(Json::as_object)
-            .is_some_and(|m| m.contains_key("setupComplete"));
-        if frame.setup_complete {
-            return frame;
-        }
+    if is_setup_complete(bytes) {
+        frame.setup_complete = true;
+        return frame;
     }
     let Some(json) = Json::parse(bytes) else {
         return frame;
@@ -232,38 +228,8 @@ fn read(bytes: &[u8]) -> Frame {
     frame.go_away = message.get("goAway").and_then(Json::as_object).map(|g| {
         g.get("timeLeft")
             .and_then(Json::as_str)
-            .and_then(seconds)
+            .and_then(signals::duration)
             .unwrap_or_default()
     });
     frame
-}
-
-/// A protobuf duration as JSON writes it (`"12.5s"`), read on its own.
-fn seconds(text: &str) -> Option<Duration> {
-    let number = text.strip_suffix('s')?;
-    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
-    if whole.is_empty() || !whole.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    if fraction.len() > 9 || !fraction.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let nanos = format!("{fraction:0<9}").parse::<u32>().ok()?;
-    Some(Duration::new(whole.parse().ok()?, nanos))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::seconds;
-    use std::time::Duration;
-
-    #[test]
-    fn durations_read_as_protobuf_writes_them() {
-        assert_eq!(seconds("30s"), Some(Duration::from_secs(30)));
-        assert_eq!(seconds("1.5s"), Some(Duration::from_millis(1500)));
-        assert_eq!(seconds("0.000000001s"), Some(Duration::from_nanos(1)));
-        assert_eq!(seconds("1.5"), None);
-        assert_eq!(seconds(".5s"), None);
-        assert_eq!(seconds("-1s"), None);
-    }
 }

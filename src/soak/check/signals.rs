@@ -71,7 +71,7 @@ pub(super) fn usage_of(usage: &Json<'_>) -> Option<Expected> {
 
 /// A protobuf duration as JSON writes it: whole seconds, up to nine
 /// fractional digits, then `s` (`"12.5s"`).
-fn duration(text: &str) -> Option<Duration> {
+pub(super) fn duration(text: &str) -> Option<Duration> {
     let number = text.strip_suffix('s')?;
     // A point, when there is one, has digits after it.
     let (whole, fraction) = match number.split_once('.') {

@@ -445,8 +445,8 @@ fn a_silence_shorter_than_the_quiet_before_it_is_caught() {
 }
 
 /// A session with phases writes its time in phase on each tick: one that
-/// does not grow, or that counts from before the phase began, fails
-/// `telemetry`.
+/// does not grow, that counts from before the phase began, or that a tick
+/// goes without, fails `telemetry`.
 #[test]
 fn a_time_in_phase_that_disagrees_with_the_journal_is_caught() {
     let soak = Soak::agent(&agent("booking")).check_determinism_every(0);
@@ -473,6 +473,14 @@ fn a_time_in_phase_that_disagrees_with_the_journal_is_caught() {
     let err = verdict(invariants::TELEMETRY, &stuck).unwrap_err();
     assert!(
         err.contains("session:time_in_phase_ms is 0, but the session entered phase"),
+        "{err}"
+    );
+    // A tick whose time in phase was never written (the next tick's was).
+    let mut skipped = good.clone();
+    skipped.journal.remove(written[0]);
+    let err = verdict(invariants::TELEMETRY, &skipped).unwrap_err();
+    assert!(
+        err.contains("with no session:time_in_phase_ms after it before the next"),
         "{err}"
     );
     let mut longer = good;

@@ -480,7 +480,7 @@ fn a_time_in_phase_that_disagrees_with_the_journal_is_caught() {
     skipped.journal.remove(written[0]);
     let err = verdict(invariants::TELEMETRY, &skipped).unwrap_err();
     assert!(
-        err.contains("with no session:time_in_phase_ms after it before the next"),
+        err.contains("wrote session:time_in_phase_ms 0 time(s) before the next tick"),
         "{err}"
     );
     let mut longer = good;

@@ -48,6 +48,7 @@ mod simulated_user;
 mod spoken_while_reconnecting;
 mod swarm;
 mod temporal;
+mod tick_keys;
 mod typed_into_fresh;
 mod typed_lines;
 mod user_agent;

@@ -49,6 +49,7 @@ pub(crate) mod state_model;
 pub(crate) mod stored_once;
 pub(crate) mod telemetry;
 pub(crate) mod temporal;
+pub(crate) mod tick_keys;
 pub(crate) mod triage;
 pub(crate) mod triage_file;
 pub(crate) mod triage_report;

@@ -70,6 +70,7 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
     super::connection_state::check(run)?;
     time_in_phase(run)?;
     go_away_remaining(run)?;
+    super::tick_keys::every_tick(run)?;
     ticks_agree(run)?;
     // After the ticks' own checks: a tick whose elapsed time is wrong is
     // named as such, not as a budget that does not add up.
@@ -239,39 +240,14 @@ fn least_silence(tick: &Tick, moments: &Moments) -> Result<(), String> {
 
 /// Each `session:time_in_phase_ms` a session with phases writes is the
 /// time, by the journal's own timestamps, since the latest
-/// `session:phase` write before it (the phase it is in was entered then);
-/// and it writes one after every tick (a `session:elapsed_ms`), before
-/// the next (the last tick's may be lost to the session's end). The
-/// control lane writes it when the telemetry lane's tick reaches it,
-/// which is within the tick's instant: virtual time moves on only once
-/// every lane is idle.
+/// `session:phase` write before it (the phase it is in was entered then).
+/// (That every tick writes one is [`tick_keys`](super::tick_keys)'.)
 fn time_in_phase(run: &RunRecord) -> Result<(), String> {
-    let phased = run.journal.iter().any(|e| e.key == "session:phase");
     let mut entered = None;
-    // The tick still owed its time in phase.
-    let mut owed: Option<u64> = None;
     for entry in &run.journal {
         match entry.key.as_str() {
             "session:phase" => entered = Some((entry.timestamp, &entry.value)),
-            "session:elapsed_ms" if phased => {
-                if let Some(tick) = owed {
-                    return Err(format!(
-                        "journal #{tick}: a tick (session:elapsed_ms) with no \
-                         session:time_in_phase_ms after it before the next (#{}): a session \
-                         with phases writes its time in phase on every tick",
-                        entry.seq
-                    ));
-                }
-                owed = Some(entry.seq);
-            }
             "session:time_in_phase_ms" => {
-                if owed.take().is_none() {
-                    return Err(format!(
-                        "journal #{}: session:time_in_phase_ms written with no tick before it \
-                         since the last one",
-                        entry.seq
-                    ));
-                }
                 let Some((since, phase)) = &entered else {
                     return Err(format!(
                         "journal #{}: session:time_in_phase_ms written before any session:phase",

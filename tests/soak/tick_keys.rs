@@ -1,0 +1,65 @@
+//! Every tick writes each of its keys: a tick whose `remaining_budget_ms`
+//! or `go_away_remaining_ms` went missing fails `telemetry`, though every
+//! value left is right.
+
+use livesim::Seed;
+use livesim::soak::{RunRecord, Soak, invariants};
+
+use super::{agent, verdict};
+
+/// The first passing run of `name`, in seeds under 100, that `wanted`
+/// picks.
+fn a_run(name: &str, wanted: impl Fn(&RunRecord) -> bool) -> RunRecord {
+    let soak = Soak::agent(&agent(name)).check_determinism_every(0);
+    (0..100)
+        .find_map(|s| {
+            let run = soak.run_seed(Seed::new(s));
+            run.record.filter(|r| run.failures.is_empty() && wanted(r))
+        })
+        .unwrap_or_else(|| panic!("no passing {name} seed under 100 has what the test needs"))
+}
+
+/// Where `key` was written, in journal order.
+fn writes(record: &RunRecord, key: &str) -> Vec<usize> {
+    (0..record.journal.len())
+        .filter(|&i| record.journal[i].key == key && !record.journal[i].removed)
+        .collect()
+}
+
+#[test]
+fn a_tick_without_its_remaining_budget_is_caught() {
+    let good = a_run("weather", |r| {
+        writes(r, "session:remaining_budget_ms").len() >= 2
+    });
+    assert_eq!(verdict(invariants::TELEMETRY, &good), Ok(()));
+    let mut skipped = good.clone();
+    skipped
+        .journal
+        .remove(writes(&good, "session:remaining_budget_ms")[1]);
+    let err = verdict(invariants::TELEMETRY, &skipped).unwrap_err();
+    assert!(
+        err.contains("wrote session:remaining_budget_ms 0 time(s) before the next tick"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_tick_without_its_go_away_countdown_is_caught() {
+    let good = a_run("resumable", |r| {
+        r.network.is_none() && writes(r, "session:go_away_remaining_ms").len() >= 3
+    });
+    assert_eq!(verdict(invariants::TELEMETRY, &good), Ok(()));
+    // Each countdown in turn taken out: those written while a deadline
+    // stood well inside the tick are owed.
+    let caught = writes(&good, "session:go_away_remaining_ms")
+        .into_iter()
+        .filter(|&i| {
+            let mut skipped = good.clone();
+            skipped.journal.remove(i);
+            verdict(invariants::TELEMETRY, &skipped).is_err_and(|err| {
+                err.contains("wrote session:go_away_remaining_ms 0 time(s) before the next tick")
+            })
+        })
+        .count();
+    assert!(caught >= 1, "no missing countdown was caught");
+}

@@ -24,15 +24,20 @@
 //! Times may differ by [`LAG`]: the session reads a frame and acts on it
 //! on different lanes.
 
+use std::sync::LazyLock;
 use std::time::Duration;
+
+use memchr::memmem::Finder;
 
 use crate::executor::format_time;
 use crate::session::LiveEvent;
 use crate::soak::check::json::Json;
 use crate::soak::check::signals;
 use crate::soak::check::telemetry::LAG;
-use crate::soak::check::wire_order::is_setup_complete;
+use crate::soak::check::wire_order::{Word, is_setup_complete, mentions};
 use crate::soak::run::record::RunRecord;
+
+static GO_AWAY: Word = LazyLock::new(|| Finder::new(b"goAway"));
 
 /// What one frame does to the model.
 #[derive(Default)]
@@ -48,6 +53,15 @@ struct Frame {
 /// Checks each `goAway` move began when the turn let it.
 pub(crate) fn began_when_ready(run: &RunRecord) -> Result<(), String> {
     if !run.resumption.is_on() || run.server_frames_at.len() != run.server_frames.len() {
+        return Ok(());
+    }
+    // Most runs have no notice: the model is worked out only for those
+    // that do.
+    let noticed = run
+        .server_frames
+        .iter()
+        .any(|f| mentions(f.payload().unwrap_or_default(), &GO_AWAY));
+    if !noticed {
         return Ok(());
     }
     let frames: Vec<Frame> = run

@@ -70,12 +70,17 @@ pub(crate) fn began_when_ready(run: &RunRecord) -> Result<(), String> {
         .map(|f| read(f.payload().unwrap_or_default()))
         .collect();
     let at = &run.server_frames_at;
+    // Where each connection begins (its `setupComplete`).
+    let starts: Vec<usize> = (0..frames.len())
+        .filter(|&i| frames[i].setup_complete)
+        .collect();
     for (k, frame) in frames.iter().enumerate() {
         let Some(left) = frame.go_away else {
             continue;
         };
-        let connection = frames[..k].iter().filter(|f| f.setup_complete).count();
-        let Some(ready) = ready_after(&frames, at, k, last_fresh(run, connection)) else {
+        let connection = starts.partition_point(|&s| s < k);
+        let fresh_from = last_fresh(run, connection);
+        let Some(ready) = ready_after(&frames, &starts, at, k, fresh_from) else {
             continue;
         };
         let g = at[k];
@@ -117,21 +122,20 @@ pub(crate) fn began_when_ready(run: &RunRecord) -> Result<(), String> {
 }
 
 /// When the session was first ready at or after the notice at frame `k`
-/// (`Some(None)`: not before its connection ended); `None` when the
+/// (`starts`: where each connection begins), or `Some(None)`: not before
+/// its connection ended; `None` when the
 /// notice is not one to judge: the session held no handle (none came
 /// since its last fresh start, connection `fresh_from`), or another
 /// notice came on the same connection. A handle and whether it is fresh
 /// carry over to the next connection; an open turn does not.
 fn ready_after(
     frames: &[Frame],
+    starts: &[usize],
     at: &[Duration],
     k: usize,
     fresh_from: usize,
 ) -> Option<Option<Duration>> {
-    let starts: Vec<usize> = (0..frames.len())
-        .filter(|&i| frames[i].setup_complete)
-        .collect();
-    let current = starts.iter().rposition(|&s| s < k)?;
+    let current = starts.partition_point(|&s| s < k).checked_sub(1)?;
     let from = starts[fresh_from.saturating_sub(1).min(current)];
     let end = starts.get(current + 1).copied().unwrap_or(frames.len());
     let notices = frames[starts[current]..end]

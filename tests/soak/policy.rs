@@ -1,7 +1,7 @@
 //! A reconnect policy the user declares, soaked: the conversations a
 //! session gets stay within what its policy allows (no more failed
-//! attempts in a row than it makes), and a long backoff is waited for,
-//! not taken for a hang.
+//! attempts in a row than it makes) and sometimes spend all of it, and a
+//! long backoff is waited for, not taken for a hang.
 
 use std::time::Duration;
 
@@ -39,6 +39,59 @@ fn refused_in_passing(soak: &Soak, seeds: std::ops::Range<u64>) -> usize {
                 .any(|a| matches!(a, Action::RejectSetup(close) if close.code != 1008))
         })
         .count()
+}
+
+/// The most setups of one resume that `script` refuses in passing, one
+/// after the other (each refusal followed by the session's next try, and
+/// nothing else in between).
+fn longest_refusal_run(script: &livesim::testing::ScriptedServer) -> usize {
+    let (mut run, mut longest) = (0, 0);
+    for action in script.actions() {
+        match action {
+            Action::RejectSetup(close) if close.code != 1008 => {
+                run += 1;
+                longest = longest.max(run);
+            }
+            Action::Reconnect(_) => {}
+            _ => run = 0,
+        }
+    }
+    longest
+}
+
+/// A resume refused in passing is refused at most `attempts - 1` times
+/// in a row, so the last attempt the policy allows gets through, and some
+/// scripts refuse exactly that many: a session that miscounts its
+/// attempts gives up in those, and only in those.
+#[test]
+fn some_resumes_are_refused_on_every_attempt_but_the_last() {
+    for attempts in [2, 3, 5] {
+        let soak = soak(Resumption::on().attempts(attempts));
+        let runs: Vec<usize> = seeds(64)
+            .map(|s| longest_refusal_run(&soak.case(Seed::new(s)).script))
+            .collect();
+        let most = attempts as usize - 1;
+        assert!(
+            runs.iter().all(|&n| n <= most),
+            "{attempts} attempts: {runs:?}"
+        );
+        assert!(runs.contains(&most), "{attempts} attempts: {runs:?}");
+    }
+}
+
+/// A session that spends its whole budget on a resume (every attempt
+/// but the last refused) still resumes: it soaks clean.
+#[test]
+fn a_resume_that_takes_every_attempt_soaks_clean() {
+    let soak = soak(Resumption::on().attempts(3));
+    let spent: Vec<u64> = seeds(64)
+        .filter(|&s| longest_refusal_run(&soak.case(Seed::new(s)).script) == 2)
+        .collect();
+    assert!(!spent.is_empty());
+    for seed in spent {
+        let run = soak.run_seed(Seed::new(seed));
+        assert!(run.failures.is_empty(), "seed {seed}: {:?}", run.failures);
+    }
 }
 
 /// A session allowed one attempt per reconnect is never refused a setup

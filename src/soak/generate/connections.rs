@@ -16,7 +16,9 @@
 //!   (1011 or 1013 on the new connection's setup): the session stays on the old
 //!   connection and sends there what it held for the move, until the old
 //!   connection ends at the notice's deadline and the session reconnects,
-//!   its first try already spent on the move. With `typing` on, the user
+//!   its first try already spent on the move (one time in four, that
+//!   reconnect is refused in passing on every attempt left but the
+//!   last). With `typing` on, the user
 //!   types (or speaks) as the `goAway` comes, and the session must hold it
 //!   for the move and send it where the move leaves it (after a refused
 //!   move, only for a session that replays);
@@ -26,7 +28,9 @@
 //!   is refused with 1008 "session not found", and the connection after it
 //!   must open a fresh session. Otherwise, about one time in seven, the
 //!   setup is refused in passing (1011) and the session must resume the
-//!   same handle on its next attempt. A short pause follows, so a transparent
+//!   same handle on its next attempt; one such time in four it is refused
+//!   on every attempt the policy allows but the last, which a session
+//!   that miscounts its attempts does not reach. A short pause follows, so a transparent
 //!   session's replay is in before anything else happens.
 //!
 //! A session that resumes without replaying (not transparent) loses what
@@ -67,6 +71,13 @@ const SETUP_REFUSED: f64 = 0.15;
 /// that tries more than once (the move was the first try).
 const MOVE_REFUSED: f64 = 1.0 / 6.0;
 
+/// How often a resume refused in passing is refused again and again, up
+/// to the last attempt the policy allows: a session that miscounts its
+/// attempts (carries some over from an earlier reconnect or a refused
+/// move) gives up before that last attempt, which only a run that spends
+/// the whole budget shows.
+const WHOLE_BUDGET: f64 = 0.25;
+
 /// How a move is refused: a passing fault, the handle still good.
 const MOVE_REFUSALS: [(u16, &str); 2] = [
     (1011, "Internal error encountered."),
@@ -94,6 +105,9 @@ pub(super) struct Connections {
     /// Whether the policy makes more than one attempt per reconnect: a
     /// setup refused in passing needs a second.
     retries: bool,
+    /// Attempts per reconnect: the most a reconnect may be refused in
+    /// passing is one fewer.
+    attempts: u32,
     draw: Stream,
     /// Whether a resume's setup is refused in passing: a stream of its own,
     /// so the other draws stay what they were before it joined.
@@ -105,6 +119,9 @@ pub(super) struct Connections {
     /// while the session moves: a stream of its own, so the other draws
     /// stay what they were before refused moves joined.
     moves: Stream,
+    /// Whether a refusal in passing spends the whole budget: a stream of
+    /// its own, so the other draws stay what they were before it joined.
+    budget: Stream,
     /// The session held a handle when the `goAway` came: what the user
     /// types from then on waits for the move.
     held_at_go_away: bool,
@@ -136,10 +153,12 @@ impl Connections {
             seed,
             transparent: policy.is_transparent(),
             retries: policy.max_attempts() > 1,
+            attempts: policy.max_attempts(),
             draw: Stream::new(seed, "soak/script/connections"),
             refusals: Stream::new(seed, "soak/script/connections/refused"),
             spoken: Stream::new(seed, "soak/script/connections/spoken"),
             moves: Stream::new(seed, "soak/script/connections/moves"),
+            budget: Stream::new(seed, "soak/script/connections/budget"),
             held_at_go_away: false,
             refuses_moves: policy.max_attempts() > 1 && !networked,
             handles: 0,
@@ -147,6 +166,20 @@ impl Connections {
             moving: false,
             first_call: 0,
             restarted_ids: false,
+        }
+    }
+}
+
+impl Connections {
+    /// How many times in a row a resume is refused in passing: `usually`,
+    /// or (one time in four) on every attempt the policy leaves but the
+    /// last, `spent` of them already spent (the move that was refused).
+    fn refused_in_passing(&mut self, spent: u32, usually: u32) -> u32 {
+        let left = self.attempts.saturating_sub(spent + 1);
+        if self.budget.chance(WHOLE_BUDGET) {
+            left
+        } else {
+            usually.min(left)
         }
     }
 }
@@ -302,11 +335,30 @@ impl Generator<'_> {
         // The notice's time is up (the script, not the player, ends it).
         self.push(ending(CloseKind::Normal));
         self.push(Action::Reconnect(Reconnect {
-            handle: Some(handle),
+            handle: Some(handle.clone()),
         }));
+        // The move was the reconnect's first try.
+        let times = self
+            .connections
+            .as_mut()
+            .map_or(0, |c| c.refused_in_passing(1, 0));
+        self.refuse_in_passing(&handle, times);
         if let Some(connections) = &mut self.connections {
             let ms = connections.moves.range(RESUMED_PAUSE_MS);
             self.push(Action::PauseMs(ms));
+        }
+    }
+
+    /// The resume of `handle` just asked for is refused in passing
+    /// `times` times in a row, the session trying again after each.
+    fn refuse_in_passing(&mut self, handle: &str, times: u32) {
+        for _ in 0..times {
+            if let Action::Close(close) = ending(CloseKind::Internal) {
+                self.push(Action::RejectSetup(close));
+            }
+            self.push(Action::Reconnect(Reconnect {
+                handle: Some(handle.to_string()),
+            }));
         }
     }
 
@@ -398,13 +450,12 @@ impl Generator<'_> {
         }));
         if refused {
             // A passing fault: the handle is still good, and the session
-            // retries it after its backoff.
-            if let Action::Close(close) = ending(CloseKind::Internal) {
-                self.push(Action::RejectSetup(close));
-            }
-            self.push(Action::Reconnect(Reconnect {
-                handle: Some(handle),
-            }));
+            // retries it after its backoff (as often as it takes).
+            let times = self
+                .connections
+                .as_mut()
+                .map_or(1, |c| c.refused_in_passing(0, 1));
+            self.refuse_in_passing(&handle, times);
         }
         // The user may type while the session is between connections: the
         // session queues it and sends it once it is back (not into a

@@ -48,12 +48,59 @@ pub struct TapeEntry {
     pub kind: String,
     /// The call's input (a request, or a resolver's arguments).
     pub input: Value,
-    /// What it returned, when it succeeded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// What it returned, when it succeeded (`null` too).
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub output: Option<Value>,
     /// How it failed, when it failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub error: Option<Value>,
+}
+
+/// A key that is there holds a value, `null` included: a resolver that
+/// returned `null` replays `null`, not a call that returned nothing.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// Why `entry` could never be replayed, if it could not: a call either
+/// returned or failed. Said when the tape is read, naming the line, rather
+/// than when a session asks for the entry, where it would be one more
+/// failed call.
+pub(crate) fn entry_problem(entry: &TapeEntry) -> Option<String> {
+    match (&entry.output, &entry.error) {
+        (None, None) => Some(
+            "the entry holds neither an `output` (what the call returned) nor an `error` (how \
+             it failed): a recorded call has one of them"
+                .to_string(),
+        ),
+        (Some(_), Some(_)) => Some(
+            "the entry holds both an `output` and an `error`: a recorded call has one of them \
+             (a replay would take the error and drop the output)"
+                .to_string(),
+        ),
+        _ => None,
+    }
+}
+
+/// Why `entry`, a model call, could not be replayed by
+/// [`TapedLlm`](super::TapedLlm), if it could not: its output is no model
+/// response. (A tape is a plain store, so reading one does not ask this;
+/// a reader that knows a model will replay it does.)
+pub(crate) fn model_output_problem(entry: &TapeEntry) -> Option<String> {
+    let output = entry.output.as_ref().filter(|_| entry.kind == LLM_CALL)?;
+    let e = serde_json::from_value::<crate::llm::LlmResponse>(output.clone()).err()?;
+    Some(format!(
+        "the model call's `output` is not a model response ({e}); record the tape again with \
+         TapedLlm::recording"
+    ))
 }
 
 // Read from an object only, never from an array of its fields.

@@ -13,7 +13,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use super::entry::{Tape, TapeEntry, TapeError, unknown_kind};
+use super::entry::{Tape, TapeEntry, TapeError, entry_problem, unknown_kind};
 use super::memory::MemoryTape;
 use crate::jsonl::{
     Bound, FileHeader, JsonlError, LineAppender, Parsed, Refused, parse_versioned_with,
@@ -137,7 +137,16 @@ impl FileTape {
     /// bounds of a JSONL file ([`read_bytes`](crate::jsonl::read_bytes)):
     /// past them it is refused, naming the bound (and the line too long).
     pub fn open(path: impl AsRef<Path>) -> Result<Self, TapeError> {
-        let path = path.as_ref();
+        Self::open_checked(path.as_ref(), |_| None)
+    }
+
+    /// [`open`](FileTape::open), with `check` saying why an entry cannot
+    /// serve where this tape is used (a model call's output that is no
+    /// model response, for an extractor): refused as a bad line.
+    pub(crate) fn open_checked(
+        path: &Path,
+        check: impl Fn(&TapeEntry) -> Option<String>,
+    ) -> Result<Self, TapeError> {
         let name = path.display().to_string();
         let bytes = crate::jsonl::read_path(path, Bound::JSONL).map_err(|e| match e {
             Refused::Io(e) => io_error(path, e),
@@ -156,7 +165,10 @@ impl FileTape {
             TAPE_KIND,
             TAPE_VERSION,
             |line, entry: TapeEntry| {
-                if let Some(problem) = unknown_kind(&entry.kind) {
+                let problem = unknown_kind(&entry.kind)
+                    .or_else(|| entry_problem(&entry))
+                    .or_else(|| check(&entry));
+                if let Some(problem) = problem {
                     return Err(JsonlError::BadLine {
                         file: name.clone(),
                         line,
@@ -245,7 +257,7 @@ impl Tape for FileTape {
     /// more than its file.
     fn record(&self, entry: TapeEntry) -> Result<(), TapeError> {
         // What `open` would refuse is not written: the file must read back.
-        if let Some(problem) = unknown_kind(&entry.kind) {
+        if let Some(problem) = unknown_kind(&entry.kind).or_else(|| entry_problem(&entry)) {
             return Err(io_error(
                 &self.path,
                 io::Error::new(

@@ -1,5 +1,7 @@
-//! Tape entries of a kind no call has: refused where the tape is read,
-//! naming the file, the line and the kinds there are.
+//! Tape entries no call could replay (a kind no call has, neither an
+//! output nor an error, both, a model call's output that is no model
+//! response): refused where the tape is read, naming the file, the line
+//! and what was wrong.
 
 use livesim::tape::{FileTape, Tape, TapeEntry, TapeError};
 use serde_json::json;
@@ -64,5 +66,85 @@ fn a_misspelt_tape_kind_is_an_error_naming_the_line() {
         said.contains("cannot record this call: unknown kind `lm`"),
         "{said}"
     );
+    assert!(fresh.entries().is_empty());
+}
+
+// A fuzzed tape: an entry whose output was lost, or became a number, was
+// read without a word; each session that asked for it then failed its
+// extractor and the soak blamed the agent (exit 1), naming no line.
+#[test]
+fn an_entry_no_call_could_replay_is_an_error_naming_the_line() {
+    let dir = temp("tape-entry");
+    let agent = dir.join("support");
+    copy_files(&repo().join("sim/support"), &agent);
+    let tape = agent.join("support.tape.jsonl");
+    let text = std::fs::read_to_string(&tape).unwrap();
+    let mut lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.len() >= 3, "{text}");
+    let good = lines[2]["output"].clone();
+    // (Any tape refuses the first two; the last two only where a model
+    // replays the tape, as the extractor does: a tape is a plain store.)
+    let damaged = [
+        (None, None, "neither an `output`", true),
+        (
+            Some(good.clone()),
+            Some(json!("boom")),
+            "both an `output` and an `error`",
+            true,
+        ),
+        (
+            Some(json!(42)),
+            None,
+            "the model call's `output` is not a model response (invalid type: number",
+            false,
+        ),
+        (
+            Some(json!({"content": {"role": "model", "parts": "text"}})),
+            None,
+            "the model call's `output` is not a model response",
+            false,
+        ),
+    ];
+    for (output, error, said, any_tape) in damaged {
+        let entry = lines[2].as_object_mut().unwrap();
+        entry.remove("output");
+        entry.remove("error");
+        if let Some(output) = output {
+            entry.insert("output".into(), output);
+        }
+        if let Some(error) = error {
+            entry.insert("error".into(), error);
+        }
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&tape, text).unwrap();
+        refused(
+            &dir,
+            &["sim", "run", arg(&agent), "--seed", "0"],
+            &["support.tape.jsonl:3:1: ", said],
+        );
+        match FileTape::open(&tape) {
+            Err(TapeError::BadLine { line, message, .. }) if any_tape => {
+                assert_eq!(line, 3, "{message}");
+                assert!(message.contains(said), "{message}");
+            }
+            Err(other) => panic!("{other}"),
+            Ok(opened) => assert!(!any_tape, "the tape opened with {said}: {opened:?}"),
+        }
+    }
+    // And what could not be read back is not written.
+    let fresh = FileTape::create(dir.join("new.tape.jsonl")).unwrap();
+    let said = fresh
+        .record(TapeEntry {
+            kind: "resolver:balance".into(),
+            input: json!({}),
+            output: None,
+            error: None,
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(said.contains("neither an `output`"), "{said}");
     assert!(fresh.entries().is_empty());
 }

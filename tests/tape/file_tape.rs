@@ -147,6 +147,22 @@ fn a_bad_line_in_the_middle_is_an_error_naming_the_file_and_the_line() {
     );
 }
 
+/// What a call returned comes back as it was recorded, `null` included:
+/// a resolver that found nothing and returned `null` replays `null`, not
+/// a call that returned nothing (which replays as an error).
+#[test]
+fn a_call_that_returned_null_replays_null() {
+    let file = TempFile::new("null_output");
+    let tape = FileTape::create(file.path()).unwrap();
+    let found_nothing = TapeEntry::ok("resolver:lookup", json!({"id": 7}), json!(null));
+    tape.record(found_nothing.clone()).unwrap();
+    drop(tape);
+    let tape = FileTape::open(file.path()).unwrap();
+    assert_eq!(tape.entries(), vec![found_nothing]);
+    let replayed = tape.next("resolver:lookup", &canonical_json(&json!({"id": 7})));
+    assert_eq!(replayed.and_then(|e| e.output), Some(json!(null)));
+}
+
 #[test]
 fn a_line_that_is_json_but_not_an_entry_is_a_bad_line() {
     let file = TempFile::new("not_an_entry");

@@ -70,7 +70,9 @@ use crate::soak::file_reader::{self, AgentFileError, Node};
 use crate::soak::generate::faults::FaultKind;
 use crate::soak::run::record::{ExecutionOutcome, RunRecord};
 use crate::state::State;
-use crate::tape::{FileTape, LLM_CALL, Tape, TapeEntry, TapeError, TapedLlm, canonical_json};
+use crate::tape::{
+    FileTape, LLM_CALL, Tape, TapeEntry, TapeError, TapedLlm, canonical_json, model_output_problem,
+};
 use file::{Decoded2, decode};
 pub use final_state::FinalState;
 pub use phases::{PhasePlan, PhaseRule};
@@ -473,7 +475,8 @@ pub(crate) struct StandingTape {
 
 impl StandingTape {
     pub(crate) fn open(file: &Path) -> Result<StandingTape, AgentFileError> {
-        let tape = FileTape::open(file).map_err(|e| match e {
+        // Every model call on it is answered by the extractor's model.
+        let tape = FileTape::open_checked(file, model_output_problem).map_err(|e| match e {
             TapeError::BadLine {
                 path,
                 line,

@@ -245,7 +245,7 @@ fn files_the_agent_names_must_exist_and_be_valid() {
         &text,
         &[(
             "t.jsonl",
-            "{\"kind\": \"llm\", \"input\": 1}\nnot json\n{}\n",
+            "{\"kind\": \"llm\", \"input\": 1, \"output\": {\"content\": {\"role\": \"model\", \"parts\": []}}}\nnot json\n{}\n",
         )],
     );
     let err = Agent::load(&dir).unwrap_err().to_string();

@@ -27,6 +27,7 @@ mod import;
 mod import_journal;
 mod invariants;
 mod latency;
+mod left_out;
 mod left_to_finish;
 mod logs;
 mod mistakes;
@@ -74,6 +75,18 @@ pub fn seeds(default: u64) -> std::ops::Range<u64> {
 /// An agent of `sim/`.
 pub fn agent(name: &str) -> Agent {
     Agent::load(format!("sim/{name}")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The first passing run of agent `name`, in seeds under `below`, that
+/// `wanted` picks.
+pub fn a_passing_run(name: &str, below: u64, wanted: impl Fn(&RunRecord) -> bool) -> RunRecord {
+    let soak = livesim::soak::Soak::agent(&agent(name)).check_determinism_every(0);
+    (0..below)
+        .find_map(|s| {
+            let run = soak.run_seed(livesim::Seed::new(s));
+            run.record.filter(|r| run.failures.is_empty() && wanted(r))
+        })
+        .unwrap_or_else(|| panic!("no passing {name} seed under {below} has what the test needs"))
 }
 
 /// The verdict of built-in invariant `name` on `record`.

@@ -2,21 +2,14 @@
 //! or `go_away_remaining_ms` went missing fails `telemetry`, though every
 //! value left is right.
 
-use livesim::Seed;
-use livesim::soak::{RunRecord, Soak, invariants};
+use livesim::soak::{RunRecord, invariants};
 
-use super::{agent, verdict};
+use super::{a_passing_run, verdict};
 
 /// The first passing run of `name`, in seeds under 100, that `wanted`
 /// picks.
 fn a_run(name: &str, wanted: impl Fn(&RunRecord) -> bool) -> RunRecord {
-    let soak = Soak::agent(&agent(name)).check_determinism_every(0);
-    (0..100)
-        .find_map(|s| {
-            let run = soak.run_seed(Seed::new(s));
-            run.record.filter(|r| run.failures.is_empty() && wanted(r))
-        })
-        .unwrap_or_else(|| panic!("no passing {name} seed under 100 has what the test needs"))
+    a_passing_run(name, 100, wanted)
 }
 
 /// Where `key` was written, in journal order.

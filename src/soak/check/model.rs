@@ -64,8 +64,12 @@ pub(crate) enum Expected {
     },
     /// The model's calls: (id, name, arguments).
     Calls(Vec<(String, String, Value)>),
-    /// The end of the turn.
-    TurnEnd { interrupted: bool },
+    /// The end of the turn, and why it ended when the server said
+    /// (`turnCompleteReason`, passed on as it came).
+    TurnEnd {
+        interrupted: bool,
+        reason: Option<String>,
+    },
     /// An interruption with no text pending.
     Interrupted,
     /// Token counts: each count the protocol names, by its camelCase
@@ -140,9 +144,16 @@ impl Expected {
                         *id == call.id && *name == call.name && *args == call.args
                     })
             }
-            (Expected::TurnEnd { interrupted }, LiveEvent::TurnComplete { interrupted: i, .. }) => {
-                interrupted == i
-            }
+            (
+                Expected::TurnEnd {
+                    interrupted,
+                    reason,
+                },
+                LiveEvent::TurnComplete {
+                    interrupted: i,
+                    reason: r,
+                },
+            ) => interrupted == i && reason == r,
             (Expected::Interrupted, LiveEvent::Interrupted) => true,
             (Expected::Usage(counts), LiveEvent::Usage { usage }) => counts
                 .iter()
@@ -205,10 +216,17 @@ impl std::fmt::Display for Expected {
                     .collect();
                 write!(f, "the calls {}", calls.join(", "))
             }
-            Expected::TurnEnd { interrupted } => write!(
+            Expected::TurnEnd {
+                interrupted,
+                reason,
+            } => write!(
                 f,
-                "the turn's end{}",
-                if *interrupted { " (interrupted)" } else { "" }
+                "the turn's end{}{}",
+                if *interrupted { " (interrupted)" } else { "" },
+                reason
+                    .as_ref()
+                    .map(|r| format!(" ({r})"))
+                    .unwrap_or_default()
             ),
             Expected::Interrupted => write!(f, "an interruption"),
             Expected::Usage(counts) => {
@@ -397,7 +415,14 @@ impl Model {
         }
         if turn_complete {
             self.flush(interrupted, &mut out);
-            out.push(Expected::TurnEnd { interrupted });
+            let reason = content
+                .and_then(|c| member(c, "turnCompleteReason"))
+                .and_then(Json::as_str)
+                .map(str::to_string);
+            out.push(Expected::TurnEnd {
+                interrupted,
+                reason,
+            });
         } else if interrupted && !self.flush(true, &mut out) {
             out.push(Expected::Interrupted);
         }
@@ -618,7 +643,10 @@ mod tests {
                 chunk("Hel", false),
                 chunk("lo", false),
                 whole(Stream::Text { thought: false }, "Hello".into(), false),
-                Expected::TurnEnd { interrupted: false }
+                Expected::TurnEnd {
+                    interrupted: false,
+                    reason: None
+                }
             ]
         );
         let events = frames(&[
@@ -648,6 +676,27 @@ mod tests {
     }
 
     /// Media streams beside the text (row 11); code flushes it (row 12).
+    /// A turn's end passes its reason on as it came, a reason the
+    /// protocol does not name yet included; a call with no `args`
+    /// carries `{}`.
+    #[test]
+    fn a_turn_end_keeps_its_reason_and_a_bare_call_gets_empty_args() {
+        let events = frames(&[
+            serde_json::json!({"serverContent": {"turnComplete": true, "turnCompleteReason": "SOME_NEW_REASON"}}),
+            serde_json::json!({"toolCall": {"functionCalls": [{"id": "c1", "name": "now"}]}}),
+        ]);
+        assert_eq!(
+            events,
+            [
+                Expected::TurnEnd {
+                    interrupted: false,
+                    reason: Some("SOME_NEW_REASON".into())
+                },
+                Expected::Calls(vec![("c1".into(), "now".into(), serde_json::json!({}))])
+            ]
+        );
+    }
+
     #[test]
     fn media_does_not_flush_and_code_does() {
         let audio = serde_json::json!({"serverContent": {"modelTurn": {"parts": [{"inlineData": {"mimeType": "audio/pcm", "data": "AAA="}}]}}});

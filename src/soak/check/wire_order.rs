@@ -556,7 +556,10 @@ mod tests {
                 text: "Hi".into(),
                 interrupted: false,
             }),
-            Slot::Server(Expected::TurnEnd { interrupted: false }),
+            Slot::Server(Expected::TurnEnd {
+                interrupted: false,
+                reason: None,
+            }),
             Slot::Extractions,
         ];
         assert_eq!(compare(&expected, &[text("Hi"), turn()]), Ok(()));

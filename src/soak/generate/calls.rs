@@ -55,6 +55,11 @@ impl Generator<'_> {
             name = format!("no_such_tool_{}", self.shape.range(1..=9));
             args = json!({});
         }
+        // No arguments may come as no `args` at all (null in the script):
+        // the session must hand the tool `{}` all the same.
+        if args == json!({}) && self.bare_args.chance(0.5) {
+            args = serde_json::Value::Null;
+        }
         Call {
             id: self.next_id(),
             name,

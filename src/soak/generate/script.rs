@@ -142,6 +142,12 @@ pub(super) struct Generator<'a> {
     pub(super) gaps: Stream,
     /// Whether a thought ends with a thought signature, and its bytes.
     signatures: Stream,
+    /// Whether a turn's end says why it ended (`turnCompleteReason`): a
+    /// stream of its own, so the other draws stay what they were before.
+    reasons: Stream,
+    /// Whether a call with no arguments comes without an `args` member,
+    /// as the service may send a function that takes none: its own stream.
+    pub(super) bare_args: Stream,
     fires: Vec<Stream>,
     pub(super) went_away: bool,
     /// For a session that resumes: its handles and connections.
@@ -161,6 +167,8 @@ impl<'a> Generator<'a> {
             args: stream("args"),
             gaps: stream("gaps"),
             signatures: stream("thought-signature"),
+            reasons: stream("turn-reason"),
+            bare_args: stream("bare-args"),
             fires: FaultKind::ALL
                 .iter()
                 .map(|kind| stream(&format!("fault/{}", kind.name())))
@@ -579,12 +587,16 @@ impl<'a> Generator<'a> {
                 self.actions.last(),
                 Some(Action::Send(last)) if last.pointer("/serverContent/modelTurn").is_some()
             );
+        let reason = self.turn_reason();
         if merges {
             let usage = self
                 .fires(FaultKind::Usage)
                 .then(|| self.gaps.range(50..=2000));
             if let Some(Action::Send(last)) = self.actions.last_mut() {
                 last["serverContent"]["turnComplete"] = json!(true);
+                if let Some(reason) = reason {
+                    last["serverContent"]["turnCompleteReason"] = json!(reason);
+                }
                 if let Some(tokens) = usage {
                     last["usageMetadata"] = json!({ "totalTokenCount": tokens });
                 }
@@ -594,15 +606,30 @@ impl<'a> Generator<'a> {
         if self.shape.chance(0.3) {
             self.send(json!({ "serverContent": { "generationComplete": true } }));
         }
+        let mut content = json!({ "turnComplete": true });
+        if let Some(reason) = reason {
+            content["turnCompleteReason"] = json!(reason);
+        }
         if self.fires(FaultKind::Usage) {
             let tokens = self.gaps.range(50..=2000);
             self.send(json!({
-                "serverContent": { "turnComplete": true },
+                "serverContent": content,
                 "usageMetadata": { "totalTokenCount": tokens }
             }));
         } else {
-            self.send(json!({ "serverContent": { "turnComplete": true } }));
+            self.send(json!({ "serverContent": content }));
         }
+    }
+
+    /// Why the turn ended, when the server says (one turn in ten): a
+    /// reason the protocol names, or one it may add later (the session
+    /// must pass it on as it came).
+    fn turn_reason(&mut self) -> Option<&'static str> {
+        const REASONS: [&str; 3] = ["NEED_MORE_INPUT", "RESPONSE_REJECTED", "SOME_NEW_REASON"];
+        if !self.reasons.chance(0.1) {
+            return None;
+        }
+        self.reasons.pick(&REASONS).copied()
     }
 
     fn turn_end_gap(&mut self) {

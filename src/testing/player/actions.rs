@@ -219,11 +219,15 @@ impl<T: Transport> Player<'_, T> {
         let function_calls: Vec<Value> = calls
             .iter()
             .map(|c| {
-                object([
-                    ("id", Value::String(c.id.clone())),
-                    ("name", Value::String(c.name.clone())),
-                    ("args", c.args.clone()),
-                ])
+                let mut call = serde_json::Map::new();
+                call.insert("id".into(), Value::String(c.id.clone()));
+                call.insert("name".into(), Value::String(c.name.clone()));
+                // No arguments (`null`): no `args` member, as the service
+                // may send a function that takes none.
+                if !c.args.is_null() {
+                    call.insert("args".into(), c.args.clone());
+                }
+                Value::Object(call)
             })
             .collect();
         let message = object([(

@@ -1,0 +1,122 @@
+//! What the server may say or leave out, and the session must pass on as
+//! it came: a turn's end that says why it ended (`turnCompleteReason`,
+//! an open set: a reason the protocol names or one it adds later), and a
+//! call with no `args` member (a function that takes none), which the
+//! tool gets as `{}`. The soak sends both; a session that drops the
+//! reason, or hands on a missing `args` as `null`, fails.
+
+use livesim::session::LiveEvent;
+use livesim::soak::{RunRecord, invariants};
+use livesim::testing::Action;
+use serde_json::{Value, json};
+
+use super::{a_passing_run, verdict};
+
+/// The first passing weather run, in seeds under 200, that `wanted` picks.
+fn a_run(wanted: impl Fn(&RunRecord) -> bool) -> RunRecord {
+    a_passing_run("weather", 200, wanted)
+}
+
+/// The reasons the session's turn ends carried, in order.
+fn reasons(record: &RunRecord) -> Vec<String> {
+    record
+        .events
+        .iter()
+        .filter_map(|t| match &t.event {
+            LiveEvent::TurnComplete { reason, .. } => reason.clone(),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The ids of the script's calls that came with no `args`.
+fn bare_calls(record: &RunRecord) -> Vec<String> {
+    record
+        .script
+        .actions()
+        .iter()
+        .filter_map(|a| match a {
+            Action::Call(call) if call.args.is_null() => Some(call.id.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every reason a turn's end gave reaches the session's `turn_complete`
+/// as it came, and a session that dropped one fails `wire-order` (its own
+/// model of the frames says what each event must carry).
+#[test]
+fn a_turn_end_that_loses_its_reason_is_caught() {
+    let good = a_run(|r| !reasons(r).is_empty());
+    let sent: Vec<String> = good
+        .server_frames
+        .iter()
+        .filter_map(|f| {
+            let text = f.payload().and_then(|p| std::str::from_utf8(p).ok())?;
+            let message: Value = serde_json::from_str(text).ok()?;
+            message
+                .pointer("/serverContent/turnCompleteReason")
+                .and_then(Value::as_str)
+                .map(String::from)
+        })
+        .collect();
+    assert!(!sent.is_empty());
+    assert_eq!(reasons(&good), sent);
+    assert_eq!(verdict(invariants::WIRE_ORDER, &good), Ok(()));
+
+    // (Lost as a session loses it: in its events and its stored log.)
+    let mut lost = good.clone();
+    let events = lost.events.iter_mut().map(|t| &mut t.event);
+    for event in events.chain(lost.session_log.iter_mut()) {
+        if let LiveEvent::TurnComplete { reason, .. } = event {
+            *reason = None;
+        }
+    }
+    let err = verdict(invariants::WIRE_ORDER, &lost).unwrap_err();
+    assert!(err.contains(&sent[0]), "{err}");
+}
+
+/// A call the script made with no arguments comes with no `args` member
+/// on the wire; the session's `tool_call` carries `{}` for it, and one
+/// that carried `null` fails `wire-order`.
+#[test]
+fn a_call_without_args_reaches_the_session_as_an_empty_object() {
+    let good = a_run(|r| !bare_calls(r).is_empty());
+    let id = bare_calls(&good)[0].clone();
+    let on_the_wire = good
+        .server_frames
+        .iter()
+        .filter_map(|f| f.payload().and_then(|p| std::str::from_utf8(p).ok()))
+        .find(|text| text.contains("toolCall") && text.contains(&format!("\"{id}\"")))
+        .expect("the call's frame");
+    let message: Value = serde_json::from_str(on_the_wire).unwrap();
+    let call = message["toolCall"]["functionCalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == json!(id))
+        .unwrap();
+    assert!(call.get("args").is_none(), "{on_the_wire}");
+    let args_of = |record: &RunRecord| {
+        record.events.iter().find_map(|t| match &t.event {
+            LiveEvent::ToolCall { calls } => {
+                calls.iter().find(|c| c.id == id).map(|c| c.args.clone())
+            }
+            _ => None,
+        })
+    };
+    assert_eq!(args_of(&good), Some(json!({})));
+    assert_eq!(verdict(invariants::WIRE_ORDER, &good), Ok(()));
+
+    let mut null = good.clone();
+    let events = null.events.iter_mut().map(|t| &mut t.event);
+    for event in events.chain(null.session_log.iter_mut()) {
+        if let LiveEvent::ToolCall { calls } = event {
+            for call in calls.iter_mut().filter(|c| c.id == id) {
+                call.args = Value::Null;
+            }
+        }
+    }
+    let err = verdict(invariants::WIRE_ORDER, &null).unwrap_err();
+    assert!(err.contains(&id), "{err}");
+}

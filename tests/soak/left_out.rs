@@ -1,6 +1,7 @@
 //! What the server may say or leave out, and the session must pass on as
 //! it came: a turn's end that says why it ended (`turnCompleteReason`,
-//! an open set: a reason the protocol names or one it adds later), and a
+//! an open set: a reason the protocol names or one it adds later), a turn
+//! the model gave up on (its end and nothing else), and a
 //! call with no `args` member (a function that takes none), which the
 //! tool gets as `{}`. The soak sends both; a session that drops the
 //! reason, or hands on a missing `args` as `null`, fails.
@@ -119,4 +120,38 @@ fn a_call_without_args_reaches_the_session_as_an_empty_object() {
     }
     let err = verdict(invariants::WIRE_ORDER, &null).unwrap_err();
     assert!(err.contains(&id), "{err}");
+}
+
+/// Now and then the model gives up on a turn: the user spoke, and all
+/// that comes is the turn's end with `MALFORMED_FUNCTION_CALL`. The
+/// session ends the turn all the same (a `turn_complete` with that
+/// reason, no text of the model's before it) and the run passes.
+#[test]
+fn a_turn_the_model_gave_up_on_ends_with_its_reason() {
+    let good = a_run(|r| reasons(r).iter().any(|r| r == "MALFORMED_FUNCTION_CALL"));
+    let at = good
+        .events
+        .iter()
+        .position(|t| {
+            matches!(&t.event, LiveEvent::TurnComplete { reason: Some(r), .. }
+                if r == "MALFORMED_FUNCTION_CALL")
+        })
+        .unwrap();
+    // Nothing of the model's since the turn before ended.
+    let since = good.events[..at]
+        .iter()
+        .rev()
+        .take_while(|t| !matches!(t.event, LiveEvent::TurnComplete { .. }));
+    for timed in since {
+        assert!(
+            !matches!(
+                timed.event,
+                LiveEvent::TextDelta { .. }
+                    | LiveEvent::TextComplete { .. }
+                    | LiveEvent::ToolCall { .. }
+            ),
+            "{:?}",
+            timed.event
+        );
+    }
 }

@@ -241,6 +241,15 @@ impl<'a> Generator<'a> {
     fn turn(&mut self) {
         self.user_turn();
         self.small_gap();
+        // Now and then the model gives up on the turn: nothing but its
+        // end, saying why (a call it could not form).
+        if self.reasons.chance(0.03) {
+            self.send(json!({ "serverContent": {
+                "turnComplete": true,
+                "turnCompleteReason": "MALFORMED_FUNCTION_CALL"
+            } }));
+            return self.turn_end_gap();
+        }
         if self.fires(FaultKind::Thoughts) {
             let thought = self.text.pick(&THOUGHTS).copied().unwrap_or("").to_string();
             self.thought(&thought);

@@ -138,7 +138,8 @@ fn a_session_that_does_not_resume_stays_on_one_connection() {
 /// generator or the swarm on purpose changes these; say so when you do
 /// (`support` left the list when it began to resume, to meet its
 /// extractor with reconnects; every agent's last changed when the model
-/// began to give up on a turn now and then (`MALFORMED_FUNCTION_CALL`);
+/// began to give up on a turn now and then (`MALFORMED_FUNCTION_CALL`)
+/// and a `goAway` to say no `timeLeft` now and then;
 /// before that, when a turn's end began to say why now and then and calls with no arguments to come
 /// without `args`; before that, when the model's
 /// audio began to come two chunks to a frame now and then; before that,
@@ -158,10 +159,10 @@ fn a_session_that_does_not_resume_stays_on_one_connection() {
 #[test]
 fn the_other_agents_seeds_are_unchanged() {
     let recorded = [
-        ("weather", 0xbf50_017a_eb16_1b1f_u64),
-        ("payment", 0xe9f4_9f9d_23a1_5587),
-        ("booking", 0xea58_fd60_0157_e4ee),
-        ("checkout", 0xf7e8_48a1_7ebf_ef37),
+        ("weather", 0xd240_4c24_7e60_f97e_u64),
+        ("payment", 0x113d_46f4_87e1_7fce),
+        ("booking", 0x577b_ff75_f7a0_3253),
+        ("checkout", 0x1c90_d090_3480_5bc4),
     ];
     for (name, fingerprint) in recorded {
         let soak = Soak::agent(&agent(name)).check_determinism_every(0);
@@ -697,8 +698,13 @@ fn a_late_go_away_move_or_a_hasty_attempt_is_caught() {
             event.at = g + time_left.unwrap_or_default() + Duration::from_secs(3600);
         }
     }
+    // (Said as the deadline missed, or as the moment the turn let it go
+    // by, whichever notice's check comes first.)
     let err = verdict(invariants::RECONNECT_ENDS, &late).unwrap_err();
-    assert!(err.contains("its move was owed by"), "{err}");
+    assert!(
+        err.contains("its move was owed by") || err.contains("began its move only at"),
+        "{err}"
+    );
 
     let retried = |record: &RunRecord| {
         record.events.windows(2).any(|w| {

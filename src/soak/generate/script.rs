@@ -148,6 +148,9 @@ pub(super) struct Generator<'a> {
     /// Whether a call with no arguments comes without an `args` member,
     /// as the service may send a function that takes none: its own stream.
     pub(super) bare_args: Stream,
+    /// Whether a `goAway` says no `timeLeft` (no time to lose: the
+    /// session moves at once): a stream of its own.
+    bare_notices: Stream,
     fires: Vec<Stream>,
     pub(super) went_away: bool,
     /// For a session that resumes: its handles and connections.
@@ -169,6 +172,7 @@ impl<'a> Generator<'a> {
             signatures: stream("thought-signature"),
             reasons: stream("turn-reason"),
             bare_args: stream("bare-args"),
+            bare_notices: stream("go-away-bare"),
             fires: FaultKind::ALL
                 .iter()
                 .map(|kind| stream(&format!("fault/{}", kind.name())))
@@ -553,7 +557,8 @@ impl<'a> Generator<'a> {
         self.send(message);
     }
 
-    /// A `goAway` with `timeLeft` from 0 to 60 s. A session that resumes
+    /// A `goAway` with `timeLeft` from 0 to 60 s, or (one in ten) none,
+    /// which leaves no time: the session moves at once. A session that resumes
     /// moves to a new connection: after the turn and the handle that
     /// follows it, or, when the notice comes while calls run or leaves
     /// too little time, at once with the handle it holds (it moves
@@ -564,14 +569,20 @@ impl<'a> Generator<'a> {
         }
         self.went_away = true;
         let ms = self.gaps.range(0..=60_000);
-        let left = crate::wire::format_duration(Duration::from_millis(ms));
+        // One notice in ten says no time left at all: none to lose.
+        let (ms, notice) = if self.bare_notices.chance(0.1) {
+            (0, json!({ "goAway": {} }))
+        } else {
+            let left = crate::wire::format_duration(Duration::from_millis(ms));
+            (ms, json!({ "goAway": { "timeLeft": left } }))
+        };
         if self.connections.is_none() {
-            self.send(json!({ "goAway": { "timeLeft": left } }));
+            self.send(notice);
             return;
         }
         if mid_call || ms < 2_000 {
             let handle = self.held_handle();
-            self.send(json!({ "goAway": { "timeLeft": left } }));
+            self.send(notice);
             let moved = self.moved_at_once(handle, mid_call);
             // The user types as the notice comes: a session that does not
             // replay must hold it for the next connection (on the old one
@@ -580,7 +591,7 @@ impl<'a> Generator<'a> {
                 self.user_types();
             }
         } else {
-            self.send(json!({ "goAway": { "timeLeft": left } }));
+            self.send(notice);
             // A session that resumes moves after the turn.
             self.moving_after_go_away();
         }

@@ -2,7 +2,9 @@
 //! it came: a turn's end that says why it ended (`turnCompleteReason`,
 //! an open set: a reason the protocol names or one it adds later), a turn
 //! the model gave up on (its end and nothing else), a `goAway` with no
-//! `timeLeft` (no time to lose: a session that resumes moves at once), and a
+//! `timeLeft` (no time to lose: a session that resumes moves at once),
+//! messages that say nothing (an empty `serverContent`, a `modelTurn`
+//! with no parts: no event), and a
 //! call with no `args` member (a function that takes none), which the
 //! tool gets as `{}`. The soak sends both; a session that drops the
 //! reason, or hands on a missing `args` as `null`, fails.
@@ -198,4 +200,31 @@ fn a_go_away_with_no_time_left_moves_at_once() {
             .is_some_and(|p| p == br#"{"goAway":{}}"#.as_slice())
     });
     assert!(sent, "no bare goAway on the wire");
+}
+
+/// Messages that say nothing (an empty `serverContent`, a `modelTurn`
+/// with no parts) reach the session in the soak's conversations, make no
+/// event, and the run holds `wire-order`; an event made of one (a content
+/// event with no parts, in the stored log where the frame stands) fails.
+#[test]
+fn a_message_that_says_nothing_makes_no_event() {
+    let says_nothing = |r: &RunRecord| {
+        r.server_frames.iter().any(|f| {
+            f.payload().is_some_and(|p| {
+                p == br#"{"serverContent":{}}"#.as_slice()
+                    || p == br#"{"serverContent":{"modelTurn":{"parts":[]}}}"#.as_slice()
+            })
+        })
+    };
+    let good = a_run(says_nothing);
+    assert_eq!(verdict(invariants::WIRE_ORDER, &good), Ok(()));
+    let mut made = good.clone();
+    made.session_log.insert(
+        1,
+        LiveEvent::Content {
+            parts: Vec::new(),
+            interrupted: false,
+        },
+    );
+    assert!(verdict(invariants::WIRE_ORDER, &made).is_err());
 }

@@ -151,6 +151,9 @@ pub(super) struct Generator<'a> {
     /// Whether a `goAway` says no `timeLeft` (no time to lose: the
     /// session moves at once): a stream of its own.
     bare_notices: Stream,
+    /// Whether an unknown message is, instead, one that says nothing (an
+    /// empty `serverContent`, a `modelTurn` with no parts): its own stream.
+    empty: Stream,
     fires: Vec<Stream>,
     pub(super) went_away: bool,
     /// For a session that resumes: its handles and connections.
@@ -173,6 +176,7 @@ impl<'a> Generator<'a> {
             reasons: stream("turn-reason"),
             bare_args: stream("bare-args"),
             bare_notices: stream("go-away-bare"),
+            empty: stream("empty"),
             fires: FaultKind::ALL
                 .iter()
                 .map(|kind| stream(&format!("fault/{}", kind.name())))
@@ -553,6 +557,13 @@ impl<'a> Generator<'a> {
             0 => json!({ "newFeature": { "level": level } }),
             1 => json!({ "voiceActivity": { "voiceActivityType": "ACTIVITY_START" } }),
             _ => json!({ "serverContent": { "someNewField": { "x": 1 } } }),
+        };
+        // Or a message that says nothing, as the protocol allows: no
+        // event, no content moving (the user's silence goes on).
+        let message = match self.empty.below(5) {
+            0 => json!({ "serverContent": {} }),
+            1 => json!({ "serverContent": { "modelTurn": { "parts": [] } } }),
+            _ => message,
         };
         self.send(message);
     }

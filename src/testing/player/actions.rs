@@ -161,13 +161,17 @@ impl<T: Transport> Player<'_, T> {
         // the service, it ends the connection when the time is up if the
         // client has not moved (a move can fail on a network). Other
         // players end a connection where the script says.
-        if self.resilient
-            && let Some(left) = message
-                .at("/goAway/timeLeft")
-                .and_then(Value::as_str)
-                .and_then(|t| crate::wire::parse_duration(t).ok())
-        {
-            self.go_away_deadline = Some(Instant::now() + left);
+        // A notice with no `timeLeft` leaves no time, as the session reads it.
+        if self.resilient && message.at("/goAway").is_some() {
+            let left = match message.at("/goAway/timeLeft") {
+                None => Some(std::time::Duration::ZERO),
+                Some(left) => left
+                    .as_str()
+                    .and_then(|t| crate::wire::parse_duration(t).ok()),
+            };
+            if let Some(left) = left {
+                self.go_away_deadline = Some(Instant::now() + left);
+            }
         }
         if let Some(ids) = message
             .at("/toolCallCancellation/ids")

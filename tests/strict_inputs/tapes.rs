@@ -6,16 +6,25 @@
 use livesim::tape::{FileTape, Tape, TapeEntry, TapeError};
 use serde_json::json;
 
-use crate::{arg, copy_files, refused, repo, temp};
+use std::path::PathBuf;
+
+use crate::{Scratch, arg, copy_files, refused, repo, temp};
+
+/// A copy of `sim/support` in a scratch folder named for `what`: the
+/// folder, the agent's folder and its tape.
+fn support_copy(what: &str) -> (Scratch, PathBuf, PathBuf) {
+    let dir = temp(what);
+    let agent = dir.join("support");
+    copy_files(&repo().join("sim/support"), &agent);
+    let tape = agent.join("support.tape.jsonl");
+    (dir, agent, tape)
+}
 
 // Item 5: an entry of kind `lm` (for `llm`) was kept where no call could
 // find it, and `sim run` passed with exit 0.
 #[test]
 fn a_misspelt_tape_kind_is_an_error_naming_the_line() {
-    let dir = temp("tape-kind");
-    let agent = dir.join("support");
-    copy_files(&repo().join("sim/support"), &agent);
-    let tape = agent.join("support.tape.jsonl");
+    let (dir, agent, tape) = support_copy("tape-kind");
     let text = std::fs::read_to_string(&tape).unwrap();
     assert!(text.starts_with(r#"{"kind": "llm""#), "{text}");
     std::fs::write(
@@ -74,10 +83,7 @@ fn a_misspelt_tape_kind_is_an_error_naming_the_line() {
 // extractor and the soak blamed the agent (exit 1), naming no line.
 #[test]
 fn an_entry_no_call_could_replay_is_an_error_naming_the_line() {
-    let dir = temp("tape-entry");
-    let agent = dir.join("support");
-    copy_files(&repo().join("sim/support"), &agent);
-    let tape = agent.join("support.tape.jsonl");
+    let (dir, agent, tape) = support_copy("tape-entry");
     let text = std::fs::read_to_string(&tape).unwrap();
     let mut lines: Vec<serde_json::Value> = text
         .lines()

@@ -94,6 +94,7 @@ pub(crate) fn entry_problem(entry: &TapeEntry) -> Option<String> {
 /// [`TapedLlm`](super::TapedLlm), if it could not: its output is no model
 /// response. (A tape is a plain store, so reading one does not ask this;
 /// a reader that knows a model will replay it does.)
+#[cfg(feature = "simulation")]
 pub(crate) fn model_output_problem(entry: &TapeEntry) -> Option<String> {
     let output = entry.output.as_ref().filter(|_| entry.kind == LLM_CALL)?;
     let e = serde_json::from_value::<crate::llm::LlmResponse>(output.clone()).err()?;

@@ -33,6 +33,7 @@ mod resolver;
 mod taped_llm;
 
 pub use canonical::canonical_json;
+#[cfg(feature = "simulation")]
 pub(crate) use entry::model_output_problem;
 pub use entry::{LLM_CALL, Tape, TapeEntry, TapeError, USER_CALL};
 pub use file::{FileTape, TAPE_KIND, TAPE_VERSION, TornEntry};

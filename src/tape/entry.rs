@@ -20,7 +20,7 @@ const RESOLVER: &str = "resolver:";
 /// matched on kinds, so an entry of a misspelt kind (`lm`) would never
 /// answer, and its call would miss the tape with no word of why. The
 /// message names the kinds there are and the one most likely meant.
-pub(crate) fn unknown_kind(kind: &str) -> Option<String> {
+fn unknown_kind(kind: &str) -> Option<String> {
     if kind == LLM_CALL || kind == USER_CALL || kind.starts_with(RESOLVER) {
         return None;
     }
@@ -70,11 +70,15 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::E
     Value::deserialize(d).map(Some)
 }
 
-/// Why `entry` could never be replayed, if it could not: a call either
-/// returned or failed. Said when the tape is read, naming the line, rather
-/// than when a session asks for the entry, where it would be one more
-/// failed call.
+/// Why `entry` could never be replayed, if it could not: its kind is no
+/// call's ([`unknown_kind`]), or it says neither or both of what the call
+/// returned and how it failed. Said when the tape is read, naming the
+/// line, rather than when a session asks for the entry, where it would be
+/// one more failed call.
 pub(crate) fn entry_problem(entry: &TapeEntry) -> Option<String> {
+    if let Some(problem) = unknown_kind(&entry.kind) {
+        return Some(problem);
+    }
     match (&entry.output, &entry.error) {
         (None, None) => Some(
             "the entry holds neither an `output` (what the call returned) nor an `error` (how \

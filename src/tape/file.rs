@@ -13,7 +13,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use super::entry::{Tape, TapeEntry, TapeError, entry_problem, unknown_kind};
+use super::entry::{Tape, TapeEntry, TapeError, entry_problem};
 use super::memory::MemoryTape;
 use crate::jsonl::{
     Bound, FileHeader, JsonlError, LineAppender, Parsed, Refused, parse_versioned_with,
@@ -156,8 +156,9 @@ impl FileTape {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return FileTape::create(path);
         }
-        // An entry of a kind no call has would never answer: refused,
-        // naming its line, rather than kept where nothing can find it.
+        // An entry no call could replay (of a kind no call has, saying
+        // neither or both of output and error) is refused, naming its
+        // line, rather than kept where nothing can use it.
         let mut records = Vec::new();
         let torn = parse_versioned_with(
             &name,
@@ -165,9 +166,7 @@ impl FileTape {
             TAPE_KIND,
             TAPE_VERSION,
             |line, entry: TapeEntry| {
-                let problem = unknown_kind(&entry.kind)
-                    .or_else(|| entry_problem(&entry))
-                    .or_else(|| check(&entry));
+                let problem = entry_problem(&entry).or_else(|| check(&entry));
                 if let Some(problem) = problem {
                     return Err(JsonlError::BadLine {
                         file: name.clone(),
@@ -257,7 +256,7 @@ impl Tape for FileTape {
     /// more than its file.
     fn record(&self, entry: TapeEntry) -> Result<(), TapeError> {
         // What `open` would refuse is not written: the file must read back.
-        if let Some(problem) = unknown_kind(&entry.kind).or_else(|| entry_problem(&entry)) {
+        if let Some(problem) = entry_problem(&entry) {
             return Err(io_error(
                 &self.path,
                 io::Error::new(

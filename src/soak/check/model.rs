@@ -675,7 +675,6 @@ mod tests {
         );
     }
 
-    /// Media streams beside the text (row 11); code flushes it (row 12).
     /// A turn's end passes its reason on as it came, a reason the
     /// protocol does not name yet included; a call with no `args`
     /// carries `{}`.
@@ -697,6 +696,7 @@ mod tests {
         );
     }
 
+    /// Media streams beside the text (row 11); code flushes it (row 12).
     #[test]
     fn media_does_not_flush_and_code_does() {
         let audio = serde_json::json!({"serverContent": {"modelTurn": {"parts": [{"inlineData": {"mimeType": "audio/pcm", "data": "AAA="}}]}}});

@@ -102,11 +102,8 @@ const RESUMED_PAUSE_MS: std::ops::RangeInclusive<u64> = 100..=250;
 pub(super) struct Connections {
     seed: Seed,
     transparent: bool,
-    /// Whether the policy makes more than one attempt per reconnect: a
-    /// setup refused in passing needs a second.
-    retries: bool,
     /// Attempts per reconnect: the most a reconnect may be refused in
-    /// passing is one fewer.
+    /// passing is one fewer (with one, never).
     attempts: u32,
     draw: Stream,
     /// Whether a resume's setup is refused in passing: a stream of its own,
@@ -152,7 +149,6 @@ impl Connections {
         Connections {
             seed,
             transparent: policy.is_transparent(),
-            retries: policy.max_attempts() > 1,
             attempts: policy.max_attempts(),
             draw: Stream::new(seed, "soak/script/connections"),
             refusals: Stream::new(seed, "soak/script/connections/refused"),
@@ -168,9 +164,7 @@ impl Connections {
             restarted_ids: false,
         }
     }
-}
 
-impl Connections {
     /// How many times in a row a resume is refused in passing: `usually`,
     /// or (one time in four) on every attempt the policy leaves but the
     /// last, `spent` of them already spent (the move that was refused).
@@ -440,7 +434,8 @@ impl Generator<'_> {
         };
         let stale = connections.draw.chance(STALE_HANDLE);
         // (drawn whatever the policy, so a seed's other draws stay put)
-        let refused = connections.refusals.chance(SETUP_REFUSED) && !stale && connections.retries;
+        let refused =
+            connections.refusals.chance(SETUP_REFUSED) && !stale && connections.attempts > 1;
         // Without a handle a session does not reconnect: the server gives
         // one first.
         let handle = self.held_handle();

@@ -16,9 +16,10 @@ use serde_json::{Value, json};
 
 use super::{a_passing_run, verdict};
 
-/// The first passing weather run, in seeds under 200, that `wanted` picks.
-fn a_run(wanted: impl Fn(&RunRecord) -> bool) -> RunRecord {
-    a_passing_run("weather", 200, wanted)
+/// The first passing weather run, in seeds under 200, that `wanted` picks
+/// (`what` says what that is).
+fn a_run(what: &str, wanted: impl Fn(&RunRecord) -> bool) -> RunRecord {
+    a_passing_run("weather", 200, what, wanted)
 }
 
 /// The reasons the session's turn ends carried, in order.
@@ -51,7 +52,7 @@ fn bare_calls(record: &RunRecord) -> Vec<String> {
 /// model of the frames says what each event must carry).
 #[test]
 fn a_turn_end_that_loses_its_reason_is_caught() {
-    let good = a_run(|r| !reasons(r).is_empty());
+    let good = a_run("a turn's end with a reason", |r| !reasons(r).is_empty());
     let sent: Vec<String> = good
         .server_frames
         .iter()
@@ -85,7 +86,7 @@ fn a_turn_end_that_loses_its_reason_is_caught() {
 /// that carried `null` fails `wire-order`.
 #[test]
 fn a_call_without_args_reaches_the_session_as_an_empty_object() {
-    let good = a_run(|r| !bare_calls(r).is_empty());
+    let good = a_run("a call without args", |r| !bare_calls(r).is_empty());
     let id = bare_calls(&good)[0].clone();
     let on_the_wire = good
         .server_frames
@@ -131,7 +132,9 @@ fn a_call_without_args_reaches_the_session_as_an_empty_object() {
 /// reason, no text of the model's before it) and the run passes.
 #[test]
 fn a_turn_the_model_gave_up_on_ends_with_its_reason() {
-    let good = a_run(|r| reasons(r).iter().any(|r| r == "MALFORMED_FUNCTION_CALL"));
+    let good = a_run("a turn the model gave up on", |r| {
+        reasons(r).iter().any(|r| r == "MALFORMED_FUNCTION_CALL")
+    });
     let at = good
         .events
         .iter()
@@ -192,7 +195,7 @@ fn a_go_away_with_no_time_left_moves_at_once() {
                 .any(|t| matches!(t.event, LiveEvent::ResumptionUpdate { resumable: true }))
         })
     };
-    let good = a_passing_run("resumable", 200, bare);
+    let good = a_passing_run("resumable", 200, "a bare goAway with a handle held", bare);
     assert!(prompt(&good), "the session did not move at once");
     assert_eq!(verdict(invariants::RECONNECT_ENDS, &good), Ok(()));
     let sent = good.server_frames.iter().any(|f| {
@@ -216,7 +219,7 @@ fn a_message_that_says_nothing_makes_no_event() {
             })
         })
     };
-    let good = a_run(says_nothing);
+    let good = a_run("a message that says nothing", says_nothing);
     assert_eq!(verdict(invariants::WIRE_ORDER, &good), Ok(()));
     let mut made = good.clone();
     made.session_log.insert(

@@ -78,15 +78,20 @@ pub fn agent(name: &str) -> Agent {
 }
 
 /// The first passing run of agent `name`, in seeds under `below`, that
-/// `wanted` picks.
-pub fn a_passing_run(name: &str, below: u64, wanted: impl Fn(&RunRecord) -> bool) -> RunRecord {
+/// `wanted` picks (`what` says what that is, for the panic when none is).
+pub fn a_passing_run(
+    name: &str,
+    below: u64,
+    what: &str,
+    wanted: impl Fn(&RunRecord) -> bool,
+) -> RunRecord {
     let soak = livesim::soak::Soak::agent(&agent(name)).check_determinism_every(0);
     (0..below)
         .find_map(|s| {
             let run = soak.run_seed(livesim::Seed::new(s));
             run.record.filter(|r| run.failures.is_empty() && wanted(r))
         })
-        .unwrap_or_else(|| panic!("no passing {name} seed under {below} has what the test needs"))
+        .unwrap_or_else(|| panic!("no passing {name} seed under {below} has {what}"))
 }
 
 /// The verdict of built-in invariant `name` on `record`.

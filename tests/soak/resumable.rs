@@ -14,19 +14,12 @@ use livesim::state::StateMutation;
 use livesim::testing::{Action, ScriptedServer};
 use serde_json::{Value, json};
 
-use super::{agent, verdict};
+use super::{a_passing_run, agent, verdict};
 
 /// The first passing run of the resumable agent, in seeds under 200, that
 /// `wanted` picks.
 fn resumable_run(what: &str, wanted: impl Fn(&RunRecord) -> bool) -> RunRecord {
-    let soak = Soak::agent(&agent("resumable")).check_determinism_every(0);
-    (0..200)
-        .map(|s| soak.run_seed(Seed::new(s)))
-        .find_map(|run| {
-            let record = run.record?;
-            (run.failures.is_empty() && wanted(&record)).then_some(record)
-        })
-        .unwrap_or_else(|| panic!("no passing resumable seed under 200 has {what}"))
+    a_passing_run("resumable", 200, what, wanted)
 }
 
 fn resumed(record: &RunRecord) -> bool {

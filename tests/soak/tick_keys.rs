@@ -6,12 +6,6 @@ use livesim::soak::{RunRecord, invariants};
 
 use super::{a_passing_run, verdict};
 
-/// The first passing run of `name`, in seeds under 100, that `wanted`
-/// picks.
-fn a_run(name: &str, wanted: impl Fn(&RunRecord) -> bool) -> RunRecord {
-    a_passing_run(name, 100, wanted)
-}
-
 /// Where `key` was written, in journal order.
 fn writes(record: &RunRecord, key: &str) -> Vec<usize> {
     (0..record.journal.len())
@@ -21,7 +15,7 @@ fn writes(record: &RunRecord, key: &str) -> Vec<usize> {
 
 #[test]
 fn a_tick_without_its_remaining_budget_is_caught() {
-    let good = a_run("weather", |r| {
+    let good = a_passing_run("weather", 100, "two remaining-budget writes", |r| {
         writes(r, "session:remaining_budget_ms").len() >= 2
     });
     assert_eq!(verdict(invariants::TELEMETRY, &good), Ok(()));
@@ -40,7 +34,7 @@ fn a_tick_without_its_remaining_budget_is_caught() {
 fn a_tick_without_its_go_away_countdown_is_caught() {
     // (Notices that give their time left: one that gives none sets no
     // deadline to count down.)
-    let good = a_run("resumable", |r| {
+    let good = a_passing_run("resumable", 100, "three countdowns in memory", |r| {
         r.network.is_none()
             && writes(r, "session:go_away_remaining_ms").len() >= 3
             && !r.events.iter().any(|t| {

@@ -297,10 +297,52 @@ impl FlowMonitor {
         ok: bool,
         state: &dyn StateView,
     ) -> Result<Vec<FlowEntry>, CallError> {
+        self.finish_left(None, call_id, ok, state)
+    }
+
+    /// [`record_left_result`](Self::record_left_result) for a call of
+    /// `tool`: when the server reused an id on several connections the
+    /// session has left, the call of that tool is the one that finished.
+    ///
+    /// ```
+    /// use livesim::flow::{Enforcement, Flow, FlowMonitor};
+    ///
+    /// let spec = Flow::new().step("look").allow(["lookup", "list"]).build().unwrap();
+    /// let mut monitor = FlowMonitor::new(spec, Enforcement::Enforce);
+    /// let state = serde_json::json!({});
+    /// monitor.gate("lookup", "call-1", &state).unwrap();
+    /// monitor.new_connection();
+    /// monitor.gate("list", "call-1", &state).unwrap();
+    /// monitor.new_connection();
+    /// // Both left connections' call-1 still run; list's finishes first.
+    /// monitor.record_left_result_of("list", "call-1", false, &state).unwrap();
+    /// assert_eq!(monitor.tally("list").failed, 1);
+    /// assert_eq!(monitor.tally("lookup").failed, 0);
+    /// ```
+    pub fn record_left_result_of(
+        &mut self,
+        tool: &str,
+        call_id: &str,
+        ok: bool,
+        state: &dyn StateView,
+    ) -> Result<Vec<FlowEntry>, CallError> {
+        self.finish_left(Some(tool), call_id, ok, state)
+    }
+
+    /// The oldest left connection's call `call_id` (of `tool`, when
+    /// given) finished: running if any is, else the oldest, for the error.
+    fn finish_left(
+        &mut self,
+        tool: Option<&str>,
+        call_id: &str,
+        ok: bool,
+        state: &dyn StateView,
+    ) -> Result<Vec<FlowEntry>, CallError> {
         let calls = self
             .left
             .iter_mut()
-            .filter_map(|calls| calls.get_mut(call_id));
+            .filter_map(|calls| calls.get_mut(call_id))
+            .filter(|call| tool.is_none_or(|tool| call.tool == tool));
         let mut found = None;
         for call in calls {
             let running = call.status == CallStatus::Running;

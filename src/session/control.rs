@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 
 use super::bus::EventBus;
 use super::config::SessionConfig;
-use super::dispatch::{Cancelled, Completion, Dispatched, Dispatcher};
+use super::dispatch::{Cancelled, Completed, Completion, Dispatched, Dispatcher};
 use super::events::{LiveEvent, ToolCall};
 use super::extractors::{Extracted, Transcript, TurnContext};
 use super::handle::Command;
@@ -186,6 +186,10 @@ impl Control {
         }
     }
 }
+
+/// Why a finished call of an ended connection goes unanswered.
+const ENDED: &str = "finished after its connection ended: it ran once, and its answer is not sent \
+     (call ids belong to their connection)";
 
 impl Lane {
     async fn event(&mut self, event: LiveEvent, at: Position) {
@@ -383,6 +387,8 @@ impl Lane {
                 }
                 return;
             }
+            // Its completion will come, to be counted but not answered.
+            Cancelled::Finished => return,
             Cancelled::TooLate => "it was already answered",
             Cancelled::Unknown => "no call with that id was seen",
         };
@@ -392,47 +398,77 @@ impl Lane {
     }
 
     async fn answer(&mut self, done: Completion) {
-        if done.at.frame() < self.control.from.load(Ordering::Relaxed) {
-            // Its connection has ended: the tool ran (the flow records its
-            // result), but its answer would name an id the new connection
-            // never issued. The monitor may not have moved on yet (the
-            // session is still reconnecting): then the call is its current
-            // connection's.
-            if let Some(monitor) = self.monitor.as_mut()
-                && let Ok(entries) = monitor
-                    .record_left_result(&done.id, done.outcome.is_ok(), &self.control.state)
-                    .or_else(|_| {
-                        monitor.record_result(&done.id, done.outcome.is_ok(), &self.control.state)
-                    })
-                && !self.planted_uncounts()
-            {
-                self.journal(entries);
+        // Its connection has ended: the tool ran (the flow records its
+        // result), but its answer would name an id the new connection
+        // never issued.
+        let ended = done.at.frame() < self.control.from.load(Ordering::Relaxed);
+        let (done, why) = match self.dispatcher.complete(done) {
+            Completed::Answer(done) if !ended => {
+                #[cfg(feature = "planted-bug")]
+                let done = {
+                    let mut done = done;
+                    if self
+                        .control
+                        .config
+                        .planted(super::PlantedBug::AnswerFiledUnderLaterCall)
+                        && let Some(latest) = self.planted_latest_call
+                        && latest.frame() > done.at.frame()
+                    {
+                        done.at = latest.response(0);
+                    }
+                    done
+                };
+                self.respond(&done.id, &done.name, done.outcome, done.at)
+                    .await;
+                return;
             }
-            self.control.bus.notice(LiveEvent::Warning {
-                message: format!(
-                    "tool {} ({}) finished after its connection ended: it ran once, and its answer is not sent (call ids belong to their connection)",
-                    done.name, done.id
-                ),
-            });
-            return;
-        }
-        if let Some(done) = self.dispatcher.complete(done) {
-            #[cfg(feature = "planted-bug")]
-            let done = {
-                let mut done = done;
-                if self
-                    .control
-                    .config
-                    .planted(super::PlantedBug::AnswerFiledUnderLaterCall)
-                    && let Some(latest) = self.planted_latest_call
-                    && latest.frame() > done.at.frame()
-                {
-                    done.at = latest.response(0);
+            // The session is still reconnecting: the flow has not moved on
+            // either, so the call is its current connection's.
+            Completed::Answer(done) => {
+                if !self.planted_uncounts() {
+                    self.count_unanswered(&done, false);
                 }
-                done
-            };
-            self.respond(&done.id, &done.name, done.outcome, done.at)
-                .await;
+                (done, ENDED)
+            }
+            Completed::Left(done) => {
+                if !self.planted_uncounts() {
+                    self.count_unanswered(&done, true);
+                }
+                (done, ENDED)
+            }
+            // Too late to stop it: what it did is done, and the flow must
+            // know (a committing tool that did its work stays done).
+            Completed::Unanswered(done) => {
+                self.count_unanswered(&done, false);
+                (
+                    done,
+                    "had returned when the server cancelled it: it ran once, its result counts, \
+                     and its answer is not sent",
+                )
+            }
+        };
+        self.control.bus.notice(LiveEvent::Warning {
+            message: format!("tool {} ({}) {why}", done.name, done.id),
+        });
+    }
+
+    /// The flow counts the outcome of a call that ran but is not answered:
+    /// a call of a connection the session has `left`, or of this one.
+    fn count_unanswered(&mut self, done: &Completion, left: bool) {
+        let Some(monitor) = self.monitor.as_mut() else {
+            return;
+        };
+        let (ok, state) = (done.outcome.is_ok(), &self.control.state);
+        let counted = if left {
+            monitor.record_left_result_of(&done.name, &done.id, ok, state)
+        } else {
+            monitor.record_result(&done.id, ok, state)
+        };
+        match counted {
+            Ok(entries) => self.journal(entries),
+            Err(e) => self.control.bus.notice(LiveEvent::Warning {
+                message: format!("flow result: {e}"),
+            }),
         }
     }
 

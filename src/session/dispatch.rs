@@ -11,7 +11,10 @@
 //!   is not run and not answered, because the protocol allows at most one
 //!   response per id; the session emits a warning.
 //! * **Cancellation aborts.** A cancelled call's task is aborted and its
-//!   outcome, even one already on its way, is never answered.
+//!   outcome, even one already on its way, is never answered. A tool that
+//!   had already returned when its cancellation came has done its work:
+//!   its outcome still comes back, to be counted (by the flow) but not
+//!   answered.
 //! * **Unknown tools** are answered at once with an error naming the tools
 //!   the session declares.
 //!
@@ -47,6 +50,20 @@ pub(crate) struct Completion {
     pub outcome: Result<Value, String>,
     /// Where the response stands in the stored log.
     pub at: Position,
+    /// Which dispatch this is (ids repeat across connections).
+    serial: u64,
+}
+
+/// What a completion is to the connection that made its call.
+#[derive(Debug)]
+pub(crate) enum Completed {
+    /// A call of this connection: answer it.
+    Answer(Completion),
+    /// A call of this connection cancelled after its tool had returned:
+    /// it ran, so it counts, but it is not answered.
+    Unanswered(Completion),
+    /// A call of a connection the session has left.
+    Left(Completion),
 }
 
 /// What happened to a call handed to the dispatcher.
@@ -63,6 +80,9 @@ pub(crate) enum Dispatched {
 pub(crate) enum Cancelled {
     /// The call was running and is now aborted.
     Aborted,
+    /// The call's tool had already returned: its completion is on its
+    /// way, and will come back [`Completed::Unanswered`].
+    Finished,
     /// The call was already answered (or refused); nothing to do.
     TooLate,
     /// No call with that id was seen on this connection.
@@ -71,11 +91,21 @@ pub(crate) enum Cancelled {
 
 pub(crate) struct Dispatcher {
     tools: BTreeMap<String, Tool>,
-    running: BTreeMap<String, (String, JoinHandle<()>)>,
+    /// This connection's calls whose completion has not been handled.
+    running: BTreeMap<String, Running>,
     /// Calls of earlier connections, still running.
-    left: Vec<(String, (String, JoinHandle<()>))>,
+    left: Vec<Running>,
     seen: BTreeSet<String>,
     done: mpsc::UnboundedSender<Completion>,
+    next_serial: u64,
+}
+
+/// A dispatched call whose completion has not been handled yet.
+struct Running {
+    serial: u64,
+    task: JoinHandle<()>,
+    /// Cancelled after its tool had returned.
+    cancelled: bool,
 }
 
 impl Dispatcher {
@@ -94,6 +124,7 @@ impl Dispatcher {
                 left: Vec::new(),
                 seen: BTreeSet::new(),
                 done,
+                next_serial: 0,
             },
             completions,
         )
@@ -123,6 +154,8 @@ impl Dispatcher {
         ));
         let done = self.done.clone();
         let task_id = id.clone();
+        let serial = self.next_serial;
+        self.next_serial += 1;
         let task = executor::spawn(format!("tool:{name}({id})"), async move {
             executor::record_detailed_with(
                 |head| head.push_str("start"),
@@ -153,9 +186,17 @@ impl Dispatcher {
                 name,
                 outcome,
                 at,
+                serial,
             });
         });
-        self.running.insert(id, (call.name.clone(), task));
+        self.running.insert(
+            id,
+            Running {
+                serial,
+                task,
+                cancelled: false,
+            },
+        );
         Dispatched::Started
     }
 
@@ -171,17 +212,39 @@ impl Dispatcher {
         self.running.keys().cloned().collect()
     }
 
-    /// Accepts a completion: `Some` if it must be answered, `None` if its
-    /// call was cancelled meanwhile.
-    pub fn complete(&mut self, completion: Completion) -> Option<Completion> {
-        self.running.remove(&completion.id).map(|_| completion)
+    /// Accepts a completion, and says whose call it was. (A completion
+    /// always finds its call: an aborted call sends none.)
+    pub fn complete(&mut self, completion: Completion) -> Completed {
+        match self.running.get(&completion.id) {
+            Some(call) if call.serial == completion.serial => {
+                let cancelled = call.cancelled;
+                self.running.remove(&completion.id);
+                if cancelled {
+                    Completed::Unanswered(completion)
+                } else {
+                    Completed::Answer(completion)
+                }
+            }
+            _ => {
+                self.left.retain(|call| call.serial != completion.serial);
+                Completed::Left(completion)
+            }
+        }
     }
 
     /// Cancels a call by id.
     pub fn cancel(&mut self, id: &str) -> Cancelled {
-        match self.running.remove(id) {
-            Some((_, task)) => {
-                task.abort();
+        match self.running.get_mut(id) {
+            Some(call) if call.cancelled => Cancelled::TooLate,
+            // Aborting now would stop nothing: the tool has returned.
+            Some(call) if call.task.is_finished() => {
+                call.cancelled = true;
+                Cancelled::Finished
+            }
+            Some(_) => {
+                if let Some(call) = self.running.remove(id) {
+                    call.task.abort();
+                }
                 Cancelled::Aborted
             }
             None if self.seen.contains(id) => Cancelled::TooLate,
@@ -195,14 +258,16 @@ impl Dispatcher {
     /// stale, and the control lane drops them.
     pub fn new_connection(&mut self) {
         self.seen.clear();
-        self.left.extend(std::mem::take(&mut self.running));
+        self.left
+            .extend(std::mem::take(&mut self.running).into_values());
     }
 
     /// A new connection that still holds the ids the old one saw (the
     /// planted bug `ids-outlive-their-connection`).
     #[cfg(feature = "planted-bug")]
     pub fn new_connection_keeping_ids(&mut self) {
-        self.left.extend(std::mem::take(&mut self.running));
+        self.left
+            .extend(std::mem::take(&mut self.running).into_values());
     }
 
     /// Lets every running call go on, unwatched (the planted bug
@@ -216,8 +281,8 @@ impl Dispatcher {
     /// Aborts every running call (the session ended).
     pub fn abort_all(&mut self) {
         let left = std::mem::take(&mut self.left);
-        for (_, (_, task)) in std::mem::take(&mut self.running).into_iter().chain(left) {
-            task.abort();
+        for call in std::mem::take(&mut self.running).into_values().chain(left) {
+            call.task.abort();
         }
     }
 }

@@ -343,6 +343,34 @@ fn two_calls_of_a_committing_tool_in_one_message_are_not_both_admitted() {
     assert_eq!(paid, [json!(1), json!(3)], "the refused call never ran");
 }
 
+/// A `take_payment` tool: the call with argument `n` takes `seconds(n)`
+/// seconds of virtual time, then records `n` in the list returned with the
+/// tool and succeeds.
+fn take_payment(seconds: fn(u64) -> u64) -> (ToolComposite, Arc<Mutex<Vec<Value>>>) {
+    let paid = Arc::new(Mutex::new(Vec::new()));
+    let log = paid.clone();
+    let tool = T::simple("take_payment", "pays", move |args| {
+        let paid = paid.clone();
+        async move {
+            let n = args["n"].as_u64().unwrap_or_default();
+            tokio::time::sleep(std::time::Duration::from_secs(seconds(n))).await;
+            paid.lock().unwrap().push(args["n"].clone());
+            Ok(json!({ "paid": true }))
+        }
+    });
+    (tool, log)
+}
+
+/// One step, `pay`, that a successful `take_payment` completes.
+fn pay_step() -> FlowSpec {
+    Flow::new()
+        .step("pay")
+        .allow(["take_payment"])
+        .done(Guard::called_ok("take_payment"))
+        .build()
+        .unwrap()
+}
+
 /// A committing call the server cancels no longer holds its tool: the
 /// gate learns of the cancellation (`flow:tool_cancelled` in the journal),
 /// so the model's next call of the tool is admitted and runs, and the
@@ -352,26 +380,8 @@ fn a_cancelled_committing_call_frees_its_tool() {
     use livesim::simulation::Scenario;
     let outcome = Simulation::new(Seed::new(11))
         .run(|| async {
-            let paid = Arc::new(Mutex::new(Vec::new()));
-            let tools = {
-                let paid = paid.clone();
-                T::simple("take_payment", "pays", move |args| {
-                    let paid = paid.clone();
-                    async move {
-                        let slow = args["n"] == json!(1);
-                        let wait = if slow { 60 } else { 1 };
-                        tokio::time::sleep(std::time::Duration::from_secs(wait)).await;
-                        paid.lock().unwrap().push(args["n"].clone());
-                        Ok(json!({ "paid": true }))
-                    }
-                })
-            };
-            let flow = Flow::new()
-                .step("pay")
-                .allow(["take_payment"])
-                .done(Guard::called_ok("take_payment"))
-                .build()
-                .unwrap();
+            let (tools, paid) = take_payment(|n| if n == 1 { 60 } else { 1 });
+            let flow = pay_step();
             let journal = Arc::new(MemoryJournalSink::new());
             let state = State::new().with_journal_sink(journal.clone());
             let run = ScriptedServer::new()
@@ -412,4 +422,76 @@ fn a_cancelled_committing_call_frees_its_tool() {
     let scenario = Scenario::try_from_journal("cancelled", &journal).unwrap();
     let replay = scenario.replay(&flow);
     assert!(replay.clean(), "{replay}");
+}
+
+/// A committing call whose cancellation comes when its tool has already
+/// returned stays done: the payment happened, so the flow counts it and
+/// the model's next payment is refused. Over seeds the tool's end and the
+/// cancellation, due at the same instant, reach the session in either
+/// order; whatever the order, exactly one payment is made, and the journal
+/// says a payment succeeded exactly when one was made by the first call.
+#[test]
+fn a_cancellation_after_the_tool_returned_leaves_its_payment_counted() {
+    let mut orders = BTreeSet::new();
+    for seed in 0..64 {
+        let outcome = Simulation::new(Seed::new(seed))
+            .run(|| async {
+                let (tools, paid) = take_payment(|_| 1);
+                let journal = Arc::new(MemoryJournalSink::new());
+                let state = State::new().with_journal_sink(journal.clone());
+                // An answer sent as the cancellation is on its way crosses
+                // it: what the test judges is the session's own order.
+                let run = ScriptedServer::new()
+                    .answers_may_cross_cancellations()
+                    .calls_without_waiting("take_payment", json!({ "n": 1 }))
+                    .pause(std::time::Duration::from_secs(1))
+                    .cancels(["call-1"])
+                    .calls("take_payment", json!({ "n": 2 }))
+                    .says("Done.")
+                    .play(Live::builder().state(state).tools(tools).govern(pay_step()))
+                    .await
+                    .unwrap();
+                let warnings = super::warnings(run.events());
+                let answered: Vec<Value> = run
+                    .tool_responses()
+                    .iter()
+                    .map(|r| r["id"].clone())
+                    .collect();
+                run.disconnect().await;
+                let paid = paid.lock().unwrap().clone();
+                (paid, journal.entries(), warnings, answered)
+            })
+            .unwrap()
+            .value;
+        let (paid, journal, warnings, answered) = outcome;
+        assert_eq!(paid.len(), 1, "seed {seed}: payments {paid:?}");
+        let first_counted = journal.iter().any(|m| {
+            m.key == "flow:tool_result"
+                && m.value == json!({"tool": "take_payment", "id": "call-1", "ok": true})
+        });
+        assert_eq!(
+            first_counted,
+            paid == [json!(1)],
+            "seed {seed}: paid {paid:?}, journal {journal:?}"
+        );
+        let late = warnings
+            .iter()
+            .any(|w| w.contains("(call-1) had returned when the server cancelled it"));
+        if late {
+            assert!(
+                !answered.contains(&json!("call-1")),
+                "seed {seed}: a cancelled call was answered"
+            );
+        }
+        orders.insert(match (paid == [json!(1)], late) {
+            (false, _) => "aborted",
+            (true, true) => "returned before its cancellation was handled",
+            (true, false) => "answered before its cancellation",
+        });
+    }
+    assert!(
+        orders.contains("returned before its cancellation was handled")
+            && orders.contains("aborted"),
+        "the seeds should reach both orders: {orders:?}"
+    );
 }

@@ -9,3 +9,16 @@ mod lifecycle;
 mod resumption;
 mod tools;
 mod websocket;
+
+use livesim::prelude::LiveEvent;
+
+/// The warnings among `events`, in order.
+fn warnings(events: &[LiveEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            LiveEvent::Warning { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}

@@ -32,6 +32,34 @@ async fn connect(script: ScriptedServer, builder: LiveBuilder) -> (LiveHandle, R
     (handle, control)
 }
 
+/// Connects a text session of `tools` governed by `flow`, its state
+/// journaled, to `script`, and plays the script to its end (a turn's end
+/// last) with no error. The journal is returned with the session.
+async fn governed(
+    script: ScriptedServer,
+    tools: ToolComposite,
+    flow: FlowSpec,
+) -> (
+    LiveHandle,
+    ReplayControl,
+    Arc<livesim::state::MemoryJournalSink>,
+) {
+    let journal = Arc::new(livesim::state::MemoryJournalSink::new());
+    let state = livesim::state::State::new();
+    state.add_journal_sink(journal.clone());
+    let builder = Live::builder()
+        .text_only()
+        .tools(tools)
+        .govern(flow)
+        .state(state);
+    let (handle, control) = connect(script, builder).await;
+    let mut events = handle.events();
+    until(&mut events, turn_complete).await;
+    control.drained().await;
+    assert_eq!(control.errors(), vec![]);
+    (handle, control, journal)
+}
+
 /// Waits for the first event that `pick` accepts; panics if the session
 /// ends first.
 async fn until(
@@ -628,19 +656,7 @@ fn a_governed_call_id_issued_again_on_a_resumed_connection_is_a_new_call() {
                 })
             };
             let flow = Flow::new().step("look").allow(["lookup"]).build().unwrap();
-            let journal = Arc::new(livesim::state::MemoryJournalSink::new());
-            let state = livesim::state::State::new();
-            state.add_journal_sink(journal.clone());
-            let builder = Live::builder()
-                .text_only()
-                .tools(tool)
-                .govern(flow)
-                .state(state);
-            let (handle, control) = connect(script, builder).await;
-            let mut events = handle.events();
-            until(&mut events, turn_complete).await;
-            control.drained().await;
-            assert_eq!(control.errors(), vec![]);
+            let (handle, control, journal) = governed(script, tool, flow).await;
             assert_eq!(*looked.lock().unwrap(), vec![json!(1), json!(2)]);
             let answers: Vec<Value> = control
                 .sent()
@@ -649,14 +665,7 @@ fn a_governed_call_id_issued_again_on_a_resumed_connection_is_a_new_call() {
                 .collect();
             assert_eq!(answers.len(), 2, "{answers:?}");
             assert_eq!(answers[1]["response"], json!({ "found": 2 }));
-            let warnings: Vec<String> = handle
-                .session_log()
-                .iter()
-                .filter_map(|e| match e {
-                    LiveEvent::Warning { message } => Some(message.clone()),
-                    _ => None,
-                })
-                .collect();
+            let warnings = super::warnings(&handle.session_log());
             assert!(
                 !warnings.iter().any(|w| w.contains("flow gate")),
                 "{warnings:?}"
@@ -720,4 +729,75 @@ fn a_go_away_countdown_ends_with_its_connection() {
             run.disconnect().await;
         })
         .unwrap_or_else(|f| panic!("{}", f.summary()));
+}
+
+/// A call counts for the tool that ran it, whichever connections have
+/// come and gone: a server that numbers its calls from `call-1` again
+/// issues `call-1` on two connections, the second connection's call
+/// finishes while the session reconnects from it, and the first's (still
+/// running, its connection long gone) finishes later. The second call
+/// ends either while the session reconnects from its connection or once it
+/// has moved on to a third. Either way the flow's journal gives each tool
+/// its own outcome (it once filed the second call's failure under the
+/// first call's tool, and the first's success under the second's).
+#[test]
+fn results_of_a_reused_id_count_for_the_tool_that_ran() {
+    use livesim::testing::{Action, Call};
+    // The reconnect waits at least 125 ms (the first backoff, 250 ms, less
+    // at most half for jitter) and at most 250 ms.
+    for list_takes in [Duration::from_millis(30), Duration::from_secs(1)] {
+        Simulation::new(Seed::new(7))
+            .run(move || async move {
+                let call = |name: &str| {
+                    Action::Call(Call {
+                        id: "call-1".into(),
+                        name: name.into(),
+                        args: json!({}),
+                        wait: false,
+                    })
+                };
+                let script = ScriptedServer::new()
+                    .named("id reused")
+                    .resumption_update("h1", true)
+                    .action(call("transfer"))
+                    .pause(Duration::from_millis(10))
+                    .close(1011, "Internal error encountered.")
+                    .reconnect_resuming("h1")
+                    .action(call("list"))
+                    .pause(Duration::from_millis(10))
+                    .close(1011, "Internal error encountered.")
+                    .reconnect_resuming("h1")
+                    .pause(Duration::from_secs(6))
+                    .says("Done.");
+                let tools = T::simple("transfer", "Moves money", |_| async {
+                    tokio::time::sleep(Duration::from_secs(5)).await;
+                    Ok(json!({ "moved": 200 }))
+                }) | T::simple("list", "Lists accounts", move |_| async move {
+                    tokio::time::sleep(list_takes).await;
+                    Err("list failed".into())
+                });
+                let flow = Flow::new()
+                    .step("bank")
+                    .allow(["transfer", "list"])
+                    .build()
+                    .unwrap();
+                let (handle, _, journal) = governed(script, tools, flow).await;
+                let results: Vec<Value> = journal
+                    .entries()
+                    .iter()
+                    .filter(|e| e.key == "flow:tool_result")
+                    .map(|e| e.value.clone())
+                    .collect();
+                assert_eq!(
+                    results,
+                    [
+                        json!({ "tool": "list", "id": "call-1", "ok": false }),
+                        json!({ "tool": "transfer", "id": "call-1", "ok": true }),
+                    ],
+                    "list took {list_takes:?}"
+                );
+                handle.disconnect().await;
+            })
+            .unwrap();
+    }
 }

@@ -1092,7 +1092,8 @@ fn a_turn_the_flow_did_not_evaluate_is_caught() {
 /// Every tool run of a governed session was admitted by the flow, has its
 /// outcome in the journal as the run says it, and no success is journaled
 /// without a run that succeeded: an admission taken out, a result taken
-/// out, one whose `ok` is flipped and one made up each fail
+/// out, one whose `ok` is flipped, one replaced by the call's cancellation
+/// (too late to undo a tool that had returned) and one made up each fail
 /// `decisions-follow-spec`, naming the tool and the call.
 #[test]
 fn a_tool_run_the_journal_does_not_count_is_caught() {
@@ -1117,8 +1118,7 @@ fn a_tool_run_the_journal_does_not_count_is_caught() {
     };
     let missing = format!(
         "tool {tool} ran for call {id} and finished with {}, but the journal has no \
-         flow:tool_result with \"ok\": {ok} (nor a flow:tool_cancelled) for it: the flow did not \
-         count a call that ran",
+         flow:tool_result with \"ok\": {ok} for it: the flow did not count a call that ran",
         if ok { "a result" } else { "an error" }
     );
 
@@ -1147,7 +1147,19 @@ fn a_tool_run_the_journal_does_not_count_is_caught() {
     flipped.journal[at].value["ok"] = json!(!ok);
     assert_eq!(
         verdict(invariants::DECISIONS_FOLLOW_SPEC, &flipped),
-        Err(missing)
+        Err(missing.clone())
+    );
+
+    let mut cancelled = run.clone();
+    let at = result_of(&cancelled);
+    cancelled.journal[at].key = "flow:tool_cancelled".into();
+    cancelled.journal[at].value = json!({ "tool": tool, "id": id });
+    assert_eq!(
+        verdict(invariants::DECISIONS_FOLLOW_SPEC, &cancelled),
+        Err(format!(
+            "{missing} (it has a flow:tool_cancelled, but the tool had returned: a cancellation \
+             that comes too late to stop a tool does not undo what it did)"
+        ))
     );
 
     let mut made_up = run.clone();

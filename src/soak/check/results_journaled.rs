@@ -9,10 +9,11 @@
 //! - every run of a call follows that call's `flow:tool_call`: the flow
 //!   admitted it (a tool that ran past the gate would not be counted);
 //! - every run that finished has its `flow:tool_result` with the same `ok`,
-//!   or its call's `flow:tool_cancelled` (a cancellation can reach the
-//!   session between a tool's end and its result), whichever connection
-//!   the call belonged to: a run that finishes after the session moved to
-//!   a new connection still ran;
+//!   whichever connection the call belonged to: a run that finishes after
+//!   the session moved to a new connection still ran, and so does one whose
+//!   cancellation reached the session after the tool had returned (its
+//!   answer is not sent, but a `flow:tool_cancelled` in place of its result
+//!   would free a committing tool that has done its work: a second payment);
 //! - every `flow:tool_result` that says `ok` answers a run that finished
 //!   with a result. A result that says it failed may have no run (a
 //!   timeout cuts a run short; an unknown tool never runs).
@@ -104,9 +105,18 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
             let outcome = if ok { "a result" } else { "an error" };
             return Err(format!(
                 "tool {} ran for call {id} and finished with {outcome}, but the journal has no \
-                 flow:tool_result with \"ok\": {ok} (nor a flow:tool_cancelled) for it: the flow \
-                 did not count a call that ran",
-                execution.tool
+                 flow:tool_result with \"ok\": {ok} for it: the flow did not count a call that \
+                 ran{}",
+                execution.tool,
+                if journaled
+                    .get(&(execution.tool.as_str(), id))
+                    .is_some_and(|outcomes| outcomes.cancelled > 0)
+                {
+                    " (it has a flow:tool_cancelled, but the tool had returned: a cancellation \
+                     that comes too late to stop a tool does not undo what it did)"
+                } else {
+                    ""
+                }
             ));
         }
     }
@@ -148,16 +158,12 @@ impl Outcomes {
         }
     }
 
-    /// Takes the entry a finished run is owed: its result, else a
-    /// cancellation. Whether there was one.
+    /// Takes the entry a finished run is owed: its result. Whether there
+    /// was one.
     fn take(&mut self, ok: bool) -> bool {
         let result = if ok { &mut self.ok } else { &mut self.failed };
-        for count in [result, &mut self.cancelled] {
-            if *count > 0 {
-                *count -= 1;
-                return true;
-            }
-        }
-        false
+        let there = *result > 0;
+        *result = result.saturating_sub(1);
+        there
     }
 }

@@ -267,6 +267,14 @@ impl State {
             .collect()
     }
 
+    /// Every key and value in the store, whatever this view's prefix, keys
+    /// in full: what a journal of the whole store must rebuild (the soak's
+    /// `journal-rebuilds-state`).
+    #[cfg(feature = "simulation")]
+    pub(crate) fn whole_store(&self) -> BTreeMap<String, Value> {
+        self.inner().values.clone()
+    }
+
     /// How many writes have been journaled (the last sequence number).
     pub fn last_seq(&self) -> u64 {
         self.inner().next_seq - 1

@@ -38,7 +38,7 @@ fn digest(seeds: Range<u64>) -> String {
 /// Seeds 0..200 give the summary they gave when this digest was taken.
 #[test]
 fn the_soak_of_seeds_0_to_200_says_what_it_said() {
-    assert_eq!(digest(0..200), "1e311de78e336377");
+    assert_eq!(digest(0..200), "04788bbde4bb0401");
 }
 
 /// Seeds 0..2000 give the summary they gave when this digest was taken
@@ -46,5 +46,5 @@ fn the_soak_of_seeds_0_to_200_says_what_it_said() {
 #[test]
 #[ignore = "15,000 sessions: the nightly job runs it (cargo test --release --test soak -- --ignored digest)"]
 fn the_soak_of_seeds_0_to_2000_says_what_it_said() {
-    assert_eq!(digest(0..2000), "538774ae087830a0");
+    assert_eq!(digest(0..2000), "beb279132a9737c0");
 }

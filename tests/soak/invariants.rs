@@ -1175,6 +1175,67 @@ fn a_tool_run_the_journal_does_not_count_is_caught() {
     );
 }
 
+/// The journal tells the state's whole story: a real run's journal,
+/// applied to the state it began with, gives the state it ended with; a
+/// write taken out of the journal, a value the store holds that the
+/// journal does not say, and a key the store lost without a removal each
+/// fail `journal-rebuilds-state`, naming the key.
+#[test]
+fn a_state_the_journal_does_not_tell_is_caught() {
+    let run = refusing_run();
+    let check = |run: &RunRecord| verdict(invariants::JOURNAL_REBUILDS_STATE, run);
+    assert_eq!(check(&run), Ok(()));
+    // A key the run wrote once, as the journal and the store both say.
+    let once = run
+        .journal
+        .iter()
+        .find(|m| !m.removed && run.journal.iter().filter(|n| n.key == m.key).count() == 1)
+        .expect("the run wrote some key once")
+        .clone();
+    let (key, value) = (once.key.clone(), once.value.clone());
+    assert_eq!(run.state_after.get(&key), Some(&value));
+
+    let mut unwritten = run.clone();
+    unwritten.journal.retain(|m| m.key != key);
+    assert_eq!(
+        check(&unwritten),
+        Err(format!(
+            "the state holds {key} = {value}, but the journal never wrote it, or removed it \
+             last: a write the journal does not tell"
+        ))
+    );
+
+    let mut changed = run.clone();
+    changed
+        .state_after
+        .insert(key.clone(), json!("something else"));
+    assert_eq!(
+        check(&changed),
+        Err(format!(
+            "the state holds {key} = \"something else\", but the journal's last word on it \
+             (entry {}) is {value}: a write the journal does not tell",
+            once.seq
+        ))
+    );
+
+    let mut lost = run.clone();
+    lost.state_after.remove(&key);
+    assert_eq!(
+        check(&lost),
+        Err(format!(
+            "the journal leaves {key} = {value} (entry {}), but the state no longer holds it: \
+             a removal the journal does not tell",
+            once.seq
+        ))
+    );
+
+    // What the builder wrote before the journal began counts as written.
+    let mut before = run.clone();
+    before.journal.retain(|m| m.key != key);
+    before.state_before.insert(key.clone(), value.clone());
+    assert_eq!(check(&before), Ok(()));
+}
+
 /// An agent file's extractor is asked once per turn the session completes
 /// and each answer is announced as extracted: a settled support run
 /// passes, and the same record with a question or an `extracted` event

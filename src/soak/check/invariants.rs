@@ -72,6 +72,8 @@ pub const JOURNAL_REPLAYS_CLEAN: &str = "journal-replays-clean";
 pub const DECISIONS_FOLLOW_SPEC: &str = "decisions-follow-spec";
 /// `journal-ordered`.
 pub const JOURNAL_ORDERED: &str = "journal-ordered";
+/// `journal-rebuilds-state`.
+pub const JOURNAL_REBUILDS_STATE: &str = "journal-rebuilds-state";
 /// `aggregation`.
 pub const AGGREGATION: &str = "aggregation";
 /// `wire-order`.
@@ -180,6 +182,7 @@ pub fn builtin() -> Vec<Invariant> {
         Invariant::new(JOURNAL_REPLAYS_CLEAN, journal::journal_replays_clean),
         Invariant::new(DECISIONS_FOLLOW_SPEC, flow_model::check),
         Invariant::new(JOURNAL_ORDERED, journal::journal_ordered),
+        Invariant::new(JOURNAL_REBUILDS_STATE, journal::journal_rebuilds_state),
         Invariant::new(AGGREGATION, aggregation::check),
         Invariant::new(WIRE_ORDER, wire_order::check),
         Invariant::new(LIVENESS, liveness::check),

@@ -1,5 +1,10 @@
-//! `journal-replays-clean` and `journal-ordered`: the state journal read
-//! back as a scenario, and its order.
+//! `journal-replays-clean`, `journal-ordered` and `journal-rebuilds-state`:
+//! the state journal read back as a scenario, its order, and whether it
+//! tells the state's whole story.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
 
 use crate::simulation::Scenario;
 use crate::soak::check::wire_order;
@@ -62,4 +67,65 @@ pub(crate) fn journal_ordered(run: &RunRecord) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// `journal-rebuilds-state`: the store as it was when the journal began,
+/// with every entry applied in order (a removal removes, any other entry
+/// sets its value, `null` included), is the store the run ended with.
+pub(crate) fn journal_rebuilds_state(run: &RunRecord) -> Result<(), String> {
+    let mut rebuilt: BTreeMap<&str, (&Value, Option<u64>)> = run
+        .state_before
+        .iter()
+        .map(|(key, value)| (key.as_str(), (value, None)))
+        .collect();
+    for entry in &run.journal {
+        if entry.removed {
+            rebuilt.remove(entry.key.as_str());
+        } else {
+            rebuilt.insert(&entry.key, (&entry.value, Some(entry.seq)));
+        }
+    }
+    let said = |seq: Option<u64>| match seq {
+        Some(seq) => format!("entry {seq}"),
+        None => "the state before the journal began".to_string(),
+    };
+    for (key, held) in &run.state_after {
+        match rebuilt.remove(key.as_str()) {
+            Some((value, _)) if value == held => {}
+            Some((value, seq)) => {
+                return Err(format!(
+                    "the state holds {key} = {}, but the journal's last word on it ({}) is {}: \
+                     a write the journal does not tell",
+                    brief(held),
+                    said(seq),
+                    brief(value)
+                ));
+            }
+            None => {
+                return Err(format!(
+                    "the state holds {key} = {}, but the journal never wrote it, or removed it \
+                     last: a write the journal does not tell",
+                    brief(held)
+                ));
+            }
+        }
+    }
+    if let Some((key, (value, seq))) = rebuilt.into_iter().next() {
+        return Err(format!(
+            "the journal leaves {key} = {} ({}), but the state no longer holds it: a removal \
+             the journal does not tell",
+            brief(value),
+            said(seq)
+        ));
+    }
+    Ok(())
+}
+
+/// A value as a failure message shows it: its JSON, cut to 80 characters.
+fn brief(value: &Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(80) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
 }

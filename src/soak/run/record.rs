@@ -2,7 +2,7 @@
 //! and every "sometimes" counter reads, and that a failure keeps.
 
 use crate::wire::JsonPath;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -162,6 +162,11 @@ pub struct RunRecord {
     pub session_log: Vec<LiveEvent>,
     /// The state journal.
     pub journal: Vec<StateMutation>,
+    /// The whole state store (every prefix, keys in full) when the journal
+    /// began: what the builder had written before the soak listened.
+    pub state_before: BTreeMap<String, Value>,
+    /// The whole state store when the journal was taken.
+    pub state_after: BTreeMap<String, Value>,
     /// Every message the session sent, in order.
     pub sent: Vec<Value>,
     /// When the script got each of [`sent`](Self::sent) (virtual time).

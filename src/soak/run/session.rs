@@ -19,6 +19,7 @@
 //! run. Once the session has ended, its tools are watched for up to the
 //! bound: none may still be running.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -158,6 +159,9 @@ pub(crate) async fn play(
         &watching,
         &resolving,
     );
+    // `prepare` gave the builder a state if it had none.
+    let state = builder.inner.state_ref().cloned().unwrap_or_default();
+    let state_before = state.whole_store();
     let resumption = builder.inner.config.resumption.clone();
     let setup_timeout = builder.inner.config.setup_timeout;
     // A reconnect in progress when the fault phase ends may take all its
@@ -180,6 +184,8 @@ pub(crate) async fn play(
         events: Vec::new(),
         session_log: Vec::new(),
         journal: Vec::new(),
+        state_before,
+        state_after: BTreeMap::new(),
         sent: Vec::new(),
         sent_at: Vec::new(),
         sent_on: Vec::new(),
@@ -405,6 +411,7 @@ pub(crate) async fn play(
     log.ended_by(tokio::time::Instant::now() + bound).await;
     record.session_log = handle.session_log();
     record.journal = journal.take();
+    record.state_after = state.whole_store();
     for (message, at, on) in control.take_sent_timed() {
         record.sent.push(message);
         record.sent_at.push(at);

@@ -163,6 +163,12 @@ impl Control {
                     Some(Routed::Interrupted) => lane.interrupted(),
                     Some(Routed::Activity | Routed::NewConnection) => {}
                     Some(Routed::Ended(event, at)) => {
+                        // Tools that returned before the end did their
+                        // work: the flow counts them, though no answer
+                        // can go. Those still running are stopped.
+                        while let Ok(done) = completions.try_recv() {
+                            lane.finished_at_the_end(done);
+                        }
                         #[cfg(feature = "planted-bug")]
                         if lane.control.config.planted(super::PlantedBug::ToolsOutliveHangUp) {
                             lane.dispatcher.detach_all();
@@ -449,6 +455,23 @@ impl Lane {
         };
         self.control.bus.notice(LiveEvent::Warning {
             message: format!("tool {} ({}) {why}", done.name, done.id),
+        });
+    }
+
+    /// A call whose tool returned as the session ended: counted, not
+    /// answered.
+    fn finished_at_the_end(&mut self, done: Completion) {
+        let (done, left) = match self.dispatcher.complete(done) {
+            Completed::Answer(done) | Completed::Unanswered(done) => (done, false),
+            Completed::Left(done) => (done, true),
+        };
+        self.count_unanswered(&done, left);
+        self.control.bus.notice(LiveEvent::Warning {
+            message: format!(
+                "tool {} ({}) returned as the session ended: it ran once, its result counts, and \
+                 its answer is not sent",
+                done.name, done.id
+            ),
         });
     }
 

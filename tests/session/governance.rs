@@ -361,6 +361,24 @@ fn take_payment(seconds: fn(u64) -> u64) -> (ToolComposite, Arc<Mutex<Vec<Value>
     (tool, log)
 }
 
+/// Asserts that the journal counts the first payment (`call-1`, `n` 1)
+/// a success exactly when that payment was made.
+fn first_payment_counted_iff_made(
+    seed: u64,
+    paid: &[Value],
+    journal: &[livesim::state::StateMutation],
+) {
+    let counted = journal.iter().any(|m| {
+        m.key == "flow:tool_result"
+            && m.value == json!({"tool": "take_payment", "id": "call-1", "ok": true})
+    });
+    assert_eq!(
+        counted,
+        paid == [json!(1)],
+        "seed {seed}: paid {paid:?}, journal {journal:?}"
+    );
+}
+
 /// One step, `pay`, that a successful `take_payment` completes.
 fn pay_step() -> FlowSpec {
     Flow::new()
@@ -465,15 +483,7 @@ fn a_cancellation_after_the_tool_returned_leaves_its_payment_counted() {
             .value;
         let (paid, journal, warnings, answered) = outcome;
         assert_eq!(paid.len(), 1, "seed {seed}: payments {paid:?}");
-        let first_counted = journal.iter().any(|m| {
-            m.key == "flow:tool_result"
-                && m.value == json!({"tool": "take_payment", "id": "call-1", "ok": true})
-        });
-        assert_eq!(
-            first_counted,
-            paid == [json!(1)],
-            "seed {seed}: paid {paid:?}, journal {journal:?}"
-        );
+        first_payment_counted_iff_made(seed, &paid, &journal);
         let late = warnings
             .iter()
             .any(|w| w.contains("(call-1) had returned when the server cancelled it"));
@@ -492,6 +502,70 @@ fn a_cancellation_after_the_tool_returned_leaves_its_payment_counted() {
     assert!(
         orders.contains("returned before its cancellation was handled")
             && orders.contains("aborted"),
+        "the seeds should reach both orders: {orders:?}"
+    );
+}
+
+/// A payment whose tool returns as the user hangs up is counted: it took
+/// the money, so the journal says so, though no answer can go. The tool
+/// returns at once and the user hangs up as its call comes; over seeds
+/// the session hears of the tool's end before the hang-up, with it, or
+/// stops the tool first. Whatever the order, the journal has a
+/// `flow:tool_result` exactly when the tool paid.
+#[test]
+fn a_payment_that_returns_as_the_user_hangs_up_is_counted() {
+    let mut orders = BTreeSet::new();
+    for seed in 0..64 {
+        let outcome = Simulation::new(Seed::new(seed))
+            .run(|| async {
+                let (tools, paid) = take_payment(|_| 0);
+                let journal = Arc::new(MemoryJournalSink::new());
+                let state = State::new().with_journal_sink(journal.clone());
+                let script = ScriptedServer::new()
+                    .calls_without_waiting("take_payment", json!({ "n": 1 }))
+                    .pause(std::time::Duration::from_secs(5))
+                    .says("Still there?");
+                let (connector, control) = script.into_connector();
+                let handle = Live::builder()
+                    .state(state)
+                    .tools(tools)
+                    .govern(pay_step())
+                    .connect_with_connector(connector)
+                    .await
+                    .unwrap();
+                control.release();
+                // The tool returns at once: hang up as its call comes.
+                let mut events = handle.events();
+                while let Some(event) = events.next().await {
+                    if event.kind() == "tool_call" {
+                        break;
+                    }
+                }
+                handle.disconnect().await;
+                let mut rest = Vec::new();
+                while let Some(event) = events.next().await {
+                    rest.push(event);
+                }
+                let warnings = super::warnings(&rest);
+                let paid = paid.lock().unwrap().clone();
+                (paid, journal.entries(), warnings)
+            })
+            .unwrap()
+            .value;
+        let (paid, journal, warnings) = outcome;
+        first_payment_counted_iff_made(seed, &paid, &journal);
+        let at_the_end = warnings
+            .iter()
+            .any(|w| w.contains("(call-1) returned as the session ended"));
+        orders.insert(match (paid.is_empty(), at_the_end) {
+            (true, _) => "stopped before it paid",
+            (false, true) => "returned as the session ended",
+            (false, false) => "answered before the end",
+        });
+    }
+    assert!(
+        orders.contains("returned as the session ended")
+            && orders.contains("stopped before it paid"),
         "the seeds should reach both orders: {orders:?}"
     );
 }

@@ -1092,8 +1092,9 @@ fn a_turn_the_flow_did_not_evaluate_is_caught() {
 /// Every tool run of a governed session was admitted by the flow, has its
 /// outcome in the journal as the run says it, and no success is journaled
 /// without a run that succeeded: an admission taken out, a result taken
-/// out, one whose `ok` is flipped, one replaced by the call's cancellation
-/// (too late to undo a tool that had returned) and one made up each fail
+/// out (for a run that returned at the session's last instant too), one
+/// whose `ok` is flipped, one replaced by the call's cancellation (too
+/// late to undo a tool that had returned) and one made up each fail
 /// `decisions-follow-spec`, naming the tool and the call.
 #[test]
 fn a_tool_run_the_journal_does_not_count_is_caught() {
@@ -1139,6 +1140,27 @@ fn a_tool_run_the_journal_does_not_count_is_caught() {
     dropped.journal.remove(at);
     assert_eq!(
         verdict(invariants::DECISIONS_FOLLOW_SPEC, &dropped),
+        Err(missing.clone())
+    );
+
+    // A run that returned at the very instant the session ended owes its
+    // result too (the session counts it before it stops).
+    let mut at_the_end = dropped.clone();
+    let end = at_the_end
+        .events
+        .iter()
+        .rev()
+        .find(|e| matches!(e.event, LiveEvent::Disconnected { .. }))
+        .expect("the run disconnected")
+        .at;
+    let run_of = at_the_end
+        .executions
+        .iter()
+        .position(|e| e.tool == tool && e.call_id.as_deref() == Some(id.as_str()))
+        .unwrap();
+    at_the_end.executions[run_of].finished = Some(end);
+    assert_eq!(
+        verdict(invariants::DECISIONS_FOLLOW_SPEC, &at_the_end),
         Err(missing.clone())
     );
 

@@ -18,23 +18,18 @@
 //!   with a result. A result that says it failed may have no run (a
 //!   timeout cuts a run short; an unknown tool never runs).
 //!
-//! A run that finished within [`SETTLE`] of the session's end owes
-//! nothing: its completion may still have been on its way to the control
-//! lane when the connection closed (a user hanging up as a tool returns),
-//! and a session that has ended records no more.
+//! A run that finished up to the session's end owes its entry too, the
+//! instant of the end included: a tool that returned as the user hung up
+//! did its work, and the session counts it before it stops. Only a run
+//! that finished after the end owes nothing here (a session that ended
+//! stops its tools: `liveness` judges that).
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use super::flow_model::member;
 use crate::flow::keys;
 use crate::session::LiveEvent;
 use crate::soak::run::record::{ExecutionOutcome, RunRecord};
-
-/// How long before the session's end a run must have finished to be owed
-/// its journal entry: far past any delay the seeded scheduler adds
-/// between a tool's end and the control lane hearing of it.
-const SETTLE: Duration = Duration::from_secs(1);
 
 /// The check: `Ok` when the journal's results and the tool runs agree.
 pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
@@ -95,9 +90,9 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
             continue;
         };
         let ok = matches!(execution.outcome, ExecutionOutcome::Ok(_));
-        // A run near the end takes its entry if it is there, so nothing
+        // A run after the end takes its entry if it is there, so nothing
         // else claims it, but owes none.
-        let owed = finished + SETTLE <= end;
+        let owed = finished <= end;
         let took = journaled
             .get_mut(&(execution.tool.as_str(), id))
             .is_some_and(|outcomes| outcomes.take(ok));

@@ -167,7 +167,8 @@ impl Control {
                         // work: the flow counts them, though no answer
                         // can go. Those still running are stopped.
                         while let Ok(done) = completions.try_recv() {
-                            lane.finished_at_the_end(done);
+                            let completed = lane.dispatcher.complete(done);
+                            lane.unanswered(completed, Unsent::SessionEnded);
                         }
                         #[cfg(feature = "planted-bug")]
                         if lane.control.config.planted(super::PlantedBug::ToolsOutliveHangUp) {
@@ -193,9 +194,36 @@ impl Control {
     }
 }
 
-/// Why a finished call of an ended connection goes unanswered.
-const ENDED: &str = "finished after its connection ended: it ran once, and its answer is not sent \
-     (call ids belong to their connection)";
+/// Why a call whose tool ran is not answered.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Unsent {
+    /// Its connection ended first (ids belong to their connection).
+    ConnectionEnded,
+    /// The server cancelled it once its tool had returned.
+    CancelledLate,
+    /// The session ended as its tool returned.
+    SessionEnded,
+}
+
+impl Unsent {
+    /// What the warning says after the tool and the call id.
+    fn says(self) -> &'static str {
+        match self {
+            Unsent::ConnectionEnded => {
+                "finished after its connection ended: it ran once, and its answer is not sent \
+                 (call ids belong to their connection)"
+            }
+            Unsent::CancelledLate => {
+                "had returned when the server cancelled it: it ran once, its result counts, and \
+                 its answer is not sent"
+            }
+            Unsent::SessionEnded => {
+                "returned as the session ended: it ran once, its result counts, and its answer \
+                 is not sent"
+            }
+        }
+    }
+}
 
 impl Lane {
     async fn event(&mut self, event: LiveEvent, at: Position) {
@@ -406,9 +434,10 @@ impl Lane {
     async fn answer(&mut self, done: Completion) {
         // Its connection has ended: the tool ran (the flow records its
         // result), but its answer would name an id the new connection
-        // never issued.
+        // never issued. (While the session reconnects, the flow has not
+        // moved on either: such a call is still its current connection's.)
         let ended = done.at.frame() < self.control.from.load(Ordering::Relaxed);
-        let (done, why) = match self.dispatcher.complete(done) {
+        match self.dispatcher.complete(done) {
             Completed::Answer(done) if !ended => {
                 #[cfg(feature = "planted-bug")]
                 let done = {
@@ -426,73 +455,42 @@ impl Lane {
                 };
                 self.respond(&done.id, &done.name, done.outcome, done.at)
                     .await;
-                return;
-            }
-            // The session is still reconnecting: the flow has not moved on
-            // either, so the call is its current connection's.
-            Completed::Answer(done) => {
-                if !self.planted_uncounts() {
-                    self.count_unanswered(&done, false);
-                }
-                (done, ENDED)
-            }
-            Completed::Left(done) => {
-                if !self.planted_uncounts() {
-                    self.count_unanswered(&done, true);
-                }
-                (done, ENDED)
             }
             // Too late to stop it: what it did is done, and the flow must
             // know (a committing tool that did its work stays done).
-            Completed::Unanswered(done) => {
-                self.count_unanswered(&done, false);
-                (
-                    done,
-                    "had returned when the server cancelled it: it ran once, its result counts, \
-                     and its answer is not sent",
-                )
+            completed @ Completed::Unanswered(_) => {
+                self.unanswered(completed, Unsent::CancelledLate);
             }
-        };
-        self.control.bus.notice(LiveEvent::Warning {
-            message: format!("tool {} ({}) {why}", done.name, done.id),
-        });
+            completed => self.unanswered(completed, Unsent::ConnectionEnded),
+        }
     }
 
-    /// A call whose tool returned as the session ended: counted, not
-    /// answered.
-    fn finished_at_the_end(&mut self, done: Completion) {
-        let (done, left) = match self.dispatcher.complete(done) {
+    /// A call whose tool ran but which is not answered, and `why`: the
+    /// flow counts its outcome (a call of a connection the session has
+    /// left, by its tool), and a warning says so.
+    fn unanswered(&mut self, completed: Completed, why: Unsent) {
+        let (done, left) = match completed {
             Completed::Answer(done) | Completed::Unanswered(done) => (done, false),
             Completed::Left(done) => (done, true),
         };
-        self.count_unanswered(&done, left);
-        self.control.bus.notice(LiveEvent::Warning {
-            message: format!(
-                "tool {} ({}) returned as the session ended: it ran once, its result counts, and \
-                 its answer is not sent",
-                done.name, done.id
-            ),
-        });
-    }
-
-    /// The flow counts the outcome of a call that ran but is not answered:
-    /// a call of a connection the session has `left`, or of this one.
-    fn count_unanswered(&mut self, done: &Completion, left: bool) {
-        let Some(monitor) = self.monitor.as_mut() else {
-            return;
-        };
-        let (ok, state) = (done.outcome.is_ok(), &self.control.state);
-        let counted = if left {
-            monitor.record_left_result_of(&done.name, &done.id, ok, state)
-        } else {
-            monitor.record_result(&done.id, ok, state)
-        };
-        match counted {
-            Ok(entries) => self.journal(entries),
-            Err(e) => self.control.bus.notice(LiveEvent::Warning {
-                message: format!("flow result: {e}"),
-            }),
+        let counts = !(why == Unsent::ConnectionEnded && self.planted_uncounts());
+        if counts && let Some(monitor) = self.monitor.as_mut() {
+            let (ok, state) = (done.outcome.is_ok(), &self.control.state);
+            let counted = if left {
+                monitor.record_left_result_of(&done.name, &done.id, ok, state)
+            } else {
+                monitor.record_result(&done.id, ok, state)
+            };
+            match counted {
+                Ok(entries) => self.journal(entries),
+                Err(e) => self.control.bus.notice(LiveEvent::Warning {
+                    message: format!("flow result: {e}"),
+                }),
+            }
         }
+        self.control.bus.notice(LiveEvent::Warning {
+            message: format!("tool {} ({}) {}", done.name, done.id, why.says()),
+        });
     }
 
     /// Answers one admitted call: the flow records its outcome, then the

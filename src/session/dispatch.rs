@@ -234,17 +234,19 @@ impl Dispatcher {
 
     /// Cancels a call by id.
     pub fn cancel(&mut self, id: &str) -> Cancelled {
-        match self.running.get_mut(id) {
-            Some(call) if call.cancelled => Cancelled::TooLate,
-            // Aborting now would stop nothing: the tool has returned.
-            Some(call) if call.task.is_finished() => {
-                call.cancelled = true;
-                Cancelled::Finished
+        if let Some(call) = self.running.get_mut(id) {
+            if call.cancelled {
+                return Cancelled::TooLate;
             }
-            Some(_) => {
-                if let Some(call) = self.running.remove(id) {
-                    call.task.abort();
-                }
+            // Aborting now would stop nothing: the tool has returned.
+            if call.task.is_finished() {
+                call.cancelled = true;
+                return Cancelled::Finished;
+            }
+        }
+        match self.running.remove(id) {
+            Some(call) => {
+                call.task.abort();
                 Cancelled::Aborted
             }
             None if self.seen.contains(id) => Cancelled::TooLate,

@@ -9,6 +9,7 @@ use serde_json::Value;
 use crate::simulation::Scenario;
 use crate::soak::check::wire_order;
 use crate::soak::run::record::RunRecord;
+use crate::state::Brief;
 
 /// `journal-replays-clean`.
 pub(crate) fn journal_replays_clean(run: &RunRecord) -> Result<(), String> {
@@ -96,16 +97,16 @@ pub(crate) fn journal_rebuilds_state(run: &RunRecord) -> Result<(), String> {
                 return Err(format!(
                     "the state holds {key} = {}, but the journal's last word on it ({}) is {}: \
                      a write the journal does not tell",
-                    brief(held),
+                    Brief(held),
                     said(seq),
-                    brief(value)
+                    Brief(value)
                 ));
             }
             None => {
                 return Err(format!(
                     "the state holds {key} = {}, but the journal never wrote it, or removed it \
                      last: a write the journal does not tell",
-                    brief(held)
+                    Brief(held)
                 ));
             }
         }
@@ -114,18 +115,9 @@ pub(crate) fn journal_rebuilds_state(run: &RunRecord) -> Result<(), String> {
         return Err(format!(
             "the journal leaves {key} = {} ({}), but the state no longer holds it: a removal \
              the journal does not tell",
-            brief(value),
+            Brief(value),
             said(seq)
         ));
     }
     Ok(())
-}
-
-/// A value as a failure message shows it: its JSON, cut to 80 characters.
-fn brief(value: &Value) -> String {
-    let text = value.to_string();
-    match text.char_indices().nth(80) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text,
-    }
 }

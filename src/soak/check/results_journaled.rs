@@ -157,8 +157,10 @@ impl Outcomes {
     /// was one.
     fn take(&mut self, ok: bool) -> bool {
         let result = if ok { &mut self.ok } else { &mut self.failed };
-        let there = *result > 0;
-        *result = result.saturating_sub(1);
-        there
+        if *result == 0 {
+            return false;
+        }
+        *result -= 1;
+        true
     }
 }

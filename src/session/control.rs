@@ -56,6 +56,9 @@ struct Lane {
     watched: BTreeMap<String, Option<Value>>,
     extracting: Vec<ExtractorRuns>,
     extracted: mpsc::UnboundedSender<Extraction>,
+    /// A cancellation found its call's tool returned: the completion is
+    /// already queued, and is read before the next frame.
+    returned_unread: bool,
     /// The planted bug's trigger (test builds only): a call from an earlier
     /// message was still running when this message's calls arrived.
     #[cfg(feature = "planted-bug")]
@@ -135,6 +138,7 @@ impl Control {
             watched,
             extracting,
             extracted,
+            returned_unread: false,
             #[cfg(feature = "planted-bug")]
             planted_overlap: false,
             #[cfg(feature = "planted-bug")]
@@ -153,7 +157,19 @@ impl Control {
             tokio::select! {
                 biased;
                 routed = inbox.recv() => match routed {
-                    Some(Routed::Event(event, at)) => lane.event(event, at).await,
+                    Some(Routed::Event(event, at)) => {
+                        lane.event(event, at).await;
+                        // The session knows that tool returned: the flow
+                        // counts it (and whatever returned before it)
+                        // before it gates the next call, or it would
+                        // refuse a call as "still running" behind a tool
+                        // it knows is done.
+                        if std::mem::take(&mut lane.returned_unread) {
+                            while let Ok(done) = completions.try_recv() {
+                                lane.answer(done).await;
+                            }
+                        }
+                    }
                     Some(Routed::TurnEnded(event, at, transcript)) => {
                         lane.control.bus.emit(event, at);
                         lane.turn_boundary(at, transcript);
@@ -421,8 +437,11 @@ impl Lane {
                 }
                 return;
             }
-            // Its completion will come, to be counted but not answered.
-            Cancelled::Finished => return,
+            // Its completion is queued, to be counted but not answered.
+            Cancelled::Finished => {
+                self.returned_unread = true;
+                return;
+            }
             Cancelled::TooLate => "it was already answered",
             Cancelled::Unknown => "no call with that id was seen",
         };

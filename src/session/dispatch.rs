@@ -80,8 +80,8 @@ pub(crate) enum Dispatched {
 pub(crate) enum Cancelled {
     /// The call was running and is now aborted.
     Aborted,
-    /// The call's tool had already returned: its completion is on its
-    /// way, and will come back [`Completed::Unanswered`].
+    /// The call's tool had already returned: its completion is already
+    /// queued, and comes back [`Completed::Unanswered`].
     Finished,
     /// The call was already answered (or refused); nothing to do.
     TooLate,

@@ -506,6 +506,77 @@ fn a_cancellation_after_the_tool_returned_leaves_its_payment_counted() {
     );
 }
 
+/// A cancellation that finds its call's tool returned frees the tool at
+/// once: the session knows the call is over, so the model's next call of
+/// it, in the same instant, is not refused as "still running". The first
+/// payment is declined after a second, as its cancellation and the next
+/// payment come; over seeds the session aborts it, answers it, or finds
+/// it returned, and in every order the second payment is admitted and
+/// made.
+#[test]
+fn a_tool_found_returned_by_its_cancellation_is_free_for_the_next_call() {
+    let mut orders = BTreeSet::new();
+    for seed in 0..64 {
+        let (paid, warnings, denied) = Simulation::new(Seed::new(seed))
+            .run(|| async {
+                let paid = Arc::new(Mutex::new(Vec::new()));
+                let log = paid.clone();
+                let tools = T::simple("take_payment", "pays", move |args| {
+                    let paid = paid.clone();
+                    async move {
+                        if args["n"] == 1 {
+                            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                            return Err("card declined".into());
+                        }
+                        paid.lock().unwrap().push(args["n"].clone());
+                        Ok(json!({ "paid": true }))
+                    }
+                });
+                let run = ScriptedServer::new()
+                    .answers_may_cross_cancellations()
+                    .calls_without_waiting("take_payment", json!({ "n": 1 }))
+                    .pause(std::time::Duration::from_secs(1))
+                    .cancels(["call-1"])
+                    .calls("take_payment", json!({ "n": 2 }))
+                    .says("Done.")
+                    .play(Live::builder().tools(tools).govern(pay_step()))
+                    .await
+                    .unwrap();
+                let warnings = super::warnings(run.events());
+                let denied: Vec<String> = run
+                    .events()
+                    .iter()
+                    .filter_map(|e| match e {
+                        LiveEvent::ToolDenied { reason, .. } => Some(reason.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                run.disconnect().await;
+                let paid = log.lock().unwrap().clone();
+                (paid, warnings, denied)
+            })
+            .unwrap()
+            .value;
+        assert!(denied.is_empty(), "seed {seed}: refused {denied:?}");
+        assert_eq!(paid, [json!(2)], "seed {seed}: payments");
+        let late = warnings
+            .iter()
+            .any(|w| w.contains("(call-1) had returned when the server cancelled it"));
+        let ignored = warnings
+            .iter()
+            .any(|w| w.contains("cancellation of tool call \"call-1\" ignored"));
+        orders.insert(match (late, ignored) {
+            (true, _) => "returned before its cancellation was handled",
+            (false, true) => "answered before its cancellation",
+            (false, false) => "aborted",
+        });
+    }
+    assert!(
+        orders.contains("returned before its cancellation was handled"),
+        "the seeds should reach the order that matters: {orders:?}"
+    );
+}
+
 /// A payment whose tool returns as the user hangs up is counted: it took
 /// the money, so the journal says so, though no answer can go. The tool
 /// returns at once and the user hangs up as its call comes; over seeds

@@ -186,6 +186,14 @@ impl Control {
                             let completed = lane.dispatcher.complete(done);
                             lane.unanswered(completed, Unsent::SessionEnded);
                         }
+                        // Writes made before the end (by those tools, or
+                        // anything else) were announced: their watchers
+                        // are called, as a running session's would be.
+                        if let Some(changes) = changes.as_mut() {
+                            while let Some(change) = changes.try_next() {
+                                lane.state_changed(&change.key);
+                            }
+                        }
                         #[cfg(feature = "planted-bug")]
                         if lane.control.config.planted(super::PlantedBug::ToolsOutliveHangUp) {
                             lane.dispatcher.detach_all();

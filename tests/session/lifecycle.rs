@@ -183,6 +183,77 @@ async fn watchers_see_changes() {
     run.disconnect().await;
 }
 
+/// A write made as the session ends still reaches its watcher: a tool
+/// that writes and returns at once is called as the user hangs up, and
+/// over seeds the session hears of it before the hang-up, with it, or
+/// stops the tool first. Whatever the order, the watcher is called once
+/// exactly when the tool wrote.
+#[test]
+fn a_write_as_the_session_ends_reaches_its_watcher() {
+    let mut orders = std::collections::BTreeSet::new();
+    for seed in 0..64 {
+        let (wrote, calls, warnings) = Simulation::new(Seed::new(seed))
+            .run(|| async {
+                let calls = Arc::new(Mutex::new(0));
+                let log = calls.clone();
+                let state = State::new();
+                let writer = state.clone();
+                let script = ScriptedServer::new()
+                    .calls_without_waiting("set_party", json!({ "size": 2 }))
+                    .pause(Duration::from_secs(5))
+                    .says("Still there?");
+                let (connector, control) = script.into_connector();
+                let handle = Live::builder()
+                    .state(state.clone())
+                    .tools(T::simple("set_party", "", move |args| {
+                        let state = writer.clone();
+                        async move {
+                            state.set("party_size", args["size"].clone());
+                            Ok(json!({}))
+                        }
+                    }))
+                    .watch("party_size", move |_, _, _, _| *log.lock().unwrap() += 1)
+                    .connect_with_connector(connector)
+                    .await
+                    .unwrap();
+                control.release();
+                let mut events = handle.events();
+                while let Some(event) = events.next().await {
+                    if event.kind() == "tool_call" {
+                        break;
+                    }
+                }
+                handle.disconnect().await;
+                let mut rest = Vec::new();
+                while let Some(event) = events.next().await {
+                    rest.push(event);
+                }
+                let wrote = state.get("party_size").is_some();
+                let calls = *calls.lock().unwrap();
+                (wrote, calls, super::warnings(&rest))
+            })
+            .unwrap()
+            .value;
+        assert_eq!(
+            calls,
+            usize::from(wrote),
+            "seed {seed}: wrote {wrote}, watcher calls"
+        );
+        let at_the_end = warnings
+            .iter()
+            .any(|w| w.contains("(call-1) returned as the session ended"));
+        orders.insert(match (wrote, at_the_end) {
+            (false, _) => "stopped before it wrote",
+            (true, true) => "returned as the session ended",
+            (true, false) => "answered before the end",
+        });
+    }
+    assert!(
+        orders.contains("returned as the session ended"),
+        "the seeds should reach the order that matters: {orders:?}"
+    );
+}
+
 /// Unknown messages are events; malformed frames are warnings; neither
 /// ends the session. A frame holding only an `error` does.
 #[tokio::test]

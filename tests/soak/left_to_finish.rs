@@ -134,3 +134,46 @@ fn only_a_cancellation_on_its_own_connection_excuses_a_dropped_run() {
         "{err}"
     );
 }
+
+/// A run that timed out is dropped inside its task, and the session's
+/// error answer follows a moment later (the control lane may yield in
+/// between): that answer excuses the drop. Any other answer after the
+/// drop does not, and neither does a timeout's error long after it.
+#[test]
+fn a_timeout_answered_just_after_its_drop_is_no_failure() {
+    let (good, i) = finished_run();
+    let mut timed_out = good.clone();
+    let run = &mut timed_out.executions[i];
+    let id = run.call_id.clone().unwrap();
+    let dropped = run.finished.take().unwrap();
+    run.dropped = Some(dropped);
+    run.outcome = ExecutionOutcome::Unfinished;
+    let tool = run.tool.clone();
+    let answer_at = |record: &mut RunRecord, after: Duration, error: &str| {
+        for e in &mut record.events {
+            if let LiveEvent::ToolResponse {
+                id: answered,
+                response,
+                ..
+            } = &mut e.event
+                && *answered == id
+            {
+                e.at = dropped + after;
+                *response = serde_json::json!({ "error": error });
+            }
+        }
+        record.events.sort_by_key(|e| e.at);
+    };
+    let timeout = format!("{tool} timed out after 10s");
+    let mut soon = timed_out.clone();
+    answer_at(&mut soon, Duration::from_millis(2), &timeout);
+    assert_eq!(verdict(invariants::LIVENESS, &soon), Ok(()));
+    let mut other = timed_out.clone();
+    answer_at(&mut other, Duration::from_millis(2), "the city is unknown");
+    let err = verdict(invariants::LIVENESS, &other).unwrap_err();
+    assert!(err.contains(&format!("({id}) started at t=")), "{err}");
+    let mut late = timed_out;
+    answer_at(&mut late, Duration::from_secs(1), &timeout);
+    let err = verdict(invariants::LIVENESS, &late).unwrap_err();
+    assert!(err.contains(&format!("({id}) started at t=")), "{err}");
+}

@@ -1,12 +1,19 @@
 //! `liveness`: the session settles after the fault phase, a session that
 //! ended stops its tools, and one that lives lets them finish.
 
+use serde_json::Value;
+
 use crate::executor::format_time;
 use crate::session::LiveEvent;
 use crate::soak::check::calls_by_connection::{call_of, events_by_connection};
 use crate::soak::check::telemetry::LAG;
 use crate::soak::check::wire_order;
 use crate::soak::run::record::RunRecord;
+
+/// The words of a tool's timeout in its error answer (the dispatcher's
+/// sentence, `<tool> timed out after <time>`; a change there must come
+/// here).
+const TIMED_OUT: &str = " timed out after ";
 
 /// `liveness`.
 pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
@@ -121,7 +128,8 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
 /// A session that lives lets its tools finish, those of a connection that
 /// ended too (a half-run tool is worse than an unanswered one): a run is
 /// dropped unfinished only when its call was cancelled, when its answer
-/// went out anyway (a timeout's error), when its tool timed out after its
+/// went out anyway (before the drop, or a timeout's error, which follows
+/// it by at most [`LAG`]), when its tool timed out after its
 /// connection ended (the session says the call finished there), or as the
 /// session ended (its `disconnected` event comes at most [`LAG`] after).
 fn left_to_finish(run: &RunRecord) -> Result<(), String> {
@@ -146,8 +154,20 @@ fn left_to_finish(run: &RunRecord) -> Result<(), String> {
             LiveEvent::ToolCancelled { ids } => {
                 connection == on && e.at <= dropped && ids.iter().any(|c| c == id)
             }
-            LiveEvent::ToolResponse { id: answered, .. } => {
-                connection == on && e.at <= dropped && answered == id
+            // A timeout drops the run inside its task, and its error
+            // answer follows through the control lane, a moment later.
+            LiveEvent::ToolResponse {
+                id: answered,
+                response,
+                ..
+            } => {
+                let timed_out = response
+                    .get("error")
+                    .and_then(Value::as_str)
+                    .is_some_and(|e| e.contains(TIMED_OUT));
+                connection == on
+                    && answered == id
+                    && (e.at <= dropped || (timed_out && e.at <= dropped + LAG))
             }
             LiveEvent::Disconnected { .. } => dropped <= e.at && e.at <= dropped + LAG,
             LiveEvent::Warning { message } => {

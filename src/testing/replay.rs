@@ -292,7 +292,7 @@ impl ReplayControl {
     }
 
     /// [`sent`](Self::sent), and for each when it arrived (virtual time in
-    /// a simulation) and which connection the script was playing then.
+    /// a simulation) and which connection it came on.
     pub(crate) fn sent_timed(&self) -> Vec<(Value, Duration, u32)> {
         let progress = self.progress.lock();
         let parsed = progress.inbound_parsed.clone();

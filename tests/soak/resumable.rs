@@ -286,6 +286,73 @@ fn content_on_the_connection_a_failed_move_went_back_to_is_not_a_replay() {
     );
 }
 
+/// A connection the session leaves may deliver its replay after the next
+/// connection's setup (over the network, a `goAway` came with its
+/// `setupComplete` and the move began at once): those late frames are the
+/// old connection's replay, and the new connection, resuming the same
+/// handle, owes the same messages again. Read as the new connection's,
+/// the late copies would be messages sent twice.
+#[test]
+fn a_late_replay_from_a_connection_left_is_that_connections_replay() {
+    // A resume whose replay is the last connection's (no setup after).
+    let good = resumable_run("a last connection that replays", |r| {
+        let replays = r.replays();
+        r.sent_on.len() == r.sent.len()
+            && replays
+                .first()
+                .is_some_and(|&first| !r.sent[first..].iter().any(|m| m.get("setup").is_some()))
+    });
+    assert_eq!(verdict(invariants::CLIENT_MESSAGES_ONCE, &good), Ok(()));
+    let replays = good.replays();
+    let setup = (0..replays[0])
+        .rfind(|&i| good.sent[i].get("setup").is_some())
+        .unwrap();
+    let (old, new) = (good.sent_on[setup], good.sent_on[setup] + 1);
+    // The next connection's setup (the same handle) comes right after the
+    // old one's, then its own replay, then the old one's, late.
+    let mut late = good.clone();
+    for (i, on) in late.sent_on.iter_mut().enumerate() {
+        if i > setup && !replays.contains(&i) {
+            *on = new;
+        }
+    }
+    let mut moved = Vec::new();
+    for &i in replays.iter().rev() {
+        moved.push((
+            late.sent.remove(i),
+            late.sent_at.remove(i),
+            late.sent_on.remove(i),
+        ));
+    }
+    moved.reverse();
+    let mut at = setup + 1;
+    late.sent.insert(at, good.sent[setup].clone());
+    late.sent_at.insert(at, good.sent_at[setup]);
+    late.sent_on.insert(at, new);
+    for (message, when, _) in &moved {
+        at += 1;
+        late.sent.insert(at, message.clone());
+        late.sent_at.insert(at, *when);
+        late.sent_on.insert(at, new);
+    }
+    for (message, when, on) in moved {
+        assert_eq!(on, old);
+        at += 1;
+        late.sent.insert(at, message);
+        late.sent_at.insert(at, when);
+        late.sent_on.insert(at, old);
+    }
+    assert_eq!(verdict(invariants::CLIENT_MESSAGES_ONCE, &late), Ok(()));
+    // Counted on the connection being played, the late copies are sent
+    // twice.
+    let mut misread = late.clone();
+    for on in &mut misread.sent_on[setup + 1..] {
+        *on = new;
+    }
+    let err = verdict(invariants::CLIENT_MESSAGES_ONCE, &misread).unwrap_err();
+    assert!(err.contains("sent twice"), "{err}");
+}
+
 #[test]
 fn a_message_the_user_typed_and_the_server_never_got_is_caught() {
     // The last typed message sent once (not a replay of it; not audio).

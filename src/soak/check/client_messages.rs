@@ -3,6 +3,8 @@
 //! server had not consumed is replayed first, in order, once. Over the
 //! simulated network a connection may die after part of its replay
 //! arrived: the rest, written on it and lost with it, is owed by the next.
+//! And a connection the session left may deliver its replay late, after
+//! the next connection's setup: it is still that connection's replay.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -59,19 +61,22 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
     // over).
     let mut session: Vec<String> = Vec::new();
     let mut due: VecDeque<String> = VecDeque::new();
+    // What each earlier connection still owed when the next was set up,
+    // by its number: its replay may come late.
+    let mut owed_before: BTreeMap<u32, VecDeque<String>> = BTreeMap::new();
     let mut connection = 0;
     // Content the current connection got: none means it was refused or
     // died at once, and the next one owes what it owed.
     let mut got = 0;
-    // Which connection the script played when each message came, where
-    // the record has it: content that came while the script played
-    // another connection than the latest setup's came on a connection
-    // the session went back to (a move whose new connection never
-    // completed), not on the new one.
+    // Which connection each message came on, where the record has it:
+    // content on another connection than the latest setup's came late on
+    // one the session left, or on one it went back to (a move whose new
+    // connection never completed), not on the new one.
     let on = |at: usize| (run.sent_on.len() == run.sent.len()).then(|| run.sent_on[at]);
     let mut setup_on = None;
     for (at, message) in run.sent.iter().enumerate() {
         if let Some(setup) = message.get("setup") {
+            let setup_on_before = setup_on;
             setup_on = on(at);
             connection += 1;
             if connection == 1 {
@@ -92,7 +97,10 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
                 ));
             }
             got = 0;
-            due.clear();
+            let left_owing = std::mem::take(&mut due);
+            if let Some(left) = setup_on_before {
+                owed_before.insert(left, left_owing);
+            }
             let handle = setup
                 .at("/sessionResumption/handle")
                 .and_then(Value::as_str);
@@ -111,8 +119,15 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
             continue;
         };
         if on(at) != setup_on {
-            // On the connection the session went back to: new, and
-            // nothing the latest one owes.
+            // Late, on a connection the session left: its own replay, or
+            // new there; or on the connection the session went back to.
+            // Nothing the latest one owes either way.
+            let owed = on(at).and_then(|c| owed_before.get_mut(&c));
+            if let Some(owed) = owed.filter(|owed| owed.front() == Some(&text)) {
+                owed.pop_front();
+                out.replays.push(at);
+                continue;
+            }
             session.push(text.clone());
             out.new.push(text);
             out.new_at.push(at);

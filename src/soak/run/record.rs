@@ -171,12 +171,11 @@ pub struct RunRecord {
     pub sent: Vec<Value>,
     /// When the script got each of [`sent`](Self::sent) (virtual time).
     pub sent_at: Vec<Duration>,
-    /// The connection the script was playing when it got each of
-    /// [`sent`](Self::sent), numbered from 1 in the order they opened. A
-    /// connection the session went back to (its move failed) keeps its
-    /// number, and the next one opened takes the number after it again; a
-    /// late frame from a connection the session left counts on the one
-    /// being played.
+    /// The connection each of [`sent`](Self::sent) came on, numbered from
+    /// 1 in the order they opened (a late frame from a connection the
+    /// session left counts on that one). A connection the session went
+    /// back to (its move failed) keeps its number, and the next one opened
+    /// takes the number after it again.
     pub sent_on: Vec<u32>,
     /// Every frame the script sent that reached the session, in order
     /// (`setupComplete` first).

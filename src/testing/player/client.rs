@@ -15,7 +15,7 @@ impl<T: Transport> Player<'_, T> {
     /// Checks one client frame that arrived on connection `on`.
     pub(super) async fn client_frame(&mut self, frame: Frame, on: u32) -> Result<(), ()> {
         let bytes = frame.payload().unwrap_or_default();
-        let index = self.keep_inbound(bytes);
+        let index = self.keep_inbound(bytes, on);
         let parsed = serde_json::from_slice::<Value>(bytes).ok();
         let played = self.play_client_message(parsed.as_ref(), bytes, on).await;
         if let Some(parsed) = parsed {

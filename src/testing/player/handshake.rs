@@ -82,7 +82,7 @@ impl<T: Transport> Player<'_, T> {
             Some(Ok(frame)) => frame,
         };
         let bytes = frame.payload().unwrap_or_default();
-        self.keep_inbound(bytes);
+        self.keep_inbound(bytes, self.connection);
         let mut message: Option<Value> = serde_json::from_slice(bytes).ok();
         // Taken out of the message, not copied: the message is only shown
         // again when it holds no setup.

@@ -485,10 +485,10 @@ impl<'a, T: Transport> Player<'a, T> {
 }
 
 impl<T: Transport> Player<'_, T> {
-    /// Keeps a copy of a client frame for the test, unless told not to;
-    /// returns its place among the kept frames.
-    fn keep_inbound(&self, bytes: &[u8]) -> usize {
-        let on = self.connection;
+    /// Keeps a copy of a client frame that came on connection `on` for
+    /// the test, unless told not to; returns its place among the kept
+    /// frames.
+    fn keep_inbound(&self, bytes: &[u8], on: u32) -> usize {
         let mut index = 0;
         self.progress.update(|s| {
             if !s.serving {

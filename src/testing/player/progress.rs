@@ -80,10 +80,9 @@ pub(crate) struct Recorded {
     pub inbound_parsed: Vec<Option<Value>>,
     /// When each of `inbound` arrived (virtual time in a simulation).
     pub inbound_at: Vec<Duration>,
-    /// The connection the player was playing when each of `inbound`
-    /// arrived, by its number (a late frame from a connection the client
-    /// left counts on the one being played; a connection the client went
-    /// back to keeps its number).
+    /// The connection each of `inbound` came on, by its number (a late
+    /// frame from a connection the client left counts on that one; a
+    /// connection the client went back to keeps its number).
     pub inbound_on: Vec<u32>,
     /// Set for a real server: `inbound` stays empty, and errors are not
     /// logged here (they may quote a client's credential; the server's log

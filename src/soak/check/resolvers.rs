@@ -22,7 +22,10 @@
 //! - a write of the slot while a run's value is awaited is that value;
 //! - a value is written once the session had the time: a run that gave
 //!   one and ended [`LAG`] before a later flow entry was written;
-//! - every run is accounted for by a boundary that made its slot due.
+//! - every run is accounted for by a boundary that made its slot due;
+//! - except at the instant the session ended for good: a boundary then
+//!   may start a run the executor never gets to (nothing could take its
+//!   value in), so a slot due there and never run again is no failure.
 
 use std::time::Duration;
 
@@ -31,6 +34,7 @@ use serde_json::{Map, Value};
 use crate::clock::VIRTUAL_EPOCH;
 use crate::executor::format_time;
 use crate::flow::keys::ACTIVE;
+use crate::session::LiveEvent;
 use crate::soak::check::flow_model::same;
 use crate::soak::check::state_model::StateModel;
 use crate::soak::check::telemetry::LAG;
@@ -49,7 +53,21 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
         &run.resolutions,
         &run.journal,
         run.clock_skew(),
+        ended_at(run),
     )
+}
+
+/// When the session ended for good before the soak hung up (its last
+/// `disconnected`), if it did.
+fn ended_at(run: &RunRecord) -> Option<Duration> {
+    if !run.settling.ended {
+        return None;
+    }
+    run.events
+        .iter()
+        .rev()
+        .find(|e| matches!(e.event, LiveEvent::Disconnected { .. }))
+        .map(|e| e.at)
 }
 
 /// What the model knows of a slot's resolver at a point of the journal.
@@ -76,12 +94,14 @@ fn at(entry: &StateMutation) -> Duration {
     entry.timestamp - VIRTUAL_EPOCH
 }
 
-/// The slots' runs against the journal.
+/// The slots' runs against the journal; `ended`: when the session ended
+/// for good, if it did.
 pub(crate) fn judge(
     slots: &[ResolvedSlot],
     runs: &[Resolution],
     journal: &[StateMutation],
     skew: Duration,
+    ended: Option<Duration>,
 ) -> Result<(), String> {
     let mut model: Vec<Slot<'_>> = slots
         .iter()
@@ -142,10 +162,13 @@ pub(crate) fn judge(
                 .runs
                 .get(slot.next)
                 .is_some_and(|r| r.started + skew >= t && same(&r.args, &args));
+            // The session ended as the slot fell due: the run it started
+            // may never have been polled, and none can come after.
+            let ending = ended.is_some_and(|end| end <= t) && slot.runs.get(slot.next).is_none();
             if fits {
                 slot.flight = Flight::Running(slot.next);
                 slot.next += 1;
-            } else if certain {
+            } else if certain && !ending {
                 return Err(slot.not_started(entry, &args));
             }
         }
@@ -296,19 +319,22 @@ mod tests {
     #[test]
     fn a_run_at_its_boundary_whose_value_is_written_passes() {
         let runs = [run(200, 260, json!({"party_size": 4}), Ok(json!("T4")))];
-        assert_eq!(judge(&slot(), &runs, &journal(), Duration::ZERO), Ok(()));
+        assert_eq!(
+            judge(&slot(), &runs, &journal(), Duration::ZERO, None),
+            Ok(())
+        );
     }
 
     #[test]
     fn a_due_slot_with_no_run_fails() {
-        let err = judge(&slot(), &[], &journal(), Duration::ZERO).unwrap_err();
+        let err = judge(&slot(), &[], &journal(), Duration::ZERO, None).unwrap_err();
         assert!(err.contains("table was due at journal entry 2"), "{err}");
     }
 
     #[test]
     fn a_run_with_other_inputs_fails() {
         let runs = [run(200, 260, json!({"party_size": 5}), Ok(json!("T4")))];
-        let err = judge(&slot(), &runs, &journal(), Duration::ZERO).unwrap_err();
+        let err = judge(&slot(), &runs, &journal(), Duration::ZERO, None).unwrap_err();
         assert!(err.contains("did not start"), "{err}");
     }
 
@@ -317,7 +343,7 @@ mod tests {
         let mut journal = journal();
         journal.remove(2);
         let runs = [run(200, 260, json!({"party_size": 4}), Ok(json!("T4")))];
-        let err = judge(&slot(), &runs, &journal, Duration::ZERO).unwrap_err();
+        let err = judge(&slot(), &runs, &journal, Duration::ZERO, None).unwrap_err();
         assert!(err.contains("never written"), "{err}");
     }
 
@@ -326,7 +352,7 @@ mod tests {
         let mut journal = journal();
         journal[2].value = json!("T5");
         let runs = [run(200, 260, json!({"party_size": 4}), Ok(json!("T4")))];
-        let err = judge(&slot(), &runs, &journal, Duration::ZERO).unwrap_err();
+        let err = judge(&slot(), &runs, &journal, Duration::ZERO, None).unwrap_err();
         assert!(
             err.contains("a resolved slot gets its resolver's value"),
             "{err}"
@@ -344,17 +370,27 @@ mod tests {
             std::slice::from_ref(&failed),
             &journal,
             Duration::ZERO,
+            None,
         )
         .unwrap_err();
         assert!(err.contains("entry 4"), "{err}");
         let retry = run(900, 950, json!({"party_size": 4}), Err("down".into()));
         assert_eq!(
-            judge(&slot(), &[failed.clone(), retry], &journal, Duration::ZERO),
+            judge(
+                &slot(),
+                &[failed.clone(), retry],
+                &journal,
+                Duration::ZERO,
+                None
+            ),
             Ok(())
         );
         // A boundary right at the failure's end may go either way.
         journal[2] = entry(4, 260, ACTIVE, json!(["book"]));
-        assert_eq!(judge(&slot(), &[failed], &journal, Duration::ZERO), Ok(()));
+        assert_eq!(
+            judge(&slot(), &[failed], &journal, Duration::ZERO, None),
+            Ok(())
+        );
     }
 
     #[test]
@@ -363,8 +399,28 @@ mod tests {
             run(200, 260, json!({"party_size": 4}), Ok(json!("T4"))),
             run(300, 320, json!({"party_size": 4}), Ok(json!("T4"))),
         ];
-        let err = judge(&slot(), &runs, &journal(), Duration::ZERO).unwrap_err();
+        let err = judge(&slot(), &runs, &journal(), Duration::ZERO, None).unwrap_err();
         assert!(err.contains("no turn boundary made table due"), "{err}");
+    }
+
+    #[test]
+    fn a_slot_due_as_the_session_ended_may_never_run() {
+        let mut journal = vec![
+            entry(1, 100, "party_size", json!(4)),
+            entry(2, 200, ACTIVE, json!(["book"])),
+        ];
+        let ms = Duration::from_millis;
+        assert_eq!(
+            judge(&slot(), &[], &journal, Duration::ZERO, Some(ms(200))),
+            Ok(())
+        );
+        // A session that ended later gave the boundary its time.
+        let err = judge(&slot(), &[], &journal, Duration::ZERO, Some(ms(201))).unwrap_err();
+        assert!(err.contains("due at journal entry 2"), "{err}");
+        // Due at an earlier boundary too: that one is still a miss.
+        journal.push(entry(3, 500, ACTIVE, json!(["book"])));
+        let err = judge(&slot(), &[], &journal, Duration::ZERO, Some(ms(500))).unwrap_err();
+        assert!(err.contains("due at journal entry 2"), "{err}");
     }
 
     #[test]
@@ -373,7 +429,7 @@ mod tests {
         journal[1].value = json!(["party"]);
         journal[3].value = json!(["party"]);
         journal.remove(2);
-        assert_eq!(judge(&slot(), &[], &journal, Duration::ZERO), Ok(()));
+        assert_eq!(judge(&slot(), &[], &journal, Duration::ZERO, None), Ok(()));
     }
 
     /// What happens next in a generated session: a turn boundary (with the
@@ -398,14 +454,19 @@ mod tests {
     /// after it ends the lane takes its outcome in (under [`LAG`]).
     type Timing = (u64, u64, bool, u64);
 
+    /// What a generated session left: its journal, its resolver runs,
+    /// when its last step came, and the run that step started, if any.
+    type Left = (Vec<StateMutation>, Vec<Resolution>, u64, Option<usize>);
+
     /// A session's control lane written again from the documented rules:
     /// the journal and resolver runs it leaves for `steps`, the session
     /// ending (no more flow entries, outcomes not yet taken in lost) after
     /// the last step.
-    fn lane(steps: &[Step], timings: &[Timing]) -> (Vec<StateMutation>, Vec<Resolution>) {
+    fn lane(steps: &[Step], timings: &[Timing]) -> Left {
         let mut journal: Vec<StateMutation> = Vec::new();
         let mut runs: Vec<Resolution> = Vec::new();
         let (mut now, mut input, mut slot_set) = (0u64, None::<u64>, false);
+        let mut started_last = None;
         // The run in flight, and when the lane takes its outcome in.
         let mut flight: Option<(usize, u64)> = None;
         let write = |journal: &mut Vec<StateMutation>, ms: u64, key: &str, value: Value| {
@@ -428,6 +489,7 @@ mod tests {
                 flight = None;
             }
             now = next;
+            started_last = None;
             match step {
                 Step::Input { value, .. } => {
                     input = *value;
@@ -452,11 +514,12 @@ mod tests {
                             }),
                         });
                         flight = Some((runs.len() - 1, end + lag));
+                        started_last = Some(runs.len() - 1);
                     }
                 }
             }
         }
-        (journal, runs)
+        (journal, runs, now, started_last)
     }
 
     proptest! {
@@ -472,8 +535,28 @@ mod tests {
                 1..8,
             ),
         ) {
-            let (journal, runs) = lane(&steps, &timings);
-            prop_assert_eq!(judge(&slot(), &runs, &journal, Duration::ZERO), Ok(()));
+            let (journal, runs, _, _) = lane(&steps, &timings);
+            prop_assert_eq!(judge(&slot(), &runs, &journal, Duration::ZERO, None), Ok(()));
+        }
+
+        /// A session that ends for good at its last step's instant passes
+        /// the model whether or not the run that step started was polled
+        /// before the end.
+        #[test]
+        fn a_lane_ending_at_its_last_boundary_passes_whether_or_not_its_run_began(
+            steps in proptest::collection::vec(step(), 1..40),
+            timings in proptest::collection::vec(
+                (0u64..30, 0u64..600, any::<bool>(), 0u64..LAG.as_millis() as u64),
+                1..8,
+            ),
+            polled in any::<bool>(),
+        ) {
+            let (journal, mut runs, now, started_last) = lane(&steps, &timings);
+            if let (Some(last), false) = (started_last, polled) {
+                runs.remove(last);
+            }
+            let ended = Some(Duration::from_millis(now));
+            prop_assert_eq!(judge(&slot(), &runs, &journal, Duration::ZERO, ended), Ok(()));
         }
     }
 }

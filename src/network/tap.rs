@@ -5,10 +5,12 @@
 //! Checks that judge the session by what it was told must read what
 //! reached it, so the session's connections are tapped below the session
 //! (at the transport, the session's own input): every frame received, in
-//! order, and every frame the session wrote, with its connection's number
-//! and how that connection ended.
+//! order, with the virtual time the session read it, and every frame the
+//! session wrote, with its connection's number and how that connection
+//! ended.
 
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -25,6 +27,9 @@ pub struct Heard {
     /// `goAway` move the new connection's first frames wait until the old
     /// one is left.
     pub received: Vec<Frame>,
+    /// When the session read each frame of `received` (virtual time since
+    /// the run began, one entry a frame, in the same order).
+    pub received_at: Vec<Duration>,
     /// Every frame the session wrote: its connection (numbered from 1 in
     /// the order they were opened) and the frame.
     pub written: Vec<(u32, Frame)>,
@@ -43,8 +48,9 @@ pub struct Tap {
 /// What the tap has seen, as it arrives.
 #[derive(Debug, Default)]
 struct Wire {
-    /// What each connection received (index: its number less one).
-    received: Vec<Vec<Frame>>,
+    /// What each connection received (index: its number less one), and
+    /// when.
+    received: Vec<Vec<(Frame, Duration)>>,
     written: Vec<(u32, Frame)>,
     died: Vec<u32>,
 }
@@ -53,8 +59,10 @@ impl Tap {
     /// What has been heard so far.
     pub fn heard(&self) -> Heard {
         let wire = self.lock();
+        let received = wire.received.iter().flatten();
         Heard {
-            received: wire.received.iter().flatten().cloned().collect(),
+            received: received.clone().map(|(frame, _)| frame.clone()).collect(),
+            received_at: received.map(|(_, at)| *at).collect(),
             written: wire.written.clone(),
             died: wire.died.clone(),
         }
@@ -125,8 +133,9 @@ impl Transport for Tapped {
                         self.ended = true;
                     }
                     let at = usize::try_from(self.connection - 1).unwrap_or(usize::MAX);
+                    let now = crate::executor::now();
                     if let Some(received) = self.tap.lock().received.get_mut(at) {
-                        received.push(frame.clone());
+                        received.push((frame.clone(), now));
                     }
                 }
                 Some(Err(_)) | None => self.died(),

@@ -62,32 +62,53 @@ fn moves(record: &RunRecord) -> Vec<Move> {
     found
 }
 
-/// The first passing in-memory run of the resumable agent with a move
-/// that `wanted` picks.
-fn a_run_with(what: &str, wanted: impl Fn(&Move) -> bool) -> (RunRecord, Move) {
+/// The first passing run of the resumable agent, in memory or over the
+/// simulated network as `network` says, with a move that `wanted` picks.
+fn a_run_with(network: bool, what: &str, wanted: impl Fn(&Move) -> bool) -> (RunRecord, Move) {
     let soak = Soak::agent(&agent("resumable")).check_determinism_every(0);
-    (0..200)
+    (0..400)
         .find_map(|s| {
             let run = soak.run_seed(Seed::new(s));
             let record = run.record.filter(|_| run.failures.is_empty())?;
-            if record.network.is_some() {
+            if record.network.is_some() != network {
                 return None;
             }
             let found = moves(&record).into_iter().find(|m| wanted(m))?;
             Some((record, found))
         })
-        .unwrap_or_else(|| panic!("no passing resumable seed under 200 has {what}"))
+        .unwrap_or_else(|| panic!("no passing resumable seed under 400 has {what}"))
+}
+
+/// A move made at half the time left, the turn never having ended.
+fn waited_for_half(m: &Move) -> bool {
+    !m.turn_ended
+        && m.left >= Duration::from_secs(4)
+        && m.at + Duration::from_millis(50) >= m.notice + m.left / 2
 }
 
 #[test]
 fn a_move_made_mid_turn_fails_reconnect_ends() {
     // A notice that came mid-call: the session waited for half the time
     // left, since the turn never ended before.
-    let (good, waited) = a_run_with("a move made at half the time left", |m| {
-        !m.turn_ended
-            && m.left >= Duration::from_secs(4)
-            && m.at + Duration::from_millis(50) >= m.notice + m.left / 2
-    });
+    let (good, waited) = a_run_with(false, "a move made at half the time left", waited_for_half);
+    assert_eq!(verdict(invariants::RECONNECT_ENDS, &good), Ok(()));
+    let mut hasty = good;
+    hasty.events[waited.index].at = waited.notice + Duration::from_millis(1);
+    let err = verdict(invariants::RECONNECT_ENDS, &hasty).unwrap_err();
+    assert!(err.contains("before the model's turn was over"), "{err}");
+}
+
+#[test]
+fn a_move_made_mid_turn_over_the_network_fails_reconnect_ends() {
+    // Over the network the session's end of each connection is tapped:
+    // every frame it read, with when it read it.
+    let (good, waited) = a_run_with(
+        true,
+        "a move over the network made at half the time left",
+        waited_for_half,
+    );
+    assert_eq!(good.server_frames_at.len(), good.server_frames.len());
+    assert!(good.server_frames_at.iter().any(|at| *at > Duration::ZERO));
     assert_eq!(verdict(invariants::RECONNECT_ENDS, &good), Ok(()));
     let mut hasty = good;
     hasty.events[waited.index].at = waited.notice + Duration::from_millis(1);
@@ -99,7 +120,7 @@ fn a_move_made_mid_turn_fails_reconnect_ends() {
 fn a_move_made_long_after_the_turn_let_it_fails_reconnect_ends() {
     // A notice near a turn's end: the session moved once the turn was
     // over and its handle came, long before half the time left.
-    let (good, prompt) = a_run_with("a move made when the turn ended", |m| {
+    let (good, prompt) = a_run_with(false, "a move made when the turn ended", |m| {
         m.turn_ended && m.at + Duration::from_secs(3) < m.notice + m.left / 2
     });
     assert_eq!(verdict(invariants::RECONNECT_ENDS, &good), Ok(()));

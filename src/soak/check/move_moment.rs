@@ -16,11 +16,12 @@
 //! *ready* after a frame when no turn is open and its handle is fresh.
 //! A handle, and whether it is fresh, carry over from connection to
 //! connection until a fresh start; an open turn ends with its connection.
-//! Judged only where the model is sure what the session holds: runs in
-//! memory (the network has no read times), a notice that came when a
-//! handle had come since the last fresh start, the only notice on its
-//! connection, and a move the session made for it (`reconnecting`, cause
-//! `goAway`).
+//! Judged only where the model is sure what the session holds: a notice
+//! that came when a handle had come since the last fresh start, the only
+//! notice on its connection, and a move the session made for it
+//! (`reconnecting`, cause `goAway`); in memory and over the simulated
+//! network alike (there the frames are the ones that reached the session,
+//! timed as its transport read them).
 //! Times may differ by [`LAG`]: the session reads a frame and acts on it
 //! on different lanes.
 

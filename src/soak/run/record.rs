@@ -180,8 +180,9 @@ pub struct RunRecord {
     /// Every frame the script sent that reached the session, in order
     /// (`setupComplete` first).
     pub server_frames: Vec<Frame>,
-    /// When the session read each of [`server_frames`](Self::server_frames)
-    /// (virtual time); empty for a run over the simulated network.
+    /// When each of [`server_frames`](Self::server_frames) reached the
+    /// session (virtual time): in memory when the script delivered it,
+    /// over the simulated network when the session's transport read it.
     pub server_frames_at: Vec<Duration>,
     /// Every tool run, in the order they started.
     pub executions: Vec<ToolExecution>,

@@ -423,7 +423,7 @@ pub(crate) async fn play(
         // On a network, what reached the session is what it was told.
         let heard = tap.heard();
         record.server_frames = heard.received;
-        record.server_frames_at.clear();
+        record.server_frames_at = heard.received_at;
         record.network = Some(crate::soak::run::record::NetworkRun {
             lost_before_setup: false,
             written: heard.written,

@@ -522,6 +522,19 @@ mod tests {
         (journal, runs, now, started_last)
     }
 
+    /// One to seven resolver timings, used in turn.
+    fn timings() -> impl Strategy<Value = Vec<Timing>> {
+        proptest::collection::vec(
+            (
+                0u64..30,
+                0u64..600,
+                any::<bool>(),
+                0u64..LAG.as_millis() as u64,
+            ),
+            1..8,
+        )
+    }
+
     proptest! {
         /// For every sequence of turn boundaries and input writes and every
         /// timing of the resolver's runs (first polled after its boundary,
@@ -530,10 +543,7 @@ mod tests {
         #[test]
         fn a_correct_lane_passes_whatever_the_timing(
             steps in proptest::collection::vec(step(), 1..40),
-            timings in proptest::collection::vec(
-                (0u64..30, 0u64..600, any::<bool>(), 0u64..LAG.as_millis() as u64),
-                1..8,
-            ),
+            timings in timings(),
         ) {
             let (journal, runs, _, _) = lane(&steps, &timings);
             prop_assert_eq!(judge(&slot(), &runs, &journal, Duration::ZERO, None), Ok(()));
@@ -545,10 +555,7 @@ mod tests {
         #[test]
         fn a_lane_ending_at_its_last_boundary_passes_whether_or_not_its_run_began(
             steps in proptest::collection::vec(step(), 1..40),
-            timings in proptest::collection::vec(
-                (0u64..30, 0u64..600, any::<bool>(), 0u64..LAG.as_millis() as u64),
-                1..8,
-            ),
+            timings in timings(),
             polled in any::<bool>(),
         ) {
             let (journal, mut runs, now, started_last) = lane(&steps, &timings);

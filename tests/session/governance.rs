@@ -606,17 +606,7 @@ fn a_payment_that_returns_as_the_user_hangs_up_is_counted() {
                     .unwrap();
                 control.release();
                 // The tool returns at once: hang up as its call comes.
-                let mut events = handle.events();
-                while let Some(event) = events.next().await {
-                    if event.kind() == "tool_call" {
-                        break;
-                    }
-                }
-                handle.disconnect().await;
-                let mut rest = Vec::new();
-                while let Some(event) = events.next().await {
-                    rest.push(event);
-                }
+                let rest = super::hang_up_at_first_call(&handle).await;
                 let warnings = super::warnings(&rest);
                 let paid = paid.lock().unwrap().clone();
                 (paid, journal.entries(), warnings)

@@ -217,17 +217,7 @@ fn a_write_as_the_session_ends_reaches_its_watcher() {
                     .await
                     .unwrap();
                 control.release();
-                let mut events = handle.events();
-                while let Some(event) = events.next().await {
-                    if event.kind() == "tool_call" {
-                        break;
-                    }
-                }
-                handle.disconnect().await;
-                let mut rest = Vec::new();
-                while let Some(event) = events.next().await {
-                    rest.push(event);
-                }
+                let rest = super::hang_up_at_first_call(&handle).await;
                 let wrote = state.get("party_size").is_some();
                 let calls = *calls.lock().unwrap();
                 (wrote, calls, super::warnings(&rest))

@@ -105,3 +105,42 @@ fn a_countdown_off_its_deadline_or_removed_unmoved_is_caught() {
         "{err}"
     );
 }
+
+/// `good` with a second `goAway` (announcing `left`) received at `at`.
+fn with_notice_at(good: &RunRecord, at: Duration, left: Duration) -> RunRecord {
+    let mut run = good.clone();
+    let place = run.events.partition_point(|e| e.at <= at);
+    run.events.insert(
+        place,
+        livesim::soak::TimedEvent {
+            at,
+            event: LiveEvent::GoAway {
+                time_left: Some(left),
+            },
+        },
+    );
+    run
+}
+
+#[test]
+fn a_countdown_written_in_the_instant_a_new_notice_comes_may_count_the_old_one() {
+    // The telemetry lane's tick and the next notice fall in one instant:
+    // the tick may come first, still counting down the notice before.
+    let (good, _, _) = moved_after_a_countdown();
+    // The last countdown before the session moved (the key removed
+    // next): no later write would count down from the new notice.
+    let countdown: Vec<_> = good.journal.iter().filter(|m| m.key == KEY).collect();
+    let last = countdown
+        .windows(2)
+        .find(|w| !w[0].removed && w[1].removed)
+        .map(|w| w[0])
+        .expect("a countdown the move ended");
+    let at = last.timestamp - livesim::clock::VIRTUAL_EPOCH;
+    let other = Duration::from_secs(99);
+    let same_instant = with_notice_at(&good, at, other);
+    assert_eq!(verdict(invariants::TELEMETRY, &same_instant), Ok(()));
+    // A millisecond earlier, the new notice was the one that stood.
+    let before = with_notice_at(&good, at - Duration::from_millis(1), other);
+    let err = verdict(invariants::TELEMETRY, &before).unwrap_err();
+    assert!(err.ends_with(" ms remain then"), "{err}");
+}

@@ -271,9 +271,11 @@ fn time_in_phase(run: &RunRecord) -> Result<(), String> {
 
 /// Each `session:go_away_remaining_ms` the session writes counts down to
 /// the deadline of a `goAway` that stands: the latest the run received
-/// by then, or one received at most [`LAG`] after (the run hears of a
-/// frame a little after the session handled it), on the connection the
-/// write is made on. A session that moved to a new connection since has
+/// before it, one received in the same instant (which the telemetry
+/// lane may have handled just before the write or just after), or one
+/// received at most [`LAG`] after (the run hears of a frame a little
+/// after the session handled it), on the connection the write is made
+/// on. A session that moved to a new connection since has
 /// no deadline: the old connection's no longer stands, and a guard
 /// reading the key would take the new connection for one about to end.
 /// The value is the time left less the time since, give or take the lag.
@@ -332,12 +334,13 @@ fn go_away_remaining(run: &RunRecord) -> Result<(), String> {
             continue;
         }
         // The goAways the write may count down from: the latest received
-        // by then, and any received within the lag after.
-        let latest = go_aways.iter().rposition(|&(got, _)| got <= at);
+        // before it, and any received in its instant or within the lag
+        // after.
+        let latest = go_aways.iter().rposition(|&(got, _)| got < at);
         let mut candidates = go_aways
             .iter()
             .enumerate()
-            .filter(|&(i, &(got, _))| Some(i) == latest || (at < got && got <= at + LAG))
+            .filter(|&(i, &(got, _))| Some(i) == latest || (at <= got && got <= at + LAG))
             .map(|(_, &g)| g)
             .peekable();
         if candidates.peek().is_none() {

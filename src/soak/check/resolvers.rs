@@ -34,7 +34,6 @@ use serde_json::{Map, Value};
 use crate::clock::VIRTUAL_EPOCH;
 use crate::executor::format_time;
 use crate::flow::keys::ACTIVE;
-use crate::session::LiveEvent;
 use crate::soak::check::flow_model::same;
 use crate::soak::check::state_model::StateModel;
 use crate::soak::check::telemetry::LAG;
@@ -53,21 +52,12 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
         &run.resolutions,
         &run.journal,
         run.clock_skew(),
-        ended_at(run),
+        // When the session ended for good before the soak hung up.
+        run.settling
+            .ended
+            .then(|| run.last_disconnection())
+            .flatten(),
     )
-}
-
-/// When the session ended for good before the soak hung up (its last
-/// `disconnected`), if it did.
-fn ended_at(run: &RunRecord) -> Option<Duration> {
-    if !run.settling.ended {
-        return None;
-    }
-    run.events
-        .iter()
-        .rev()
-        .find(|e| matches!(e.event, LiveEvent::Disconnected { .. }))
-        .map(|e| e.at)
 }
 
 /// What the model knows of a slot's resolver at a point of the journal.

@@ -28,7 +28,6 @@ use std::collections::BTreeMap;
 
 use super::flow_model::member;
 use crate::flow::keys;
-use crate::session::LiveEvent;
 use crate::soak::run::record::{ExecutionOutcome, RunRecord};
 
 /// The check: `Ok` when the journal's results and the tool runs agree.
@@ -64,12 +63,7 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
             .add(outcome);
     }
     // The session's end: its last disconnection, else the run's end.
-    let end = run
-        .events
-        .iter()
-        .rev()
-        .find(|e| matches!(e.event, LiveEvent::Disconnected { .. }))
-        .map_or(run.virtual_time, |e| e.at);
+    let end = run.last_disconnection().unwrap_or(run.virtual_time);
     // Each run takes one admission, and once finished one journal entry
     // of its own.
     for execution in &run.executions {

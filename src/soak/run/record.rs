@@ -323,6 +323,16 @@ impl RunRecord {
         }
     }
 
+    /// When the run heard of the session's last `disconnected`, if it
+    /// did: the session's end, once it ended.
+    pub(crate) fn last_disconnection(&self) -> Option<Duration> {
+        self.events
+            .iter()
+            .rev()
+            .find(|e| matches!(e.event, LiveEvent::Disconnected { .. }))
+            .map(|e| e.at)
+    }
+
     /// The events, without their times.
     pub fn delivered(&self) -> impl Iterator<Item = &LiveEvent> {
         self.events.iter().map(|e| &e.event)

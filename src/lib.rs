@@ -121,6 +121,9 @@ pub use executor::seed::Seed;
 #[cfg_attr(docsrs, doc(cfg(feature = "simulation")))]
 pub use livesim_macros::test;
 
+#[doc(hidden)]
+pub use livesim_macros::record_pieces as __record_pieces;
+
 /// The README's Rust examples, compiled by `cargo test --doc` so they
 /// cannot drift from the API (they use every default feature).
 #[cfg(all(doctest, feature = "cli", feature = "network"))]

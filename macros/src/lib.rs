@@ -7,6 +7,8 @@
 //! A failing seed is kept in the test's regressions file and runs first
 //! from then on (`livesim::executor::regressions_file`).
 
+mod record;
+
 use proc_macro::TokenStream;
 use quote::quote;
 use syn::parse::Parser;
@@ -21,6 +23,14 @@ pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
         Ok(tokens) => tokens.into(),
         Err(e) => e.to_compile_error().into(),
     }
+}
+
+/// `livesim::record!`'s expansion (called by that macro with the crate's
+/// path first: `$crate; "format", args…`). Not for direct use.
+#[doc(hidden)]
+#[proc_macro]
+pub fn record_pieces(input: TokenStream) -> TokenStream {
+    record::expand(input.into()).into()
 }
 
 fn expand(

@@ -299,6 +299,13 @@ impl Context {
         self.trace().push_fmt(at, label, event);
     }
 
+    /// Appends an entry written by `event` under the current label.
+    pub(crate) fn record_written(&self, event: impl FnOnce(&mut String)) {
+        let label = self.label.borrow().clone();
+        let at = self.now_cached();
+        self.trace().push_written(at, label, event);
+    }
+
     /// Appends `head` and its `detail` as one entry under the current label.
     pub(crate) fn record_detailed(&self, head: &str, detail: &str) {
         let label = self.label.borrow().clone();

@@ -149,6 +149,23 @@ pub fn record_fmt(event: std::fmt::Arguments<'_>) {
     context::with(|ctx| ctx.record_fmt(event));
 }
 
+/// Appends an entry that `event` writes straight into the trace's text;
+/// the [`record!`](crate::record) macro calls this for a plain format
+/// string. Outside a simulation `event` is never called.
+///
+/// ```
+/// use livesim::Seed;
+/// use livesim::executor::{Simulation, record_written};
+///
+/// let out = Simulation::new(Seed::new(1))
+///     .run(|| async { record_written(|text| text.push_str("hello")) })
+///     .unwrap();
+/// assert_eq!(out.trace.last().unwrap().event, "hello");
+/// ```
+pub fn record_written(event: impl FnOnce(&mut String)) {
+    context::with(|ctx| ctx.record_written(event));
+}
+
 /// Like [`record`], but builds the event only inside a simulation.
 pub fn record_with(event: impl FnOnce() -> String) {
     context::with(|ctx| ctx.record(&event()));
@@ -163,12 +180,21 @@ pub fn record_with(event: impl FnOnce() -> String) {
 /// livesim::record!("turn {turn} complete");
 /// # }).unwrap();
 /// ```
+///
+/// The text is what `format!` would make of the same arguments. A format
+/// string whose placeholders are plain (`{}`, `{0}`, `{name}`) is written
+/// piece by piece, each value the cheapest way its type allows (an
+/// integer without the formatting machinery); any other goes through
+/// `format_args!`.
 #[macro_export]
 macro_rules! record {
     ($($arg:tt)*) => {
-        $crate::executor::record_fmt(::std::format_args!($($arg)*))
+        $crate::__record_pieces!($crate; $($arg)*)
     };
 }
+
+#[doc(hidden)]
+pub mod record_args;
 
 /// Draws from the simulation's stream named `label`; `None` outside one.
 ///

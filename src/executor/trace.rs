@@ -195,6 +195,20 @@ impl Trace {
         self.push_slot(at, label, start, self.text.len(), true);
     }
 
+    /// Appends one entry whose event `event` writes straight into the
+    /// trace's text (`record!` with a plain format string).
+    pub(crate) fn push_written(
+        &mut self,
+        at: Duration,
+        label: Label,
+        event: impl FnOnce(&mut String),
+    ) {
+        let start = self.text.len();
+        event(&mut self.text);
+        let end = self.text.len();
+        self.push_slot(at, label, start, end, false);
+    }
+
     /// Appends one entry whose event is `head` followed by `detail`.
     pub fn push_detailed(&mut self, at: Duration, label: Label, head: &str, detail: &str) {
         let start = self.text.len();

@@ -6,6 +6,7 @@ mod escapes;
 mod interleaving;
 mod liveness;
 mod program;
+mod record;
 mod regressions;
 mod replay;
 mod runner;

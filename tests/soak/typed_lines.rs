@@ -6,7 +6,7 @@
 
 use livesim::Seed;
 use livesim::executor::Swarm;
-use livesim::soak::{Case, Faults, RunRecord, Soak, invariants};
+use livesim::soak::{Case, FaultKind, Faults, RunRecord, Soak, invariants};
 use livesim::testing::ScriptedServer;
 use serde_json::{Value, json};
 
@@ -22,6 +22,16 @@ const SAID: &str = "I found your order; it ships tomorrow.";
 /// typed), the user types, the session resumes and sends it, and the
 /// server ends the turn.
 fn typed_between_connections() -> RunRecord {
+    let run = Soak::agent(&agent("support")).run_case(&typed_between_connections_case(
+        Seed::new(1),
+        Faults::calm(),
+    ));
+    assert_eq!(run.verdict(), Ok(()));
+    run.record.expect("a record")
+}
+
+/// The case [`typed_between_connections`] plays, under `seed` and `faults`.
+fn typed_between_connections_case(seed: Seed, faults: Faults) -> Case {
     let script = ScriptedServer::from_json_str(
         &json!({"v": 1, "actions": [
             {"send": {"serverContent": {"inputTranscription": {"text": "Where is my order 7731?", "finished": true}}}},
@@ -39,16 +49,13 @@ fn typed_between_connections() -> RunRecord {
         "typed-between-connections.json",
     )
     .unwrap();
-    let case = Case {
-        seed: Seed::new(1),
+    Case {
+        seed,
         swarm: Swarm::calm(),
-        faults: Faults::calm(),
+        faults,
         script,
         decisions: Some(Vec::new()),
-    };
-    let run = Soak::agent(&agent("support")).run_case(&case);
-    assert_eq!(run.verdict(), Ok(()));
-    run.record.expect("a record")
+    }
 }
 
 /// The questions the extractor was asked, in order: where each is in the
@@ -123,4 +130,50 @@ fn a_typed_line_left_out_of_the_transcript_is_caught() {
     unsent.sent_at.remove(sent);
     unsent.sent_on.remove(sent);
     assert_eq!(verdict(invariants::EXTRACTOR_INPUT, &unsent), Ok(()));
+}
+
+/// The same conversation over the simulated network (turmoil's TCP, the
+/// real WebSocket transport, the network's own faults as the seed draws
+/// them): the session's transport is tapped there, so the record has
+/// when the session read each frame, and the typed line is held to its
+/// place as in memory. The first seed whose run passes with the same two
+/// connections and the typed message sent once on the second.
+#[test]
+fn a_typed_line_left_out_over_the_network_is_caught() {
+    let soak = Soak::agent(&agent("support"));
+    let network = Faults::calm().with(FaultKind::Network, 1.0);
+    let good = (1..40)
+        .find_map(|s| {
+            let run = soak.run_case(&typed_between_connections_case(
+                Seed::new(s),
+                network.clone(),
+            ));
+            let record = run.record.filter(|_| run.failures.is_empty())?;
+            let setups = record
+                .sent
+                .iter()
+                .filter(|m| m.get("setup").is_some())
+                .count();
+            let typed = record
+                .sent
+                .iter()
+                .filter(|m| m.get("clientContent").is_some())
+                .count();
+            (setups == 2 && typed == 1 && questions(&record).len() == 2).then_some(record)
+        })
+        .expect("a seed under 40 plays the conversation over the network as in memory");
+    assert!(good.network.is_some(), "over the network");
+    assert_eq!(verdict(invariants::EXTRACTOR_INPUT, &good), Ok(()));
+    let asked = questions(&good);
+    assert_eq!(
+        asked[1].1,
+        format!("Transcript:\nuser: {}\n", good.typed[0])
+    );
+    let mut dropped = good.clone();
+    dropped.journal[asked[1].0].value = json!(asked[0].1);
+    let err = verdict(invariants::EXTRACTOR_INPUT, &dropped).unwrap_err();
+    assert!(
+        err.contains("leaves out a message the user typed and the session sent"),
+        "{err}"
+    );
 }

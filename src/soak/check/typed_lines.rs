@@ -21,10 +21,11 @@
 //! message the server got (a transparent resumption's replay of an earlier
 //! one is the same message again, not a new line). A message typed and
 //! never sent (queued for a session that then started fresh, which drops
-//! it) may stand or not. Over the simulated network the record has no
-//! times of the frames read, and the soak's user says a lost message
-//! again: there every typed line may stand or not, as before this was
-//! checked.
+//! it) may stand or not. Over the simulated network the same holds: the
+//! session's transport is tapped, so the record has when it read each
+//! frame, and a message lost in flight, which the soak's user types again,
+//! was typed more often than the server got it (the copy the server never
+//! got may stand or not).
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -53,8 +54,8 @@ pub(crate) struct SentLine {
 pub(crate) struct Typed {
     /// The messages the session sent, in order: each stands at its place.
     pub sent: Vec<SentLine>,
-    /// The texts typed and never sent (over a network, every text typed):
-    /// each may stand among the user's lines, or not at all.
+    /// The texts typed more often than the server got them: each may
+    /// stand among the user's lines, or not at all.
     pub optional: BTreeSet<String>,
     /// When the session read each frame the reference model read, in
     /// order (frames after each connection's handshake); empty when the
@@ -78,8 +79,7 @@ pub(crate) fn typed(run: &RunRecord) -> Typed {
         optional: all.clone(),
         frames_read: Vec::new(),
     };
-    let timed = run.network.is_none()
-        && run.server_frames_at.len() == run.server_frames.len()
+    let timed = run.server_frames_at.len() == run.server_frames.len()
         && run.sent_at.len() == run.sent.len()
         && run.typed_at.len() == run.typed.len();
     // Messages lost or sent twice are `client-messages-once`'s to report;

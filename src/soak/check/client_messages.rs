@@ -4,7 +4,10 @@
 //! simulated network a connection may die after part of its replay
 //! arrived: the rest, written on it and lost with it, is owed by the next.
 //! And a connection the session left may deliver its replay late, after
-//! the next connection's setup: it is still that connection's replay.
+//! the next connection's setup: it is still that connection's replay. A
+//! message lost with a dead connection and first got late that way, on a
+//! connection left, is owed again by the next one, which resumed from
+//! before it.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -74,6 +77,10 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
     // connection never completed), not on the new one.
     let on = |at: usize| (run.sent_on.len() == run.sent.len()).then(|| run.sent_on[at]);
     let mut setup_on = None;
+    // The consumed index the latest connection resumed from, when it
+    // resumed transparently.
+    let mut resumed_from: Option<usize> = None;
+    let lost_in_flight = written_on_dead_connections(run);
     for (at, message) in run.sent.iter().enumerate() {
         if let Some(setup) = message.get("setup") {
             let setup_on_before = setup_on;
@@ -87,7 +94,7 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
             // connection the network killed: it may never have arrived.
             if let Some(missing) = due
                 .front()
-                .filter(|missing| got > 0 && !written_on_dead_connections(run).contains(missing))
+                .filter(|missing| got > 0 && !lost_in_flight.contains(missing))
             {
                 return Err(format!(
                     "connection #{} never replayed {missing:?} (and {} more) that the server \
@@ -104,11 +111,13 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
             let handle = setup
                 .at("/sessionResumption/handle")
                 .and_then(Value::as_str);
+            resumed_from = None;
             match handle {
                 None => session.clear(),
                 Some(handle) if transparent => {
                     if let Some(&index) = consumed.get(handle) {
                         due = session.iter().skip(index).cloned().collect();
+                        resumed_from = Some(index);
                     }
                 }
                 Some(_) => {}
@@ -121,7 +130,6 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
         if on(at) != setup_on {
             // Late, on a connection the session left: its own replay, or
             // new there; or on the connection the session went back to.
-            // Nothing the latest one owes either way.
             let owed = on(at).and_then(|c| owed_before.get_mut(&c));
             if let Some(owed) = owed.filter(|owed| owed.front() == Some(&text)) {
                 owed.pop_front();
@@ -129,6 +137,15 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
                 continue;
             }
             session.push(text.clone());
+            // The session wrote it before, on a connection the network
+            // killed, where it was lost: the server gets it first here,
+            // replayed, and the latest connection, resuming from before
+            // it, replays it too (the session had it unconsumed).
+            if resumed_from.is_some_and(|index| index < session.len())
+                && lost_in_flight.contains(&text)
+            {
+                due.push_back(text.clone());
+            }
             out.new.push(text);
             out.new_at.push(at);
             continue;

@@ -190,9 +190,7 @@ impl Trace {
         label: Label,
         event: impl FnOnce(&mut String),
     ) {
-        let start = self.text.len();
-        event(&mut self.text);
-        self.push_slot(at, label, start, self.text.len(), true);
+        self.push_with(at, label, event, true);
     }
 
     /// Appends one entry whose event `event` writes straight into the
@@ -203,10 +201,20 @@ impl Trace {
         label: Label,
         event: impl FnOnce(&mut String),
     ) {
+        self.push_with(at, label, event, false);
+    }
+
+    /// Appends one entry (a scheduling one or not) that `event` writes.
+    fn push_with(
+        &mut self,
+        at: Duration,
+        label: Label,
+        event: impl FnOnce(&mut String),
+        scheduling: bool,
+    ) {
         let start = self.text.len();
         event(&mut self.text);
-        let end = self.text.len();
-        self.push_slot(at, label, start, end, false);
+        self.push_slot(at, label, start, self.text.len(), scheduling);
     }
 
     /// Appends one entry whose event is `head` followed by `detail`.

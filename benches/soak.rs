@@ -39,7 +39,7 @@ use serde_json::json;
 const AGENTS: [&str; 4] = ["weather", "payment", "booking", "support"];
 
 /// Every agent in `sim/`, as the default soak runs them.
-const ALL_AGENTS: [&str; 7] = [
+const ALL_AGENTS: [&str; 8] = [
     "weather",
     "payment",
     "booking",
@@ -47,6 +47,7 @@ const ALL_AGENTS: [&str; 7] = [
     "checkout",
     "resumable",
     "pharmacy",
+    "refunds",
 ];
 
 fn twenty_turns(name: &str) -> Agent {

@@ -149,12 +149,12 @@ fn soak_runs_every_sim_agent_and_prints_the_summary() {
     assert!(kept > 0);
     assert!(
         out.starts_with(&format!(
-            "soak: 7 agents (booking, checkout, payment, pharmacy, resumable, support, weather), seeds 0..3 after {kept} kept cases, 2 jobs"
+            "soak: 8 agents (booking, checkout, payment, pharmacy, refunds, resumable, support, weather), seeds 0..3 after {kept} kept cases, 2 jobs"
         )),
         "{out}"
     );
     assert!(
-        out.contains(&format!("sessions: {} in ", 21 + kept)),
+        out.contains(&format!("sessions: {} in ", 24 + kept)),
         "{out}"
     );
     assert!(out.contains("invariant checks: "), "{out}");
@@ -165,7 +165,7 @@ fn soak_runs_every_sim_agent_and_prints_the_summary() {
     assert!(out.trim_end().ends_with("failures: none"), "{out}");
     assert!(
         err.contains(
-            "livesim sim soak: booking, checkout, payment, pharmacy, resumable, support, weather (7 agents), seeds 0..3, 2 jobs"
+            "livesim sim soak: booking, checkout, payment, pharmacy, refunds, resumable, support, weather (8 agents), seeds 0..3, 2 jobs"
         ),
         "{err}"
     );
@@ -173,14 +173,14 @@ fn soak_runs_every_sim_agent_and_prints_the_summary() {
     assert!(
         err.contains(&format!(
             "livesim sim soak: {0}/{0} sessions, 0 failures",
-            21 + kept
+            24 + kept
         )),
         "{err}"
     );
     let report =
         quick_junit::Report::deserialize_from_str(&std::fs::read_to_string(&junit).unwrap())
             .unwrap();
-    assert_eq!(report.test_suites.len(), 7);
+    assert_eq!(report.test_suites.len(), 8);
 }
 
 #[test]
@@ -278,7 +278,9 @@ fn run_shows_one_seed_the_same_way_every_time() {
     assert_eq!(code, Some(2));
     assert!(err.contains("no agent \"paymnt\""), "{err}");
     assert!(
-        err.contains("(agents: booking, checkout, payment, pharmacy, resumable, support, weather)"),
+        err.contains(
+            "(agents: booking, checkout, payment, pharmacy, refunds, resumable, support, weather)"
+        ),
         "{err}"
     );
 }

@@ -93,6 +93,36 @@ fn checkout_soaks_clean_and_empties_baskets_before_the_address() {
     );
 }
 
+/// A flow that observes refuses nothing: every call runs, and one the
+/// rules would refuse is journaled as such (`would-deny`, the goal an
+/// observing agent has in place of `refusal`). Refunds run side by side.
+#[test]
+fn refunds_soaks_clean_in_shadow_mode_and_runs_what_it_would_refuse() {
+    let summary = soaks_clean(
+        "refunds",
+        &["would-deny", "refunded", "parallel-call", "escalation"],
+    );
+    let goals: Vec<&str> = summary.agents[0]
+        .goals
+        .iter()
+        .map(|(g, _)| g.as_str())
+        .collect();
+    assert!(
+        !goals.contains(&"refusal"),
+        "an observing flow never refuses: {goals:?}"
+    );
+    assert_eq!(agent("refunds").enforcement, Enforcement::Observe);
+    // Every call the flow was asked about ran: no refusal reached the wire.
+    let soak = Soak::agent(&agent("refunds")).check_determinism_every(0);
+    for s in 0..20 {
+        let record = soak.run_seed(Seed::new(s)).record.expect("a record");
+        assert!(
+            record.journal.iter().all(|e| e.key != "flow:tool_denied"),
+            "seed {s} refused a call under Observe"
+        );
+    }
+}
+
 #[test]
 fn booking_soaks_clean_and_escalates() {
     soaks_clean("booking", &["refusal", "escalation", "confirmed", "booked"]);

@@ -6,7 +6,7 @@
 //! refused with the nearest valid name.
 
 use livesim::Seed;
-use livesim::soak::{Agent, ExecutionOutcome, FinalState, RunRecord, Soak};
+use livesim::soak::{Agent, ExecutionOutcome, FinalState, RunRecord, Soak, ToolExecution};
 use serde_json::json;
 
 use super::agent;
@@ -184,4 +184,67 @@ fn agent_files_refuse_final_state_goals_that_name_nothing_real() {
         load("good", json!([{"key": "verified", "writes_at_most": 3}])),
         ""
     );
+}
+
+/// Runs of one tool may overlap (a refunds desk whose flow observes
+/// rather than refuses lets a second refund run while the first does), and
+/// each writes as it succeeds: the key ends with the argument of the run
+/// that finished last, whichever started first.
+#[test]
+fn the_key_equals_the_argument_of_the_run_that_finished_last() {
+    let refunds = agent("refunds");
+    let equals = FinalState::EqualsOkArg {
+        key: "refunded".into(),
+        tool: "issue_refund".into(),
+        arg: "amount".into(),
+    };
+    assert!(refunds.final_state.contains(&equals));
+    let soak = Soak::agent(&refunds).check_determinism_every(0);
+    // A passing run in which a refund that started first finished last,
+    // after one with another amount.
+    let (record, first, second) = (0..400)
+        .find_map(|s| {
+            let run = soak.run_seed(Seed::new(s));
+            let record = run.record?;
+            let ok: Vec<ToolExecution> = record
+                .executions_of("issue_refund")
+                .filter(|e| matches!(e.outcome, ExecutionOutcome::Ok(_)))
+                .cloned()
+                .collect();
+            let last = ok.iter().filter_map(|e| e.finished).max()?;
+            // Runs are recorded in the order they started.
+            let at = ok.iter().position(|e| e.finished == Some(last))?;
+            let first = ok[at].clone();
+            let second = ok[at + 1..]
+                .iter()
+                .find(|e| e.finished < first.finished && e.args["amount"] != first.args["amount"])?
+                .clone();
+            run.failures.is_empty().then_some((record, first, second))
+        })
+        .expect("a refunds seed under 400 has two overlapping refunds finishing out of order");
+    assert_eq!(equals.check(&record), Ok(()));
+
+    // Had the second finished last, the key should have ended as its amount.
+    let finish = |at: std::time::Duration| {
+        let mut changed = record.clone();
+        for e in &mut changed.executions {
+            if e.call_id == second.call_id {
+                e.finished = Some(at);
+            }
+        }
+        changed
+    };
+    let later = first.finished.unwrap() + std::time::Duration::from_millis(1);
+    let err = equals.check(&finish(later)).unwrap_err();
+    assert_eq!(
+        err,
+        format!(
+            "refunded ends as {}, but the last issue_refund that succeeded ({}) had amount = {}",
+            first.args["amount"],
+            second.call_id.as_deref().unwrap(),
+            second.args["amount"]
+        )
+    );
+    // Finished at the same instant: either may have written last.
+    assert_eq!(equals.check(&finish(first.finished.unwrap())), Ok(()));
 }

@@ -37,8 +37,8 @@ pub enum FinalState {
         tool: String,
     },
     /// `{"key": "paid", "equals_ok_arg": ["take_payment", "amount"]}`: when
-    /// a run of the tool succeeded, the key's final value is the last such
-    /// run's argument.
+    /// a run of the tool succeeded, the key's final value is the argument
+    /// of the successful run that finished last (runs may overlap).
     EqualsOkArg {
         /// The state key.
         key: String,
@@ -109,17 +109,23 @@ impl FinalState {
                 }
             }
             FinalState::EqualsOkArg { tool, arg, .. } => {
-                let Some(last) = succeeded(run, tool).last() else {
+                let last = finished_last(run, tool);
+                let Some(first) = last.first() else {
                     return Ok(());
                 };
-                let wanted = last.args.get(arg).unwrap_or(&Value::Null);
-                if end == Some(wanted) {
+                let wanted = |e: &ToolExecution| e.args.get(arg).cloned().unwrap_or(Value::Null);
+                if last.iter().any(|e| end == Some(&wanted(e))) {
                     return Ok(());
                 }
+                let ids: Vec<&str> = last
+                    .iter()
+                    .map(|e| e.call_id.as_deref().unwrap_or("?"))
+                    .collect();
                 Err(format!(
-                    "{key} ends as {}, but the last {tool} that succeeded ({}) had {arg} = {wanted}",
+                    "{key} ends as {}, but the last {tool} that succeeded ({}) had {arg} = {}",
                     shown(end),
-                    last.call_id.as_deref().unwrap_or("?"),
+                    ids.join(" or "),
+                    wanted(first)
                 ))
             }
             FinalState::WritesAtMost { n, .. } => {
@@ -197,6 +203,21 @@ fn shown(value: Option<&Value>) -> String {
 fn succeeded<'a>(run: &'a RunRecord, tool: &'a str) -> impl Iterator<Item = &'a ToolExecution> {
     run.executions_of(tool)
         .filter(|e| matches!(e.outcome, ExecutionOutcome::Ok(_)))
+}
+
+/// The successful runs of `tool` whose write came last: runs of one tool
+/// may overlap (parallel calls, or a flow that observes rather than
+/// refuses), and each writes as it succeeds, so the last to finish wrote
+/// last. Runs that finished at the same instant may have written in
+/// either order, so all of them are returned (in the order they started).
+fn finished_last<'a>(run: &'a RunRecord, tool: &'a str) -> Vec<&'a ToolExecution> {
+    let Some(at) = succeeded(run, tool).filter_map(|e| e.finished).max() else {
+        // No finishing time recorded: the order they started in.
+        return succeeded(run, tool).last().into_iter().collect();
+    };
+    succeeded(run, tool)
+        .filter(|e| e.finished == Some(at))
+        .collect()
 }
 
 /// When the key was first written, and by which task (from the trace).

@@ -7,7 +7,8 @@
 //!
 //! | name | a run reached it when | counted for |
 //! |---|---|---|
-//! | `refusal` | the flow refused a call | governed agents |
+//! | `refusal` | the flow refused a call | agents whose flow enforces |
+//! | `would-deny` | the flow admitted a call it would refuse if it enforced (`flow:tool_would_deny`) | agents whose flow observes |
 //! | `escalation` | a step escalated | agents whose spec escalates |
 //! | `tool-failure` | a tool run failed | agents whose tools can fail (a Rust agent: one failed while calibrating) |
 //! | `bad-args` | a tool refused arguments that did not fit | agents whose tools check arguments (a Rust agent: one refused bad ones while calibrating) |
@@ -119,7 +120,10 @@ pub(crate) struct Reach {
     pub failing_tools: bool,
     /// Some tool refuses arguments that do not fit.
     pub checks_args: bool,
-    pub governed: bool,
+    /// A flow governs the session and refuses what it does not admit.
+    pub refuses: bool,
+    /// A flow governs the session and only records what it would refuse.
+    pub observes: bool,
     pub escalates: bool,
     /// The names (the state keys they write) of the extractors that answer
     /// from a tape: an agent file's.
@@ -182,9 +186,16 @@ fn failed_with(run: &RunRecord, words: &str) -> bool {
 /// The built-in goals for an agent that can reach `reach`.
 pub(crate) fn builtin(reach: &Reach) -> Vec<Sometimes> {
     let mut goals = Vec::new();
-    if reach.governed {
+    if reach.refuses {
         goals.push(Sometimes::new("refusal", |run| {
             run.delivered().any(|e| e.kind() == "tool_denied")
+        }));
+    }
+    if reach.observes {
+        goals.push(Sometimes::new("would-deny", |run| {
+            run.journal
+                .iter()
+                .any(|m| m.key == crate::flow::keys::TOOL_WOULD_DENY)
         }));
     }
     if reach.escalates {

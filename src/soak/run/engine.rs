@@ -18,7 +18,7 @@ use crate::executor::logs::Capture;
 use crate::executor::{
     FailureKind, Outcome, Schedule, Seed, Simulation, Swarm, Trace, format_time,
 };
-use crate::flow::FlowSpec;
+use crate::flow::{Enforcement, FlowSpec};
 use crate::session::LiveBuilder;
 use crate::soak::agent::RunContext;
 use crate::soak::agent::SimulatedUser;
@@ -176,7 +176,14 @@ impl Target {
             failing_tools: measured.is_none_or(|c| c.failing_tools),
             checks_args: measured.is_none_or(|c| c.checks_args),
             tools: !config.tools.is_empty(),
-            governed: config.governance.is_some(),
+            refuses: config
+                .governance
+                .as_ref()
+                .is_some_and(|g| g.enforcement == Enforcement::Enforce),
+            observes: config
+                .governance
+                .as_ref()
+                .is_some_and(|g| g.enforcement == Enforcement::Observe),
             escalates: config
                 .governance
                 .as_ref()

@@ -11,8 +11,8 @@
 //! complete, or the server closing the connection. Each segment is cut at
 //! random character boundaries into chunks, one message each, some with
 //! `turnComplete: false`; audio-only messages and transcription chunks
-//! (finished or not, either direction) go anywhere before the terminator;
-//! the last chunk may share the terminator's message.
+//! (finished or not, either direction, empty ones too) go anywhere before
+//! the terminator; the last chunk may share the terminator's message.
 //!
 //! Runs are seeded (a fixed proptest seed unless `PROPTEST_RNG_SEED` is
 //! set) and sized by `PROPTEST_CASES` (256 by default; nightly runs 2,000).
@@ -162,7 +162,14 @@ fn plan() -> impl Strategy<Value = Plan> {
             proptest::collection::vec(any::<bool>(), 1..8),
             proptest::collection::vec(any::<usize>(), 0..3),
             proptest::collection::vec(
-                (any::<usize>(), any::<bool>(), segment_text(), any::<bool>()),
+                (
+                    any::<usize>(),
+                    any::<bool>(),
+                    // An empty chunk too: `finished` with nothing pending
+                    // still ends a transcription (an empty one).
+                    prop_oneof![1 => Just(String::new()), 3 => segment_text()],
+                    any::<bool>(),
+                ),
                 0..4,
             ),
             any::<bool>(),

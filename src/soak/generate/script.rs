@@ -551,11 +551,31 @@ impl<'a> Generator<'a> {
         stream.pick(&errors).cloned().unwrap_or_default()
     }
 
+    /// A message with nothing the session handles itself, which it must
+    /// pass on whole as an `unknown` event: a key the protocol does not
+    /// name, or one it names that has no event of its own (grounding, URL
+    /// context, an interim transcription, voice activity, waiting for
+    /// input).
     fn unknown_message(&mut self) {
         let level = self.gaps.range(1..=9);
-        let message = match self.shape.below(3) {
+        let message = match self.shape.below(8) {
             0 => json!({ "newFeature": { "level": level } }),
             1 => json!({ "voiceActivity": { "voiceActivityType": "ACTIVITY_START" } }),
+            2 => json!({ "serverContent": { "groundingMetadata": {
+                "webSearchQueries": ["weather in Paris"],
+                "groundingChunks": [{ "web": { "uri": "https://example.com/paris", "title": "Paris" } }]
+            } } }),
+            3 => {
+                json!({ "serverContent": { "interimInputTranscription": { "text": "what's the" } } })
+            }
+            4 => json!({ "serverContent": { "waitingForInput": true } }),
+            5 => json!({ "serverContent": { "urlContextMetadata": { "urlMetadata": [{
+                "retrievedUrl": "https://example.com/paris",
+                "urlRetrievalStatus": "URL_RETRIEVAL_STATUS_SUCCESS"
+            }] } } }),
+            6 => {
+                json!({ "voiceActivityDetectionSignal": { "vadSignalType": "VAD_SIGNAL_TYPE_SOS" } })
+            }
             _ => json!({ "serverContent": { "someNewField": { "x": 1 } } }),
         };
         // Or a message that says nothing, as the protocol allows: no

@@ -100,3 +100,44 @@ async fn resolved_fields_are_cached_for_their_ttl_on_the_clock() {
     assert_eq!(*fetches.lock().unwrap(), 2);
     run.disconnect().await;
 }
+
+/// A field is fetched only once every input holds a value: an input
+/// never set, or set to null (how a removed value reads), leaves the
+/// field unfetched and unwritten.
+#[tokio::test]
+async fn a_field_waits_for_every_input_to_hold_a_value() {
+    let fetches = Arc::new(Mutex::new(Vec::new()));
+    let seen = fetches.clone();
+    let account = Extract::record("account")
+        .field_resolve(
+            "balance",
+            ["account_id", "currency"],
+            None,
+            resolver(move |args: Value| {
+                let seen = seen.clone();
+                async move {
+                    seen.lock().unwrap().push(args.clone());
+                    Ok(json!({ "balance": 42, "currency": args["currency"] }))
+                }
+            }),
+        )
+        .field_resolve(
+            "limit",
+            ["account_id", "tier"],
+            None,
+            resolver(move |_| async move { Ok(json!(500)) }),
+        )
+        .build();
+    let state = State::new();
+    state.set("account_id", "a-1");
+    state.set("currency", Value::Null);
+    let run = ScriptedServer::new()
+        .says("One.")
+        .play(Live::builder().state(state.clone()).extract(account))
+        .await
+        .unwrap();
+    assert_eq!(*fetches.lock().unwrap(), Vec::<Value>::new());
+    assert_eq!(state.get("account:balance"), None);
+    assert_eq!(state.get("account:limit"), None, "tier was never set");
+    run.disconnect().await;
+}

@@ -7,7 +7,9 @@
 //! the next connection's setup: it is still that connection's replay. A
 //! message lost with a dead connection and first got late that way, on a
 //! connection left, is owed again by the next one, which resumed from
-//! before it.
+//! before it; so is a message written on the connection a move leaves
+//! while the new one's setup is under way, which the server may get only
+//! after that setup.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -137,13 +139,13 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
                 continue;
             }
             session.push(text.clone());
-            // The session wrote it before, on a connection the network
-            // killed, where it was lost: the server gets it first here,
-            // replayed, and the latest connection, resuming from before
-            // it, replays it too (the session had it unconsumed).
-            if resumed_from.is_some_and(|index| index < session.len())
-                && lost_in_flight.contains(&text)
-            {
+            // The latest connection resumed from before it: the session
+            // had it unconsumed, so that connection replays it too. Either
+            // the session wrote it on the connection it was leaving while
+            // the move's setup was under way, or it wrote it before on a
+            // connection the network killed and this is that message's
+            // replay, got late.
+            if resumed_from.is_some_and(|index| index < session.len()) {
                 due.push_back(text.clone());
             }
             out.new.push(text);

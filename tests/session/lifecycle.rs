@@ -97,6 +97,11 @@ async fn the_handle_sends_client_messages() {
         json!({ "clientContent": { "turns": [{ "role": "user", "parts": [{ "text": "Hello" }] }], "turnComplete": true } })
     );
     assert_eq!(sent[2]["realtimeInput"]["audio"]["data"], "AAECAw==");
+    // The Live API's input audio: 16-bit PCM at 16 kHz, said in the type.
+    assert_eq!(
+        sent[2]["realtimeInput"]["audio"]["mimeType"],
+        "audio/pcm;rate=16000"
+    );
     assert!(control.errors().is_empty(), "{:?}", control.errors());
     handle.disconnect().await;
     assert!(handle.send_text("too late").is_err());

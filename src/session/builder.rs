@@ -203,7 +203,9 @@ impl LiveSessionBuilder {
     }
 
     /// Adds a field to the `setup` message as is (for settings the builder
-    /// has no method for, e.g. `realtimeInputConfig`).
+    /// has no method for, e.g. `realtimeInputConfig`). A key the builder
+    /// writes itself is replaced by the value given: `generationConfig`,
+    /// say, to choose a voice (then it must say `responseModalities` too).
     pub fn setup_field(mut self, key: impl Into<String>, value: Value) -> Self {
         self.config.extra_setup.insert(key.into(), value);
         self

@@ -347,3 +347,33 @@ fn the_setup_names_the_model_as_the_service_expects() {
     let vertex = "projects/p/locations/us-central1/publishers/google/models/gemini-live-2.5-flash";
     assert_eq!(model(vertex), json!(vertex));
 }
+
+/// The setup always asks for the user's speech to be transcribed, and for
+/// the model's only when it answers in audio; a field given with
+/// `setup_field` goes out as given, even one the builder writes itself
+/// (here `generationConfig`, to choose a voice).
+#[test]
+fn the_setup_asks_for_transcriptions_and_sends_the_fields_given() {
+    let audio = Live::builder().setup_message();
+    assert_eq!(
+        audio["setup"]["generationConfig"]["responseModalities"],
+        json!(["AUDIO"])
+    );
+    assert_eq!(audio["setup"]["inputAudioTranscription"], json!({}));
+    assert_eq!(audio["setup"]["outputAudioTranscription"], json!({}));
+    let text = Live::builder().text_only().setup_message();
+    assert_eq!(text["setup"]["inputAudioTranscription"], json!({}));
+    assert!(
+        text["setup"].get("outputAudioTranscription").is_none(),
+        "{text}"
+    );
+    let config = json!({
+        "responseModalities": ["AUDIO"],
+        "speechConfig": { "voiceConfig": { "prebuiltVoiceConfig": { "voiceName": "Kore" } } }
+    });
+    let given = Live::builder()
+        .into_session_builder()
+        .setup_field("generationConfig", config.clone())
+        .setup_message();
+    assert_eq!(given["setup"]["generationConfig"], config);
+}

@@ -824,29 +824,8 @@ fn a_message_lost_in_flight_and_replayed_late_is_owed_again() {
         .filter_map(|(_, frame)| serde_json::from_slice::<Value>(frame.payload()?).ok())
         .filter_map(|m| content_text(&m))
         .collect();
-    // The late copy (on a connection older than the latest setup's), and
-    // the latest connection's copy after it.
-    let mut latest = 0;
-    let mut found = None;
-    for (i, message) in record.sent.iter().enumerate() {
-        if message.get("setup").is_some() {
-            latest = record.sent_on[i];
-            continue;
-        }
-        let Some(text) = content_text(message) else {
-            continue;
-        };
-        if record.sent_on[i] < latest && lost.contains(&text) {
-            let again = (i + 1..record.sent.len()).find(|&j| {
-                record.sent_on[j] == latest && content_text(&record.sent[j]) == Some(text.clone())
-            });
-            if let Some(j) = again {
-                found = Some((i, j));
-                break;
-            }
-        }
-    }
-    let (late, again) = found.expect("seed 0xcc43e still plays a lost message replayed late");
+    let (late, again) = late_copy_then_again(&record, |_, text| lost.contains(&text.to_string()))
+        .expect("seed 0xcc43e still plays a lost message replayed late");
     assert!(late < again);
     assert_eq!(verdict(invariants::CLIENT_MESSAGES_ONCE, &record), Ok(()));
     // Without the latest connection's copy, the message it owed is lost.
@@ -874,10 +853,27 @@ fn a_message_written_on_the_connection_a_move_leaves_is_replayed_on_the_next() {
         .record
         .expect("a record");
     let network = record.network.as_ref().expect("a run over the network");
-    // A message the server got on a connection older than the latest
-    // setup's, one that did not die, then again on the latest connection.
+    // Its late copy came on a connection that did not die.
+    let (late, again) = late_copy_then_again(&record, |on, _| !network.died.contains(&on))
+        .expect("seed 0x2000000103781 still plays a message written on a connection left");
+    assert!(late < again);
+    assert_eq!(verdict(invariants::CLIENT_MESSAGES_ONCE, &record), Ok(()));
+    // Sent once more on the new connection, it is a message sent twice.
+    let mut twice = record.clone();
+    twice.sent.insert(again + 1, record.sent[again].clone());
+    twice.sent_at.insert(again + 1, record.sent_at[again]);
+    twice.sent_on.insert(again + 1, record.sent_on[again]);
+    assert!(verdict(invariants::CLIENT_MESSAGES_ONCE, &twice).is_err());
+}
+
+/// Where, in what the server got, a message first came late (on a
+/// connection older than the latest setup's, `late(connection, text)`
+/// picking which), and where the latest connection got it again.
+fn late_copy_then_again(
+    record: &RunRecord,
+    late: impl Fn(u32, &str) -> bool,
+) -> Option<(usize, usize)> {
     let mut latest = 0;
-    let mut found = None;
     for (i, message) in record.sent.iter().enumerate() {
         if message.get("setup").is_some() {
             latest = record.sent_on[i];
@@ -887,24 +883,14 @@ fn a_message_written_on_the_connection_a_move_leaves_is_replayed_on_the_next() {
             continue;
         };
         let on = record.sent_on[i];
-        if on < latest && !network.died.contains(&on) {
+        if on < latest && late(on, &text) {
             let again = (i + 1..record.sent.len()).find(|&j| {
                 record.sent_on[j] == latest && content_text(&record.sent[j]) == Some(text.clone())
             });
             if let Some(j) = again {
-                found = Some((i, j));
-                break;
+                return Some((i, j));
             }
         }
     }
-    let (late, again) =
-        found.expect("seed 0x2000000103781 still plays a message written on a connection left");
-    assert!(late < again);
-    assert_eq!(verdict(invariants::CLIENT_MESSAGES_ONCE, &record), Ok(()));
-    // Sent once more on the new connection, it is a message sent twice.
-    let mut twice = record.clone();
-    twice.sent.insert(again + 1, record.sent[again].clone());
-    twice.sent_at.insert(again + 1, record.sent_at[again]);
-    twice.sent_on.insert(again + 1, record.sent_on[again]);
-    assert!(verdict(invariants::CLIENT_MESSAGES_ONCE, &twice).is_err());
+    None
 }

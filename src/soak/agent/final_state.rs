@@ -113,8 +113,7 @@ impl FinalState {
                 let Some(first) = last.first() else {
                     return Ok(());
                 };
-                let wanted = |e: &ToolExecution| e.args.get(arg).cloned().unwrap_or(Value::Null);
-                if last.iter().any(|e| end == Some(&wanted(e))) {
+                if last.iter().any(|e| end == Some(argument(e, arg))) {
                     return Ok(());
                 }
                 let ids: Vec<&str> = last
@@ -125,7 +124,7 @@ impl FinalState {
                     "{key} ends as {}, but the last {tool} that succeeded ({}) had {arg} = {}",
                     shown(end),
                     ids.join(" or "),
-                    wanted(first)
+                    argument(first, arg)
                 ))
             }
             FinalState::WritesAtMost { n, .. } => {
@@ -203,6 +202,12 @@ fn shown(value: Option<&Value>) -> String {
 fn succeeded<'a>(run: &'a RunRecord, tool: &'a str) -> impl Iterator<Item = &'a ToolExecution> {
     run.executions_of(tool)
         .filter(|e| matches!(e.outcome, ExecutionOutcome::Ok(_)))
+}
+
+/// The run's argument `arg`; one it was not given reads as null.
+fn argument<'a>(run: &'a ToolExecution, arg: &str) -> &'a Value {
+    static NULL: Value = Value::Null;
+    run.args.get(arg).unwrap_or(&NULL)
 }
 
 /// The successful runs of `tool` whose write came last: runs of one tool

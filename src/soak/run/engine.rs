@@ -171,19 +171,14 @@ impl Target {
         // Simulated tools take time, fail and check their arguments as
         // their file says; a Rust agent's tools, as measured.
         let measured = self.calibrated();
+        let enforcement = config.governance.as_ref().map(|g| g.enforcement);
         Reach {
             slow_tools: measured.is_none_or(|c| c.slow_tools),
             failing_tools: measured.is_none_or(|c| c.failing_tools),
             checks_args: measured.is_none_or(|c| c.checks_args),
             tools: !config.tools.is_empty(),
-            refuses: config
-                .governance
-                .as_ref()
-                .is_some_and(|g| g.enforcement == Enforcement::Enforce),
-            observes: config
-                .governance
-                .as_ref()
-                .is_some_and(|g| g.enforcement == Enforcement::Observe),
+            refuses: enforcement == Some(Enforcement::Enforce),
+            observes: enforcement == Some(Enforcement::Observe),
             escalates: config
                 .governance
                 .as_ref()

@@ -458,6 +458,8 @@ mod tests {
         assert_eq!(entries[1].key, "user:name");
         assert_eq!(entries[1].timestamp, Timestamp::from_unix_millis(1250));
         assert!(entries[2].removed);
+        // A removal holds no value: the journal says `null`, not what went.
+        assert_eq!(entries[2].value, Value::Null);
         assert_eq!(state.last_seq(), 3);
     }
 
@@ -491,6 +493,22 @@ mod tests {
         );
         assert!(Arc::ptr_eq(&state.clock(), &ab.clock()));
         assert_eq!(state.snapshot().len(), 1);
+    }
+
+    /// A view's snapshot holds its own keys only: not the keys that sort
+    /// after its prefix without starting with it, nor those before it.
+    #[test]
+    fn a_views_snapshot_holds_only_the_keys_under_its_prefix() {
+        let state = State::new();
+        for key in ["a", "user", "user:name", "user:x", "userz", "user;", "v"] {
+            state.set(key, key);
+        }
+        let expected = BTreeMap::from([
+            ("name".to_string(), json!("user:name")),
+            ("x".to_string(), json!("user:x")),
+        ]);
+        assert_eq!(state.scoped("user:").snapshot(), expected);
+        assert_eq!(state.snapshot().len(), 7);
     }
 
     #[test]

@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use livesim::flow::{CompiledConversation, Conversation, Enforcement, Guard, resolver};
+use livesim::flow::{
+    CompiledConversation, Conversation, DueResolution, Enforcement, Guard, resolver,
+};
 use livesim::simulation::{Scenario, Step};
 use serde_json::{Value, json};
 
@@ -187,6 +189,56 @@ async fn resolved_slots_are_due_when_their_inputs_are_set() -> Result<(), String
     state.insert(due[0].slot.clone(), value);
     assert_eq!(monitor.evaluate_turn(&state).active, ["pay"]);
     Ok(())
+}
+
+/// A resolved slot is due exactly when its stage is active, the slot holds
+/// no value (unset or `null`) and every input holds one (set, not `null`),
+/// and its resolver is given those inputs and nothing else.
+#[test]
+fn a_resolution_is_due_only_in_its_stage_with_its_inputs_set_and_its_slot_empty() {
+    let convo = Conversation::new()
+        .stage("verify")
+        .allow(["verify_caller"])
+        .stage("transfer")
+        .allow(["transfer_funds"])
+        .resolve_slot(
+            "limit",
+            ["verified", "tier"],
+            resolver(|_| async move { Ok(json!(500)) }),
+        )
+        .compile()
+        .unwrap();
+    let verify = ["verify".to_string()];
+    let transfer = ["transfer".to_string()];
+    let both = ["verify".to_string(), "transfer".to_string()];
+    let inputs = json!({"verified": true, "tier": "gold", "other": 1});
+    let none: [DueResolution; 0] = [];
+    let due_limit = [DueResolution {
+        slot: "limit".into(),
+        args: json!({"verified": true, "tier": "gold"}),
+    }];
+
+    // Its stage not active: not due, whatever the state holds.
+    assert_eq!(convo.due_resolutions(&verify, &inputs), none);
+    assert_eq!(convo.due_resolutions(&[], &inputs), none);
+    // Active (alone or beside another stage), inputs set, slot unset.
+    assert_eq!(convo.due_resolutions(&transfer, &inputs), due_limit);
+    assert_eq!(convo.due_resolutions(&both, &inputs), due_limit);
+    // An input that is `null` or missing holds no value.
+    let null_input = json!({"verified": true, "tier": null});
+    assert_eq!(convo.due_resolutions(&transfer, &null_input), none);
+    assert_eq!(
+        convo.due_resolutions(&transfer, &json!({"tier": "gold"})),
+        none
+    );
+    // A slot holding `null` is empty; one holding any value (0, false, "")
+    // is filled.
+    let null_slot = json!({"verified": true, "tier": "gold", "limit": null});
+    assert_eq!(convo.due_resolutions(&transfer, &null_slot), due_limit);
+    for filled in [json!(0), json!(false), json!(""), json!(750)] {
+        let state = json!({"verified": true, "tier": "gold", "limit": filled});
+        assert_eq!(convo.due_resolutions(&transfer, &state), none, "{filled}");
+    }
 }
 
 /// A conversation built with every builder method reads back, stage by

@@ -150,3 +150,54 @@ fn an_active_step_whose_guard_holds_prints_so() {
          \x20 done when is_true(confirmed): holds now\n"
     );
 }
+
+/// A step that waits lists only the steps before it that are not done yet,
+/// and an escalated active step says why it escalated, in the explanation
+/// and in its text.
+#[test]
+fn waiting_names_only_unfinished_steps_and_an_escalation_is_explained() {
+    let spec = Flow::new()
+        .step("identify")
+        .allow(["verify_identity"])
+        .done(Guard::called_ok("verify_identity"))
+        .step("lookup")
+        .after("identify")
+        .allow(["find_order"])
+        .done(Guard::called_ok("find_order"))
+        .escalate_after_tool_failures(1)
+        .step("refund")
+        .after("identify")
+        .after("lookup")
+        .allow(["issue_refund"])
+        .build()
+        .unwrap();
+    let mut monitor = FlowMonitor::new(spec, Enforcement::Enforce);
+    let before = monitor.explain(&NoState);
+    assert_eq!(before.waiting[1].id, "refund");
+    assert_eq!(before.waiting[1].waits_for_steps, ["identify", "lookup"]);
+
+    monitor.gate("verify_identity", "c1", &NoState).unwrap();
+    monitor.record_result("c1", true, &NoState).unwrap();
+    monitor.evaluate_turn(&NoState);
+    monitor.gate("find_order", "c2", &NoState).unwrap();
+    monitor.record_result("c2", false, &NoState).unwrap();
+    let why = monitor.explain(&NoState);
+    assert_eq!(why.done, ["identify"]);
+    assert_eq!(why.waiting.len(), 1);
+    assert_eq!(why.waiting[0].id, "refund");
+    assert_eq!(why.waiting[0].waits_for_steps, ["lookup"]);
+    assert_eq!(why.active[0].id, "lookup");
+    assert_eq!(
+        why.active[0].escalated.as_deref(),
+        Some("escalated after 1 tool failure")
+    );
+    assert!(
+        why.to_string()
+            .contains("active lookup: allows [find_order]; escalated after 1 tool failure, so it admits none of them"),
+        "{why}"
+    );
+    assert!(
+        why.to_string().contains("waiting refund: for [lookup]\n"),
+        "{why}"
+    );
+}

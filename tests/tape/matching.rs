@@ -105,6 +105,27 @@ async fn a_recorded_resolver_failure_replays_as_the_same_failure() {
     );
 }
 
+/// A resolver failure recorded as JSON other than a string (a tape
+/// written by hand, or by another recorder) replays as a failure whose
+/// message is that JSON, never as a value.
+#[tokio::test]
+async fn a_resolver_failure_recorded_as_json_replays_as_a_failure() {
+    let tape = Arc::new(MemoryTape::from_entries([
+        TapeEntry::failed(
+            "resolver:balance",
+            json!({"account": "a-1"}),
+            json!({"code": 404, "message": "no account"}),
+        ),
+        TapeEntry::failed("resolver:balance", json!({"account": "a-2"}), json!(7)),
+    ]));
+    let replay = taped_resolver(tape, TapeMode::Replay, "balance", never);
+    assert_eq!(
+        replay(json!({"account": "a-1"})).await.unwrap_err(),
+        r#"{"code":404,"message":"no account"}"#
+    );
+    assert_eq!(replay(json!({"account": "a-2"})).await.unwrap_err(), "7");
+}
+
 #[tokio::test]
 async fn a_miss_quotes_the_request_in_canonical_form_and_consumes_nothing() {
     let tape = Arc::new(MemoryTape::new());

@@ -494,6 +494,27 @@ mod tests {
         );
     }
 
+    /// A tool's waits run from each `waits` to the `resumes` after it;
+    /// the span runs from its start to its finish.
+    #[test]
+    fn a_tools_waits_end_where_it_resumes() {
+        let mut trace = Trace::default();
+        trace.push(ms(2), "tool:pay(c1)".into(), "start {}");
+        trace.push(ms(3), "tool:pay(c1)".into(), "waits");
+        trace.push(ms(7), "tool:pay(c1)".into(), "resumes");
+        trace.push(ms(8), "tool:pay(c1)".into(), "waits");
+        trace.push(ms(15), "tool:pay(c1)".into(), "resumes");
+        trace.push(ms(16), "tool:pay(c1)".into(), "finish ok {}");
+        let timeline = Timeline::from_trace(&trace);
+        let span = &timeline.spans[0];
+        assert_eq!(span.waiting, [(ms(3), ms(7)), (ms(8), ms(15))]);
+        assert_eq!(
+            (span.outcome, span.start, span.end),
+            (SpanEnd::Ok, ms(2), ms(16))
+        );
+        assert_eq!(span.entries, [0, 1, 2, 3, 4, 5]);
+    }
+
     #[test]
     fn partials_gather_up_to_their_flush() {
         let mut trace = Trace::default();

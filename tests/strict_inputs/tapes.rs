@@ -154,3 +154,39 @@ fn an_entry_no_call_could_replay_is_an_error_naming_the_line() {
     assert!(said.contains("neither an `output`"), "{said}");
     assert!(fresh.entries().is_empty());
 }
+
+// A line whose payload (a call's input, a written value) gives a key twice
+// would be read with the last value, the first lost without a word (serde
+// refuses a record's own keys twice, `Value` keeps the last): it is an
+// error naming the line and the key, in a tape and in a journal alike.
+#[test]
+fn a_tape_or_journal_line_that_gives_a_key_twice_is_an_error_naming_it() {
+    let dir = temp("key-twice");
+    let tape = dir.join("t.jsonl");
+    std::fs::write(
+        &tape,
+        "{\"v\":1,\"kind\":\"tape\"}\n\
+         {\"kind\":\"llm\",\"input\":{},\"output\":{}}\n\
+         {\"kind\":\"resolver:a\",\"input\":{\"id\":1,\"id\":2},\"output\":1}\n",
+    )
+    .unwrap();
+    match FileTape::open(&tape) {
+        Err(TapeError::BadLine { line, message, .. }) => {
+            assert_eq!(line, 3);
+            assert!(message.starts_with("duplicate key `id`"), "{message}");
+        }
+        Err(other) => panic!("{other}"),
+        Ok(_) => panic!("the tape opened"),
+    }
+    let journal = dir.join("j.jsonl");
+    std::fs::write(
+        &journal,
+        "{\"v\":1,\"kind\":\"journal\"}\n\
+         {\"seq\":1,\"key\":\"a\",\"value\":{\"x\":1,\"x\":2},\"timestamp\":5}\n",
+    )
+    .unwrap();
+    let err = livesim::state::FileJournalSink::read(&journal)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("j.jsonl:2: duplicate key `x`"), "{err}");
+}

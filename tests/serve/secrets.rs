@@ -77,3 +77,43 @@ async fn no_credential_or_handle_reaches_stdout_or_stderr() {
         assert!(output.contains(line), "no {line:?} in:\n{output}");
     }
 }
+
+/// A resumption handle in a setup that is not JSON (a client that cut its
+/// message), or written `session_resumption` as the Python SDK writes it,
+/// is a secret from the first byte: whatever the error quotes of the
+/// message, the handle is not printed.
+#[tokio::test]
+async fn a_handle_in_a_broken_or_snake_case_setup_is_never_printed() {
+    use futures::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+
+    let script = ScriptedServer::new().named("secrets").says("Hello.");
+    let served = serve(&script.to_json(), &["--connections", "2"]).await;
+    let broken = format!(
+        "{{\"setup\": {{\"model\": \"models/test\", \"session_resumption\": {{\"handle\": \"{HANDLE}\"}}}}"
+    );
+    let (mut ws, _) = tokio_tungstenite::connect_async(served.url.as_str())
+        .await
+        .unwrap();
+    ws.send(Message::Text(broken.into())).await.unwrap();
+    while next(&mut ws).await.is_some() {}
+
+    let (mut ws, _) = tokio_tungstenite::connect_async(served.url.as_str())
+        .await
+        .unwrap();
+    send(
+        &mut ws,
+        json!({ "setup": { "model": "models/test",
+        "session_resumption": { "handle": HANDLE } },
+        "echo": HANDLE }),
+    )
+    .await;
+    while next(&mut ws).await.is_some() {}
+
+    let ended = served.finish().await;
+    let output = ended.output();
+    assert!(!output.contains(HANDLE), "the handle printed in:\n{output}");
+    // Each connection's error quotes its message, the handle replaced.
+    assert_eq!(output.matches("\"handle\": \"<handle-1>\"").count(), 1, "{output}");
+    assert!(output.contains("\"echo\":\"<handle-1>\""), "{output}");
+}

@@ -386,3 +386,57 @@ async fn a_spanning_script_reports_the_idle_timeout_that_cut_it() {
     );
     assert!(!ended.stderr.contains("hung up"), "{}", ended.stderr);
 }
+
+/// A connection the idle timeout cut does not end its client session: the
+/// client resumes on a new connection, the script plays to its end, and
+/// the session's report is that of its latest connection (played, exit 0),
+/// not the cut of the one before.
+#[tokio::test]
+async fn a_session_that_resumes_after_a_cut_is_judged_by_its_latest_connection() {
+    let script = json!({
+        "v": 1,
+        "name": "resumes-after-a-cut",
+        "actions": [
+            { "resumption_update": { "handle": "h-1" } },
+            { "reconnect": { "handle": "h-1" } },
+            { "expect": "clientContent" },
+            { "send": { "serverContent": { "turnComplete": true } } }
+        ]
+    });
+    let served = serve(
+        &script,
+        &["--setup-timeout", "300ms", "--idle-timeout", "300ms"],
+    )
+    .await;
+    let mut first = super::harness::resuming_client(&served).await;
+    until(&mut first, "sessionResumptionUpdate").await;
+    let close = until(&mut first, "close").await;
+    assert_eq!(close["close"], 1011);
+    while next(&mut first).await.is_some() {}
+
+    let (mut second, _) = tokio_tungstenite::connect_async(served.url.as_str())
+        .await
+        .unwrap();
+    super::harness::send(
+        &mut second,
+        json!({ "setup": { "model": "models/test", "sessionResumption": { "handle": "h-1" } } }),
+    )
+    .await;
+    until(&mut second, "setupComplete").await;
+    super::harness::send(
+        &mut second,
+        json!({ "clientContent": { "turns": [{ "role": "user", "parts": [{ "text": "Hi" }] }], "turnComplete": true } }),
+    )
+    .await;
+    until(&mut second, "serverContent").await;
+    super::harness::hang_up(&mut second).await;
+    let ended = served.finish().await;
+    assert_eq!(ended.code, Some(0), "{}", ended.output());
+    assert!(
+        ended
+            .stderr
+            .contains("script \"resumes-after-a-cut\" played to its end"),
+        "{}",
+        ended.stderr
+    );
+}

@@ -114,6 +114,10 @@ async fn a_handle_in_a_broken_or_snake_case_setup_is_never_printed() {
     let output = ended.output();
     assert!(!output.contains(HANDLE), "the handle printed in:\n{output}");
     // Each connection's error quotes its message, the handle replaced.
-    assert_eq!(output.matches("\"handle\": \"<handle-1>\"").count(), 1, "{output}");
+    assert_eq!(
+        output.matches("\"handle\": \"<handle-1>\"").count(),
+        1,
+        "{output}"
+    );
     assert!(output.contains("\"echo\":\"<handle-1>\""), "{output}");
 }

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use livesim::session::Resumption;
-use livesim::soak::Agent;
+use livesim::soak::{Agent, AgentGoal};
 
 use super::scratch::{Scratch, scratch};
 
@@ -487,10 +487,35 @@ fn a_goal_on_a_state_key_no_tool_writes_names_the_nearest() {
     let err = error("goal-key", &text, &[]);
     assert!(
         err.contains(
-            "at sometimes[0].state: no tool writes the state key \"verifed\"; did you mean \
-             `verified`? (keys the tools write: verified)"
+            "at sometimes[0].state: no tool, extractor or resolver writes the state key \"verifed\"; did you mean \
+             `verified`? (keys written: verified)"
         ),
         "{err}"
+    );
+}
+
+/// A resolver writes its slot, so a goal may wait for it (`sim/resumable`'s
+/// `receipted`), and a misspelt one is measured against it too.
+#[test]
+fn a_goal_may_name_a_resolvers_slot() {
+    let text = format!(
+        "{{\"v\": 1, {LINES},\n \"tools\": [{{\"name\": \"verify\", \"writes\": {{\"verified\": true}}}}],\n \"resolvers\": {{\"table\": {{\"value\": 1}}}},\n \"sometimes\": [{{\"name\": \"seated\", \"state\": \"tabel\"}}]}}"
+    );
+    let err = error("goal-resolver-key", &text, &[]);
+    assert!(
+        err.contains(
+            "at sometimes[0].state: no tool, extractor or resolver writes the state key \"tabel\"; \
+             did you mean `table`? (keys written: table, verified)"
+        ),
+        "{err}"
+    );
+    let bank = super::agent("resumable");
+    assert!(
+        bank.sometimes
+            .iter()
+            .any(|goal| matches!(goal, AgentGoal::State { key, .. } if key == "receipt")),
+        "{:?}",
+        bank.sometimes
     );
 }
 
@@ -520,7 +545,7 @@ fn phases_read_the_tools_keys_and_every_phase_is_entered() {
         (
             "unknown-key",
             r#"{"initial": "a", "transitions": [{"from": "a", "to": "b", "when": {"not": {"is_true": "verifed"}}}]}"#,
-            "at phases.transitions[0].when: no tool writes the state key \"verifed\"; did you \
+            "at phases.transitions[0].when: no tool, extractor or resolver writes the state key \"verifed\"; did you \
              mean `verified`?",
         ),
         (
@@ -580,7 +605,7 @@ fn temporal_patterns_are_named_once_and_read_the_tools_keys() {
         (
             "unknown-key",
             r#"[{"name": "x", "for_ms": 10, "when": {"exists": "verifyed"}}]"#.to_string(),
-            "at temporal[0].when: no tool writes the state key \"verifyed\"; did you mean \
+            "at temporal[0].when: no tool, extractor or resolver writes the state key \"verifyed\"; did you mean \
              `verified`?",
         ),
         (

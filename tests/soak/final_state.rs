@@ -158,7 +158,7 @@ fn agent_files_refuse_final_state_goals_that_name_nothing_real() {
     );
     assert!(
         err.contains(
-            "at final_state[0].key: no tool writes the state key \"payd\"; did you mean `paid`?"
+            "at final_state[0].key: no tool, extractor or resolver writes the state key \"payd\"; did you mean `paid`?"
         ),
         "{err}"
     );

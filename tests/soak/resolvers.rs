@@ -11,7 +11,7 @@ use livesim::Seed;
 use livesim::flow::{Conversation, Enforcement, resolver};
 use livesim::prelude::*;
 use livesim::soak::{RunRecord, Soak, invariants};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{agent, seeds};
 
@@ -50,9 +50,10 @@ fn resolved_run(runs: &[RunRecord]) -> RunRecord {
 
 /// Facts read from the records alone, not from the check: the limit is
 /// resolved in some runs and its resolver fails in others; every run is
-/// given a value of `verified` the journal held before it started, and
-/// every value written to `limit` is the one the agent file's template
-/// makes of such a value.
+/// given a value of `verified` the journal held before it started, every
+/// value written to `limit` or `receipt` is the one the agent file's
+/// template makes of such a value, and no receipt is resolved before the
+/// transfer it follows succeeded.
 #[test]
 fn the_bank_resolves_the_limit_once_the_caller_is_verified() {
     let runs = bank_runs();
@@ -66,9 +67,11 @@ fn the_bank_resolves_the_limit_once_the_caller_is_verified() {
         .filter(|x| matches!(x.outcome, Some(Err(_))))
         .count();
     assert!(ok >= 20 && failed >= 5, "{ok} resolved, {failed} failed");
+    let receipts = all.iter().filter(|x| x.slot == "receipt").count();
+    assert!(receipts >= 5, "{receipts} receipts");
     for run in &runs {
-        assert_eq!(run.resolved_slots.len(), 1);
-        assert_eq!(run.resolved_slots[0].slot, "limit");
+        let slots: Vec<&str> = run.resolved_slots.iter().map(|s| s.slot.as_str()).collect();
+        assert_eq!(slots, ["limit", "receipt"]);
         for resolution in &run.resolutions {
             let sizes: Vec<_> = run
                 .journal
@@ -84,6 +87,38 @@ fn the_bank_resolves_the_limit_once_the_caller_is_verified() {
                 "seed {:#x}: a resolver given {} after {sizes:?}",
                 run.seed.value(),
                 resolution.args
+            );
+        }
+        // The receipt's stage follows the transfer's: its resolver starts
+        // only once a transfer completed ok.
+        let transferred = run
+            .journal
+            .iter()
+            .find(|m| m.key == "transferred")
+            .map(|m| m.timestamp - livesim::clock::VIRTUAL_EPOCH);
+        for receipt in run.resolutions.iter().filter(|x| x.slot == "receipt") {
+            assert!(
+                transferred.is_some_and(|at| at <= receipt.started),
+                "seed {:#x}: a receipt resolved at {:?}, the transfer at {transferred:?}",
+                run.seed.value(),
+                receipt.started
+            );
+        }
+        for write in run.journal.iter().filter(|m| m.key == "receipt") {
+            let verified: Vec<Value> = run
+                .journal
+                .iter()
+                .filter(|m| m.key == "verified" && m.seq < write.seq)
+                .map(|m| match &m.value {
+                    Value::String(text) => json!(format!("sent to {text}")),
+                    other => json!(format!("sent to {other}")),
+                })
+                .collect();
+            assert!(
+                verified.contains(&write.value),
+                "seed {:#x}: receipt = {} with {verified:?}",
+                run.seed.value(),
+                write.value
             );
         }
         for write in run.journal.iter().filter(|m| m.key == "limit") {

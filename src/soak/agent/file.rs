@@ -178,6 +178,16 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
         .get("extractor")
         .and_then(|e| e.value.get("name"))
         .and_then(Value::as_str);
+    let resolvers = match top.get("resolvers") {
+        Some(node) => resolvers::decode(&node, &tools)?,
+        None => Vec::new(),
+    };
+    // Keys written by something other than a tool: the extractor (its
+    // name) and each resolver (its slot).
+    let others: Vec<&str> = extractor
+        .into_iter()
+        .chain(resolvers.iter().map(|r| r.slot.as_str()))
+        .collect();
     let mut sometimes = Vec::new();
     if let Some(list) = top.get("sometimes") {
         let mut names = Vec::new();
@@ -204,7 +214,7 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
                 }
                 (None, Some(key)) => {
                     let name = key.string("a state key")?;
-                    let keys = final_state::state_keys(&tools, extractor);
+                    let keys = final_state::state_keys(&tools, &others);
                     final_state::known_key(&key, &name, &keys)?;
                     sometimes.push(AgentGoal::State {
                         name: goal_name,
@@ -224,19 +234,15 @@ pub(crate) fn decode(name: &str, dir: &Path, value: &Value) -> Decoded<Decoded2>
         None => Vec::new(),
     };
     let final_state = match top.get("final_state") {
-        Some(node) => final_state::decode(&node, &tools, extractor)?,
+        Some(node) => final_state::decode(&node, &tools, &others)?,
         None => Vec::new(),
     };
     let phases = match top.get("phases") {
-        Some(node) => Some(phases::decode(&node, &tools, extractor)?),
+        Some(node) => Some(phases::decode(&node, &tools, &others)?),
         None => None,
     };
     let temporal = match top.get("temporal") {
-        Some(node) => temporal::decode(&node, &tools, extractor)?,
-        None => Vec::new(),
-    };
-    let resolvers = match top.get("resolvers") {
-        Some(node) => resolvers::decode(&node, &tools)?,
+        Some(node) => temporal::decode(&node, &tools, &others)?,
         None => Vec::new(),
     };
     let simulated_user = match top.get("simulated_user") {

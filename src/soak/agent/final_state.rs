@@ -237,14 +237,14 @@ fn first_write(run: &RunRecord, key: &str) -> Option<(std::time::Duration, Strin
 const FORMS: [&str; 4] = ["set_iff_ok", "equals_ok_arg", "writes_at_most", "after_ok"];
 
 /// `"final_state"` in an agent file: a list of `{"key": K, FORM: …}`,
-/// each key one a tool writes (or the extractor's), each tool declared,
+/// each key one a tool, the extractor or a resolver writes, each tool declared,
 /// each argument one the tool's parameters name.
 pub(crate) fn decode(
     node: &Node<'_>,
     tools: &[SimTool],
-    extractor: Option<&str>,
+    others: &[&str],
 ) -> Decoded<Vec<FinalState>> {
-    let keys = state_keys(tools, extractor);
+    let keys = state_keys(tools, others);
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     let tool_of = |node: &Node<'_>| -> Decoded<&SimTool> {
         let name = node.string("a tool name")?;
@@ -324,12 +324,13 @@ pub(crate) fn decode(
     Ok(goals)
 }
 
-/// The state keys an agent's tools (and its extractor) write, sorted.
-pub(crate) fn state_keys<'a>(tools: &'a [SimTool], extractor: Option<&'a str>) -> Vec<&'a str> {
+/// The state keys an agent's tools write, with `others` (what its
+/// extractor and its slot resolvers write), sorted.
+pub(crate) fn state_keys<'a>(tools: &'a [SimTool], others: &[&'a str]) -> Vec<&'a str> {
     let mut keys: Vec<&str> = tools
         .iter()
         .flat_map(|t| t.writes.iter().map(|(key, _)| key.as_str()))
-        .chain(extractor)
+        .chain(others.iter().copied())
         .collect();
     keys.sort_unstable();
     keys.dedup();
@@ -343,7 +344,7 @@ pub(crate) fn known_key(node: &Node<'_>, key: &str, keys: &[&str]) -> Decoded<()
         return Ok(());
     }
     node.fail(format!(
-        "no tool writes the state key {key:?}{} (keys the tools write: {})",
+        "no tool, extractor or resolver writes the state key {key:?}{} (keys written: {})",
         hint(key, keys),
         keys.join(", ")
     ))

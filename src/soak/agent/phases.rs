@@ -124,18 +124,14 @@ impl PhasePlan {
     }
 }
 
-/// `"phases"`, checked against the state keys `tools` (and the
-/// extractor) write.
-pub(crate) fn decode(
-    node: &Node<'_>,
-    tools: &[SimTool],
-    extractor: Option<&str>,
-) -> Decoded<PhasePlan> {
+/// `"phases"`, checked against the state keys `tools` (and `others`: the
+/// extractor, the resolvers) write.
+pub(crate) fn decode(node: &Node<'_>, tools: &[SimTool], others: &[&str]) -> Decoded<PhasePlan> {
     let fields = node.object("`phases`", &["initial", "transitions"])?;
     let initial = fields
         .require("initial", "the phase every session starts in")?
         .string("a phase name")?;
-    let keys = final_state::state_keys(tools, extractor);
+    let keys = final_state::state_keys(tools, others);
     let mut transitions = Vec::new();
     let list = fields.require("transitions", "a list of transitions")?;
     for item in list.list("a list of {\"from\", \"to\", \"when\"}")? {

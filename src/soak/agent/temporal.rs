@@ -71,13 +71,14 @@ impl Sustained {
 }
 
 /// `"temporal"`: a list of `{"name", "when", "for_ms"}`, names unique,
-/// conditions on the keys `tools` (and the extractor) write.
+/// conditions on the keys `tools` (and `others`: the extractor, the
+/// resolvers) write.
 pub(crate) fn decode(
     node: &Node<'_>,
     tools: &[SimTool],
-    extractor: Option<&str>,
+    others: &[&str],
 ) -> Decoded<Vec<Sustained>> {
-    let keys = final_state::state_keys(tools, extractor);
+    let keys = final_state::state_keys(tools, others);
     let mut patterns: Vec<Sustained> = Vec::new();
     for item in node.list("a list of {\"name\", \"when\", \"for_ms\"}")? {
         let fields = item.object("a temporal pattern", &["name", "when", "for_ms"])?;

@@ -377,3 +377,26 @@ fn the_setup_asks_for_transcriptions_and_sends_the_fields_given() {
         .setup_message();
     assert_eq!(given["setup"]["generationConfig"], config);
 }
+
+/// A callback given with `on_event` sees every event a subscriber sees, in
+/// the same order: stored events and notices (a warning) alike.
+#[tokio::test]
+async fn a_callback_sees_what_a_subscriber_sees_notices_included() {
+    use livesim::testing::Action;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let run = ScriptedServer::new()
+        .frame(json!({ "newFeature": { "x": 1 } }))
+        .action(Action::SendRaw("/w==".into())) // 0xff: not UTF-8
+        .says("Still here.")
+        .play(Live::builder().on_event(move |event| log.lock().unwrap().push(event.clone())))
+        .await
+        .unwrap();
+    let seen = seen.lock().unwrap().clone();
+    assert!(
+        seen.iter()
+            .any(|e| matches!(e, LiveEvent::Warning { message } if message.contains("not UTF-8"))),
+        "{seen:?}"
+    );
+    assert_eq!(seen, run.events());
+}

@@ -141,3 +141,85 @@ async fn a_field_waits_for_every_input_to_hold_a_value() {
     assert_eq!(state.get("account:limit"), None, "tier was never set");
     run.disconnect().await;
 }
+
+/// An extractor that answers its own name after `delay` of virtual time.
+struct Named {
+    name: &'static str,
+    delay: Duration,
+}
+
+impl livesim::session::Extractor for Named {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn extract(
+        &self,
+        _turn: livesim::session::TurnContext,
+    ) -> futures::future::BoxFuture<'static, Result<livesim::session::Extracted, String>> {
+        let (name, delay) = (self.name, self.delay);
+        Box::pin(async move {
+            tokio::time::sleep(delay).await;
+            Ok(vec![(name.to_string(), json!(name))])
+        })
+    }
+}
+
+/// Extractions stand right after the turn's `turn_complete` in the stored
+/// log, in the order the extractors were added, whichever finished first;
+/// as delivered, they come as they finish.
+#[test]
+fn extractions_stand_after_their_turn_in_the_order_the_extractors_were_added() {
+    use livesim::Seed;
+    use livesim::executor::Simulation;
+    let names = |events: &[LiveEvent]| -> Vec<String> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                LiveEvent::Extracted { extractor, .. } => Some(extractor.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let out = Simulation::new(Seed::new(3))
+        .run(move || async move {
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let delivered = seen.clone();
+            let run = ScriptedServer::new()
+                .hears("A table for two.")
+                .says("Noted.")
+                .play(
+                    Live::builder()
+                        .extract(Named {
+                            name: "slow",
+                            delay: Duration::from_millis(400),
+                        })
+                        .extract(Named {
+                            name: "fast",
+                            delay: Duration::from_millis(10),
+                        })
+                        .on_event(move |e| seen.lock().unwrap().push(e.clone())),
+                )
+                .await
+                .unwrap();
+            // The slow one may finish after the script settles: wait for
+            // it in virtual time.
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let log = run.session_log();
+            run.disconnect().await;
+            let delivered = names(&delivered.lock().unwrap());
+            (log, delivered)
+        })
+        .unwrap();
+    let (log, delivered) = out.value;
+    let turn = log
+        .iter()
+        .position(|e| matches!(e, LiveEvent::TurnComplete { .. }))
+        .expect("a turn_complete");
+    assert_eq!(names(&log[turn + 1..]), ["slow", "fast"], "{log:?}");
+    assert!(
+        matches!(&log[turn + 1], LiveEvent::Extracted { extractor, .. } if extractor == "slow"),
+        "{log:?}"
+    );
+    assert_eq!(delivered, ["fast", "slow"]);
+}

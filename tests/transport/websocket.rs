@@ -315,3 +315,23 @@ async fn recv_is_cancel_safe_inside_select() {
     assert_eq!(got, expected);
     assert!(cancelled > 0, "the race never cancelled a recv");
 }
+
+/// A query on the base URL stays at the end, after the path; a slash
+/// between them is never doubled nor lost.
+#[test]
+fn a_base_urls_query_goes_after_the_path() {
+    assert_eq!(
+        endpoint("ws://127.0.0.1:9000/?tenant=a&x=1").url(),
+        "ws://127.0.0.1:9000/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?tenant=a&x=1"
+    );
+    assert_eq!(
+        endpoint("ws://127.0.0.1:9000?tenant=a")
+            .path("/v1/live")
+            .url(),
+        "ws://127.0.0.1:9000/v1/live?tenant=a"
+    );
+    assert_eq!(
+        endpoint("wss://proxy.example/base/").path("live").url(),
+        "wss://proxy.example/base/live"
+    );
+}

@@ -442,3 +442,29 @@ fn a_script_left_waiting_at_an_expect_is_an_error_a_slow_tool_is_not() {
     );
     assert_eq!(slow, Ok(false));
 }
+
+/// An `expect` of a member (`realtimeInput.audio`) waits for a message
+/// holding that member: a `realtimeInput` of text is not it.
+#[tokio::test]
+async fn an_expect_of_a_member_is_not_met_by_another_member() {
+    let (mut t, control) = client(
+        ScriptedServer::new()
+            .named("audio")
+            .expects("realtimeInput.audio"),
+    )
+    .await;
+    let (code, error) = violate(
+        &mut t,
+        &control,
+        text(json!({ "realtimeInput": { "text": "hello" } })),
+    )
+    .await;
+    assert_eq!(code, 1007);
+    assert!(
+        error.ends_with(
+            "the client sent realtimeInput, which the script does not expect here: \
+             {\"realtimeInput\":{\"text\":\"hello\"}}"
+        ),
+        "{error}"
+    );
+}

@@ -34,13 +34,20 @@ async fn violate(
     message: Frame,
 ) -> (u16, String) {
     transport.send(message).await.unwrap();
-    let code = loop {
-        match transport.recv().await {
-            Some(Ok(Frame::Close(Some(close)))) => break close.code,
-            Some(Ok(_)) => continue,
-            other => panic!("expected a close, got {other:?}"),
+    // A script that lets the violation pass never closes: fail then,
+    // rather than wait for ever.
+    let close = async {
+        loop {
+            match transport.recv().await {
+                Some(Ok(Frame::Close(Some(close)))) => break close.code,
+                Some(Ok(_)) => continue,
+                other => panic!("expected a close, got {other:?}"),
+            }
         }
     };
+    let code = tokio::time::timeout(std::time::Duration::from_secs(10), close)
+        .await
+        .expect("the script let the violation pass: no close within 10 s");
     let errors = control.errors();
     assert_eq!(errors.len(), 1, "{errors:?}");
     (code, errors[0].to_string())

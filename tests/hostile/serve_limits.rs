@@ -417,13 +417,13 @@ async fn a_session_that_resumes_after_a_cut_is_judged_by_its_latest_connection()
     let (mut second, _) = tokio_tungstenite::connect_async(served.url.as_str())
         .await
         .unwrap();
-    super::harness::send(
+    send(
         &mut second,
         json!({ "setup": { "model": "models/test", "sessionResumption": { "handle": "h-1" } } }),
     )
     .await;
     until(&mut second, "setupComplete").await;
-    super::harness::send(
+    send(
         &mut second,
         json!({ "clientContent": { "turns": [{ "role": "user", "parts": [{ "text": "Hi" }] }], "turnComplete": true } }),
     )

@@ -216,10 +216,13 @@ fn extractions_stand_after_their_turn_in_the_order_the_extractors_were_added() {
         .iter()
         .position(|e| matches!(e, LiveEvent::TurnComplete { .. }))
         .expect("a turn_complete");
-    assert_eq!(names(&log[turn + 1..]), ["slow", "fast"], "{log:?}");
-    assert!(
-        matches!(&log[turn + 1], LiveEvent::Extracted { extractor, .. } if extractor == "slow"),
+    // Both right after the turn's end, nothing between, and no others.
+    let after_turn = log.get(turn + 1..turn + 3).map(&names);
+    assert_eq!(
+        after_turn.as_deref(),
+        Some(&["slow", "fast"].map(String::from)[..]),
         "{log:?}"
     );
+    assert_eq!(names(&log), ["slow", "fast"], "{log:?}");
     assert_eq!(delivered, ["fast", "slow"]);
 }

@@ -402,8 +402,8 @@ impl Agent {
         }
         // An agent that reacts to its state watches it: each key a tool
         // writes, so `watchers-follow-journal` checks the watch path.
-        let extractor: Vec<&str> = self.extractor.iter().map(|e| e.name.as_str()).collect();
-        for key in final_state::state_keys(&self.tools, &extractor) {
+        let extractor = self.extractor.as_ref().map(|e| e.name.as_str());
+        for key in final_state::state_keys(&self.tools, extractor.as_slice()) {
             builder = builder.watch(key, |_, _, _, _| {});
         }
         if self.repertoire.resumption.is_on() {

@@ -11,6 +11,9 @@
 
 mod agent_files;
 mod agents;
+mod caught_agent_files;
+mod caught_ends;
+mod caught_logs;
 mod connection_state;
 mod corpus;
 mod digest;

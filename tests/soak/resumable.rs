@@ -866,6 +866,68 @@ fn a_message_written_on_the_connection_a_move_leaves_is_replayed_on_the_next() {
     assert!(verdict(invariants::CLIENT_MESSAGES_ONCE, &twice).is_err());
 }
 
+/// A fresh session's script may give the handles the old session was
+/// given, by name, with other consumed indices: a setup resumes the
+/// latest issue of its handle it had got, so the replay owed is counted
+/// from that issue's index. `sim/resumable` seed `0x137db4` (found by `sim
+/// soak --seeds 1260000..1300000`, a false alarm of `client-messages-once`
+/// then: the check took the old session's index) plays this; the test
+/// first asserts it still does.
+#[test]
+fn a_handle_a_fresh_session_is_given_again_resumes_from_its_latest_index() {
+    let soak = Soak::agent(&agent("resumable")).check_determinism_every(0);
+    let record = soak.run_seed(Seed::new(0x137db4)).record.expect("a record");
+    // Each handle given, with its consumed index and when, read apart from
+    // the check.
+    let given: Vec<(Duration, String, String)> = record
+        .server_frames
+        .iter()
+        .zip(&record.server_frames_at)
+        .filter_map(|(frame, at)| {
+            let message: Value = serde_json::from_slice(frame.payload()?).ok()?;
+            let update = message.get("sessionResumptionUpdate")?;
+            Some((
+                *at,
+                update["newHandle"].as_str()?.to_string(),
+                update["lastConsumedClientMessageIndex"].to_string(),
+            ))
+        })
+        .collect();
+    // The setup resuming a handle given twice, with two indices, before it.
+    let setups =
+        record.sent.iter().enumerate().filter_map(|(i, m)| {
+            Some((i, m.pointer("/setup/sessionResumption/handle")?.as_str()?))
+        });
+    let (setup, _) = setups
+        .into_iter()
+        .find(|(i, handle)| {
+            let issues: Vec<&String> = given
+                .iter()
+                .filter(|(at, h, _)| h == handle && *at <= record.sent_at[*i])
+                .map(|(_, _, index)| index)
+                .collect();
+            issues.len() == 2 && issues[0] != issues[1]
+        })
+        .expect("seed 0x137db4 still resumes a handle given twice with two indices");
+    assert!(
+        record
+            .events
+            .iter()
+            .any(|e| matches!(e.event, LiveEvent::Resumed { fresh: true, .. })),
+        "the second issue comes from a fresh session"
+    );
+    assert_eq!(verdict(invariants::CLIENT_MESSAGES_ONCE, &record), Ok(()));
+    // Its connection's first content is the replay the latest index owes:
+    // anything else there is caught as such.
+    let first = (setup + 1..record.sent.len())
+        .find(|&i| is_content(&record.sent[i]))
+        .expect("content after the setup");
+    let mut other = record.clone();
+    other.sent[first] = json!({ "realtimeInput": { "text": "something else" } });
+    let err = verdict(invariants::CLIENT_MESSAGES_ONCE, &other).unwrap_err();
+    assert!(err.contains("should first replay"), "{err}");
+}
+
 /// Where, in what the server got, a message first came late (on a
 /// connection older than the latest setup's, `late(connection, text)`
 /// picking which), and where the latest connection got it again.

@@ -12,6 +12,7 @@
 //! after that setup.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -38,16 +39,20 @@ pub(crate) struct Contents {
 /// server had not consumed when it issued the handle come first, in
 /// order, once each.
 pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
-    // The consumed index each handle came with.
-    let mut consumed: BTreeMap<&str, usize> = BTreeMap::new();
-    let messages: Vec<Value> = run
+    // Each handle the server gave, with its consumed index and when the
+    // session got it. A fresh session's script may give a handle the old
+    // session was given too, with another index: a setup resumes the
+    // latest one it had got by then.
+    let mut given: Vec<(Duration, &str, usize)> = Vec::new();
+    let messages: Vec<(Duration, Value)> = run
         .server_frames
         .iter()
-        .filter_map(|f| f.payload())
-        .filter(|bytes| wire_order::mentions(bytes, &wire_order::RESUMPTION_UPDATE))
-        .filter_map(|bytes| serde_json::from_slice(bytes).ok())
+        .zip(&run.server_frames_at)
+        .filter_map(|(f, at)| Some((*at, f.payload()?)))
+        .filter(|(_, bytes)| wire_order::mentions(bytes, &wire_order::RESUMPTION_UPDATE))
+        .filter_map(|(at, bytes)| Some((at, serde_json::from_slice(bytes).ok()?)))
         .collect();
-    for message in &messages {
+    for (at, message) in &messages {
         let update = message.get("sessionResumptionUpdate");
         let handle = update
             .and_then(|u| u.get("newHandle"))
@@ -56,10 +61,16 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
             .and_then(|u| u.get("lastConsumedClientMessageIndex"))
             .and_then(|i| i.as_str().and_then(|s| s.parse().ok()).or(i.as_u64()));
         if let (Some(handle), Some(index)) = (handle, index) {
-            let index = usize::try_from(index).unwrap_or(usize::MAX);
-            consumed.entry(handle).or_insert(index);
+            given.push((*at, handle, usize::try_from(index).unwrap_or(usize::MAX)));
         }
     }
+    let consumed = |handle: &str, setup_at: Option<&Duration>| {
+        given
+            .iter()
+            .rev()
+            .find(|(at, given, _)| *given == handle && setup_at.is_none_or(|s| at <= s))
+            .map(|(_, _, index)| *index)
+    };
     let transparent = run.resumption.is_transparent();
     let mut out = Contents::default();
     // This session's messages, numbered from 1 (a fresh session starts
@@ -117,7 +128,7 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
             match handle {
                 None => session.clear(),
                 Some(handle) if transparent => {
-                    if let Some(&index) = consumed.get(handle) {
+                    if let Some(index) = consumed(handle, run.sent_at.get(at)) {
                         due = session.iter().skip(index).cloned().collect();
                         resumed_from = Some(index);
                     }

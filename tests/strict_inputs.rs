@@ -15,6 +15,7 @@ mod strict_inputs {
     pub mod imports;
     pub mod journals;
     pub mod tapes;
+    mod wrong_files;
 }
 
 // Scratch folders removed when each test ends, shared with the other test

@@ -130,7 +130,7 @@ pub fn regressions_file(manifest_dir: impl AsRef<Path>, file: &str) -> PathBuf {
 }
 
 /// The seeds `file` records for `test`, in order; none when there is no
-/// file.
+/// file (a symbolic link to nothing is an error, not "no file").
 ///
 /// # Errors
 /// A line that is not `<test> <seed>`, naming the file and line.
@@ -138,7 +138,17 @@ pub(crate) fn read(file: &Path, test: &str) -> Result<Vec<Seed>, String> {
     let text = match crate::jsonl::read_text_file(file) {
         Ok(text) => text,
         Err(TextFileError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(Vec::new());
+            // A link whose target moved is not "no seeds": its seeds would
+            // silently stop running.
+            return match std::fs::read_link(file) {
+                Ok(target) => Err(format!(
+                    "{}: it is a symbolic link to {}, which does not exist; point it at the \
+                     seeds file or remove it",
+                    file.display(),
+                    target.display()
+                )),
+                Err(_) => Ok(Vec::new()),
+            };
         }
         Err(TextFileError::Io(e)) => {
             return Err(format!("{}: cannot read it: {e}", file.display()));

@@ -4,6 +4,7 @@
 mod attach;
 mod connections;
 mod fixtures;
+mod misuse;
 mod replay;
 mod seed_000;
 mod seed_paths;

@@ -8,6 +8,7 @@ mod conversation;
 mod escalation;
 mod explain;
 mod governance;
+mod misuse;
 mod observe;
 mod properties;
 mod scenarios;

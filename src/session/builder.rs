@@ -120,7 +120,9 @@ impl LiveSessionBuilder {
         self
     }
 
-    /// How long to wait for `setupComplete`.
+    /// How long connecting may take: opening the connection, sending
+    /// `setup` and waiting for `setupComplete`, all of it (15 s unless
+    /// set). Each reconnect attempt gets as long.
     pub fn setup_timeout(mut self, timeout: Duration) -> Self {
         self.config.setup_timeout = timeout;
         self
@@ -319,12 +321,7 @@ impl LiveSessionBuilder {
         connector: impl Connector,
     ) -> Result<LiveHandle, SessionError> {
         let state = self.session_state();
-        let connector: Arc<dyn Connector> = Arc::new(connector);
-        let first = connector
-            .connect()
-            .await
-            .map_err(|e| SessionError::Transport(e.to_string()))?;
-        connect::connect(self.config, state, first, Some(connector)).await
+        connect::connect_first(self.config, state, Arc::new(connector)).await
     }
 
     /// Reconnection with resumption (off by default): the setup asks for

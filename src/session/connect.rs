@@ -84,6 +84,23 @@ async fn handshake(
     })
 }
 
+/// Opens the first connection with `connector`, then connects as
+/// [`connect`] does; the setup timeout bounds the whole of it, the
+/// connector's own opening (a peer that never finishes its upgrade
+/// answer) included.
+pub(crate) async fn connect_first(
+    config: SessionConfig,
+    state: State,
+    connector: Arc<dyn Connector>,
+) -> Result<LiveHandle, SessionError> {
+    let deadline = tokio::time::Instant::now() + config.setup_timeout;
+    let first = match tokio::time::timeout_at(deadline, connector.connect()).await {
+        Ok(opened) => opened.map_err(|e| SessionError::Transport(e.to_string()))?,
+        Err(_) => return Err(SessionError::SetupTimeout(config.setup_timeout)),
+    };
+    connect_by(config, state, first, Some(connector), deadline).await
+}
+
 /// Sends `setup`, waits for `setupComplete`, then starts the session's
 /// lanes on `transport`. With a `connector` (and resumption on) the
 /// session moves to new connections; without one it never reconnects.
@@ -93,11 +110,20 @@ pub(crate) async fn connect(
     transport: BoxedTransport,
     connector: Option<Arc<dyn Connector>>,
 ) -> Result<LiveHandle, SessionError> {
+    let deadline = tokio::time::Instant::now() + config.setup_timeout;
+    connect_by(config, state, transport, connector, deadline).await
+}
+
+/// [`connect`], with the setup done by `deadline`.
+async fn connect_by(
+    config: SessionConfig,
+    state: State,
+    transport: BoxedTransport,
+    connector: Option<Arc<dyn Connector>>,
+    deadline: tokio::time::Instant,
+) -> Result<LiveHandle, SessionError> {
     let setup = config.setup_message();
-    let opened = tokio::time::timeout(
-        config.setup_timeout,
-        handshake(transport, &setup, redactor(&config)),
-    );
+    let opened = tokio::time::timeout_at(deadline, handshake(transport, &setup, redactor(&config)));
     let Opened {
         transport,
         early,

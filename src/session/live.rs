@@ -180,7 +180,9 @@ impl LiveBuilder {
         })
     }
 
-    /// How long to wait for `setupComplete`.
+    /// How long connecting may take: opening the connection, sending
+    /// `setup` and waiting for `setupComplete`, all of it (15 s unless
+    /// set). Each reconnect attempt gets as long.
     pub fn setup_timeout(mut self, timeout: Duration) -> Self {
         self.inner = self.inner.setup_timeout(timeout);
         self

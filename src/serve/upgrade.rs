@@ -16,7 +16,7 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 
-use crate::transport::handshake::{header, lists, read_request_head};
+use crate::transport::handshake::{MAX_HEADERS, header, lists, read_request_head};
 use crate::wire::{Redactor, Secret};
 
 /// The paths `livesim serve` answers on: the Google AI Live endpoint, in
@@ -90,9 +90,24 @@ where
             return Err(line);
         }
     };
-    let mut slots = [httparse::EMPTY_HEADER; 64];
+    let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut request = httparse::Request::new(&mut slots);
-    if !matches!(request.parse(&head), Ok(httparse::Status::Complete(_))) {
+    let parsed = request.parse(&head);
+    if let Err(httparse::Error::TooManyHeaders) = parsed {
+        let body = format!("livesim serve: more than {MAX_HEADERS} headers");
+        refuse(
+            &mut stream,
+            431,
+            "Request Header Fields Too Large",
+            &[],
+            &body,
+        )
+        .await;
+        return Err(format!(
+            "refused a request with more than {MAX_HEADERS} headers (HTTP 431)"
+        ));
+    }
+    if !matches!(parsed, Ok(httparse::Status::Complete(_))) {
         refuse(
             &mut stream,
             400,

@@ -29,6 +29,11 @@ pub(crate) const MAX_HEAD: usize = 16 * 1024;
 /// The most bytes of a refused upgrade's body that are read.
 pub(crate) const MAX_BODY: usize = 4 * 1024;
 
+/// The most headers a request head may have: `livesim serve` answers more
+/// with 431.
+#[cfg(feature = "serve")]
+pub(crate) const MAX_HEADERS: usize = 64;
+
 /// How long a refusal's body may take to arrive once its head has.
 const BODY_WAIT: Duration = Duration::from_secs(2);
 
@@ -50,7 +55,9 @@ pub(crate) enum HeadError {
 impl std::fmt::Display for HeadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            HeadError::Ended { bytes: 0 } => write!(f, "the connection closed before any request"),
+            HeadError::Ended { bytes: 0 } => {
+                write!(f, "the connection closed before sending anything")
+            }
             HeadError::Ended { bytes } => {
                 write!(
                     f,
@@ -97,16 +104,13 @@ pub(crate) async fn read_request_head<S: AsyncRead + Unpin>(
         if before > 0 && !buf[before..].contains(&b'\n') {
             return Ok(None);
         }
-        let mut slots = [httparse::EMPTY_HEADER; 64];
+        let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
         match httparse::Request::new(&mut slots).parse(buf) {
             Ok(httparse::Status::Complete(end)) => Ok(Some(end)),
             Ok(httparse::Status::Partial) => Ok(None),
             // More headers than the upgrade reads: the caller's parse
             // says so.
-            Err(httparse::Error::TooManyHeaders) => Ok(buf
-                .windows(4)
-                .position(|w| w == b"\r\n\r\n")
-                .map(|at| at + 4)),
+            Err(httparse::Error::TooManyHeaders) => Ok(blank_line_end(buf)),
             Err(error) => Err(HeadError::NotHttp {
                 what: if buf[0] == 0x16 {
                     "a TLS handshake (a wss:// client on a ws:// server?)".to_string()
@@ -117,6 +121,20 @@ pub(crate) async fn read_request_head<S: AsyncRead + Unpin>(
         }
     })
     .await
+}
+
+/// Where the first blank line of `buf` ends, its line ends `CRLF` or bare
+/// `LF` alike.
+#[cfg(feature = "serve")]
+fn blank_line_end(buf: &[u8]) -> Option<usize> {
+    buf.iter().enumerate().find_map(|(at, &byte)| {
+        (byte == b'\n').then_some(())?;
+        match &buf[at + 1..] {
+            [b'\n', ..] => Some(at + 2),
+            [b'\r', b'\n', ..] => Some(at + 3),
+            _ => None,
+        }
+    })
 }
 
 /// Reads until `ends` finds the end of the head in what came so far (it
@@ -176,6 +194,11 @@ struct Target {
 }
 
 fn target(url: &str) -> Result<Target, String> {
+    // `host:port/path` would parse as some other URL (or not at all): say
+    // what is missing rather than how the parse failed.
+    if !url.contains("://") {
+        return Err("the URL has no scheme (ws:// or wss://)".to_string());
+    }
     let uri: tokio_tungstenite::tungstenite::http::Uri =
         url.parse().map_err(|e| format!("not a valid URL: {e}"))?;
     let tls = match uri.scheme_str() {
@@ -251,7 +274,9 @@ pub(crate) async fn connect(
         target.path_and_query, target.authority
     );
     for (name, value) in headers {
-        if value.bytes().any(|b| b == b'\r' || b == b'\n') {
+        // RFC 9110, section 5.5: no control byte but a tab in a value (a
+        // line break would even start a header of its own).
+        if value.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f) {
             return Err(UpgradeError::Connect(format!(
                 "the {name} header value is not a valid HTTP header value"
             )));

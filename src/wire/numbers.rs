@@ -11,6 +11,17 @@ use std::fmt;
 use serde::de::{self, Deserializer, Visitor};
 use serde::ser::Serializer;
 
+/// The key under which serde_json's `arbitrary_precision` passes a
+/// number's text.
+const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+
+/// `v` as an int64, when it is integral and in range.
+fn integral(v: f64) -> Option<i64> {
+    // `-2^63` is exact as an f64 and `2^63` is the first value past the range.
+    (v.fract() == 0.0 && (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&v))
+        .then_some(v as i64)
+}
+
 /// Accepts an integer as a number, an integral float, a decimal string or
 /// null; null becomes `None`.
 struct LenientInt;
@@ -33,14 +44,24 @@ impl<'de> Visitor<'de> for LenientInt {
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-        // `-2^63` is exact as an f64 and `2^63` is the first value past the range.
-        if v.fract() == 0.0
-            && (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&v)
-        {
-            Ok(Some(v as i64))
-        } else {
-            Err(E::custom(format_args!("{v} is not an int64")))
+        integral(v)
+            .map(Some)
+            .ok_or_else(|| E::custom(format_args!("{v} is not an int64")))
+    }
+
+    /// A number read from frame text: serde_json (with
+    /// `arbitrary_precision`) hands one it does not read as an integer
+    /// over as a one-entry map holding its text, as written.
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        if map.next_key::<String>()?.as_deref() != Some(NUMBER_TOKEN) {
+            return Err(de::Error::invalid_type(de::Unexpected::Map, &self));
         }
+        let text: String = map.next_value()?;
+        text.parse::<i64>()
+            .ok()
+            .or_else(|| text.parse::<f64>().ok().and_then(integral))
+            .map(Some)
+            .ok_or_else(|| de::Error::custom(format_args!("{text} is not an int64")))
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {

@@ -3,6 +3,7 @@
 //! against a real local server, recording, and keeping secrets out of
 //! every file, error and log.
 
+mod bad_peers;
 mod memory;
 mod recording;
 mod secrets;

@@ -650,24 +650,13 @@ impl ScriptedServer {
             })?;
         }
         script.stream = file.stream;
-        let mut issued = Vec::new();
-        let mut opens_connection = true;
-        for (i, action) in file.actions.into_iter().enumerate() {
-            validate(&action, opens_connection, &issued).map_err(|e| {
-                // The action's own line, which a long script needs more
-                // than its number.
-                let place = place(text, &JsonPath::default().key("actions").index(i));
-                invalid(format!("action #{}{place}: {e}", i + 1))
-            })?;
-            if let Action::ResumptionUpdate(ResumptionUpdate {
-                handle: Some(handle),
-                resumable: true,
-                ..
-            }) = &action
-            {
-                issued.push(handle.clone());
-            }
-            opens_connection = matches!(action, Action::Reconnect(_));
+        check_actions(&file.actions).map_err(|(i, e)| {
+            // The action's own line, which a long script needs more than
+            // its number.
+            let place = place(text, &JsonPath::default().key("actions").index(i));
+            invalid(format!("action #{}{place}: {e}", i + 1))
+        })?;
+        for action in file.actions {
             script = script.action(action);
         }
         Ok(script)
@@ -691,8 +680,20 @@ impl ScriptedServer {
     }
 
     /// Writes the script to a file, pretty-printed.
+    ///
+    /// # Errors
+    /// A script the file reader would refuse (the builder takes any
+    /// action: an empty `call_many`, a handle that is empty) is not
+    /// written, so every saved script loads back.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), ScriptError> {
         let path = path.as_ref();
+        check_actions(&self.actions).map_err(|(i, e)| ScriptError::Invalid {
+            origin: path.display().to_string(),
+            message: format!(
+                "action #{}: {e}; not written, since a script file must load back",
+                i + 1
+            ),
+        })?;
         let mut text = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
         text.push('\n');
         std::fs::write(path, text).map_err(|source| ScriptError::Io {
@@ -700,6 +701,27 @@ impl ScriptedServer {
             source,
         })
     }
+}
+
+/// Checks each action as a script file's reader does, in order (what
+/// may open a connection, which handles were issued before): the first
+/// wrong one's index and what is wrong with it.
+fn check_actions(actions: &[Action]) -> Result<(), (usize, String)> {
+    let mut issued = Vec::new();
+    let mut opens_connection = true;
+    for (i, action) in actions.iter().enumerate() {
+        validate(action, opens_connection, &issued).map_err(|e| (i, e))?;
+        if let Action::ResumptionUpdate(ResumptionUpdate {
+            handle: Some(handle),
+            resumable: true,
+            ..
+        }) = action
+        {
+            issued.push(handle.clone());
+        }
+        opens_connection = matches!(action, Action::Reconnect(_));
+    }
+    Ok(())
 }
 
 /// ` at line L, column C` of `path` in `text`, or nothing if it is not there.

@@ -12,7 +12,7 @@ use livesim::executor::Simulation;
 use livesim::prelude::*;
 use livesim::session::Resumption;
 use livesim::soak::{Agent, Faults};
-use livesim::testing::{PlayError, ScriptError, ScriptedServer};
+use livesim::testing::{Action, PlayError, ScriptError, ScriptedServer};
 use serde_json::{Value, json};
 
 /// Runs `test` under a simulation of seed 5 (virtual time) and returns
@@ -228,4 +228,40 @@ fn an_agent_file_example_with_an_undeclared_argument_is_refused() {
     assert_eq!(err.path.as_deref(), Some("tools[2].examples[0]"));
     assert!(err.to_string().starts_with("agent.json:"), "{err}");
     assert!(Agent::from_json("payment", &dir, &text, "agent.json").is_ok());
+}
+
+/// A built script the file reader would refuse (an empty `call_many`, an
+/// empty handle) is not saved: the error names the action and says why,
+/// and no file is written; the same script without that action saves and
+/// loads back.
+#[test]
+fn a_built_script_that_could_not_load_back_is_not_saved() {
+    let folder = tempfile::tempdir().expect("a scratch folder");
+    let path = folder.path().join("script.json");
+    let good = ScriptedServer::new().hears("Hello?").says("Hi.");
+    for (bad, wrong) in [
+        (
+            good.clone().action(Action::CallMany(vec![])),
+            "call_many needs calls",
+        ),
+        (
+            good.clone().resumption_update("", true),
+            "resumption_update's handle is empty",
+        ),
+    ] {
+        match bad.save(&path) {
+            Err(ScriptError::Invalid { origin, message }) => {
+                assert_eq!(origin, path.display().to_string());
+                // The action after the good script's own.
+                let action = format!("action #{}: {wrong}", good.actions().len() + 1);
+                assert!(message.starts_with(&action), "{message}");
+                assert!(message.ends_with("not written, since a script file must load back"));
+            }
+            other => panic!("saved: {other:?}"),
+        }
+        assert!(!path.exists(), "a refused script left a file");
+    }
+    good.save(&path).expect("a good script saves");
+    let loaded = ScriptedServer::load(&path).expect("and loads back");
+    assert_eq!(loaded.actions(), good.actions());
 }

@@ -34,6 +34,7 @@ mod left_out;
 mod left_to_finish;
 mod logs;
 mod mistakes;
+mod misuse;
 mod move_moment;
 mod network;
 mod orderings;

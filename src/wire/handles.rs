@@ -85,9 +85,9 @@ mod tests {
         assert_eq!(
             found(
                 r#"{"session_resumption":{"handle":"A"},"sessionResumption":{"handle":"B"},
-                "sessionResumptionUpdate":{"newHandle":"C","new_handle":"A"}"#
+                "sessionResumptionUpdate":{"newHandle":"C","new_handle":"D"},"again":{"handle":"A"}"#
             ),
-            ["A", "B", "C"]
+            ["A", "B", "C", "D"]
         );
     }
 

@@ -11,6 +11,7 @@ use livesim::session::SessionError;
 use livesim::testing::ScriptedServer;
 use livesim::transport::Transport;
 use livesim::transport::memory::pair;
+use livesim::wire::Frame;
 use serde_json::json;
 
 /// Text still pending when the connection closes is dropped, never
@@ -133,6 +134,45 @@ fn setup_times_out_on_virtual_time() {
         "setup timed out: no setupComplete within 15s"
     );
     assert_eq!(waited, Duration::from_secs(15));
+}
+
+/// What a server sends before `setupComplete` on the first connection is
+/// handled first, once the session runs, not dropped: a turn sent early
+/// is in the stored log before the turn sent after.
+#[test]
+fn frames_before_setup_complete_are_handled_first() {
+    let out = Simulation::new(Seed::new(5))
+        .run(|| async {
+            let (client, mut server) = pair();
+            livesim::executor::spawn("early server", async move {
+                let _setup = server.recv().await;
+                for frame in [
+                    json!({"serverContent": {"modelTurn": {"parts": [{"text": "early"}]}, "turnComplete": true}}),
+                    json!({"setupComplete": {}}),
+                    json!({"serverContent": {"modelTurn": {"parts": [{"text": "after"}]}, "turnComplete": true}}),
+                ] {
+                    let _ = server.send(Frame::Text(frame.to_string())).await;
+                }
+                while let Some(Ok(_)) = server.recv().await {}
+            });
+            let handle = Live::builder()
+                .text_only()
+                .connect_with_transport(client)
+                .await
+                .expect("the session connects");
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            handle.session_log()
+        })
+        .expect("the simulation finishes");
+    let texts: Vec<&str> = out
+        .value
+        .iter()
+        .filter_map(|e| match e {
+            LiveEvent::TextComplete { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, ["early", "after"]);
 }
 
 /// A close instead of setupComplete is a setup failure that keeps the

@@ -25,6 +25,12 @@ fn close_frames_are_classified_with_their_reasons() {
             "BidiGenerateContent session not found",
             CloseClass::ResumeRejected,
         ),
+        // However a proxy capitalizes it, a stale handle is a stale handle.
+        (
+            1007,
+            "BidiGenerateContent Session Not Found",
+            CloseClass::ResumeRejected,
+        ),
         (1008, "Requested entity was not found.", CloseClass::Fatal),
         (1000, "", CloseClass::Retryable),
         (1001, "", CloseClass::Retryable),

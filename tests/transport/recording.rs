@@ -9,7 +9,7 @@ use livesim::transport::Transport;
 use livesim::transport::memory::{self, Link};
 use livesim::transport::recording::{MemorySink, Recording, WireLogWriter};
 use livesim::transport::wire_log::{Direction, LineType, WireLog};
-use livesim::wire::{CloseFrame, Frame};
+use livesim::wire::{CloseFrame, Frame, Secret};
 use serde_json::json;
 
 fn zero_latency() -> (memory::MemoryTransport, memory::MemoryTransport) {
@@ -216,4 +216,56 @@ async fn a_failed_write_stops_recording_but_not_the_session() {
     }
     assert_eq!(client.log().error(), Some("disk full"));
     assert!(client.log().frames_written() < 10);
+}
+
+/// A binary frame that is not UTF-8 is written as base64 with the
+/// recording's secrets taken out of its bytes: the key a client put in
+/// it is not in the log, decoded or not.
+#[tokio::test]
+async fn a_binary_frame_is_recorded_without_its_secrets() {
+    let key = "AIzaSyRecordedKey-0123456789abcdef";
+    let sink = MemorySink::new();
+    let log = WireLogWriter::builder(sink.clone())
+        .secret(&Secret::new(key))
+        .start()
+        .expect("the log starts");
+    let (client, _server) = memory::pair();
+    let mut client = Recording::new(client, log);
+    let mut bytes = vec![0xff, 0xfe];
+    bytes.extend_from_slice(key.as_bytes());
+    bytes.push(0x00);
+    client
+        .send(Frame::Binary(bytes))
+        .await
+        .expect("the frame goes");
+    let text = String::from_utf8(sink.contents()).expect("the log is text");
+    let log = WireLog::parse("memory", text.as_bytes()).expect("the log reads");
+    let Some(Frame::Binary(recorded)) = log.frames[0].to_frame() else {
+        panic!("not a binary line: {:?}", log.frames[0])
+    };
+    assert!(
+        !recorded.windows(key.len()).any(|w| w == key.as_bytes()),
+        "the key is in the recorded bytes"
+    );
+    assert_eq!(&recorded[..2], [0xff, 0xfe], "the rest is kept");
+    assert!(!text.contains(key));
+}
+
+/// A frame whose sending failed did not move: it is not in the log (a
+/// frame after the client's own close fails; the close is its one line).
+#[tokio::test]
+async fn a_frame_that_failed_to_go_is_not_recorded() {
+    let sink = MemorySink::new();
+    let log = WireLogWriter::builder(sink.clone())
+        .start()
+        .expect("the log starts");
+    let (client, _server) = memory::pair();
+    let mut client = Recording::new(client, log);
+    client.close(None).await.expect("the close goes");
+    let sent = client.send(Frame::Text(r#"{"realtimeInput":{"text":"hi"}}"#.into()));
+    assert!(sent.await.is_err(), "a frame after the close fails");
+    assert_eq!(client.log().frames_written(), 1);
+    let log = WireLog::parse("memory", &sink.contents()).expect("the log reads");
+    let kinds: Vec<LineType> = log.frames.iter().map(|f| f.line_type).collect();
+    assert_eq!(kinds, [LineType::Close]);
 }

@@ -227,6 +227,48 @@ async fn a_duplicate_call_id_is_answered_once() {
     run.disconnect().await;
 }
 
+/// A call without an id (or with an empty one) is not run, since no
+/// answer could be matched to it: nothing is sent for it, a warning names
+/// the tool, and a call with an id in the same message runs as usual.
+/// (Virtual time: the script waits out its answer window for the calls
+/// without one.)
+#[tokio::test(start_paused = true)]
+async fn a_call_without_an_id_is_not_run() {
+    let counter = Arc::new(Mutex::new(0));
+    let count = counter.clone();
+    let tool = T::simple("count", "", move |_| {
+        let count = count.clone();
+        async move {
+            *count.lock().unwrap() += 1;
+            Ok(json!({}))
+        }
+    });
+    let run = ScriptedServer::new()
+        .frame(json!({ "toolCall": { "functionCalls": [
+            { "name": "count", "args": {} },
+            { "id": "", "name": "count", "args": {} },
+            { "id": "call-1", "name": "count", "args": {} }
+        ] } }))
+        .pause(Duration::from_millis(50))
+        .play(Live::builder().tools(tool))
+        .await
+        .unwrap();
+    assert_eq!(*counter.lock().unwrap(), 1);
+    let answered: Vec<serde_json::Value> = run
+        .tool_responses()
+        .iter()
+        .map(|r| r["id"].clone())
+        .collect();
+    assert_eq!(answered, [json!("call-1")]);
+    let warnings = run
+        .events()
+        .iter()
+        .filter(|e| matches!(e, LiveEvent::Warning { message } if message == "tool call to count has no id: not run, since no response could be matched to it"))
+        .count();
+    assert_eq!(warnings, 2);
+    run.disconnect().await;
+}
+
 /// A typed tool gets its arguments as a struct; arguments that do not fit
 /// are answered with an error and the function is not called.
 #[tokio::test]

@@ -1,5 +1,6 @@
 //! Reconnection with resumption, against scripts that span connections:
-//! goAway moves make-before-break with the latest handle after the turn;
+//! goAway moves make-before-break with the latest handle after the turn
+//! (and, before any handle, does not move);
 //! 1011 or a dropped connection mid-tool-call resumes, the tool having
 //! run once and its stale answer never sent; session not found starts a
 //! fresh session; fatal closes end; attempts are capped; a disconnect
@@ -114,6 +115,62 @@ fn go_away_script(handle: &str) -> ScriptedServer {
         .reconnect_resuming(handle)
         .expects("clientContent")
         .says("Second")
+}
+
+/// A `goAway` before the server gave any handle: there is nothing to
+/// resume, so the session does not move. It says so in a warning, stays
+/// on its connection for as long as the server keeps it (the turn after
+/// the `goAway` completes there), and ends with the connection, without a
+/// reconnect: a session with no handle does not reconnect.
+#[test]
+fn a_go_away_before_any_handle_keeps_the_connection_until_it_ends() {
+    let out = Simulation::new(Seed::new(3))
+        .run(|| async {
+            let script = ScriptedServer::new()
+                .named("go-away without a handle")
+                .go_away(Duration::from_secs(2))
+                .expects("clientContent")
+                .says("Still here.")
+                .pause(Duration::from_millis(1500))
+                .close(1000, "");
+            let (handle, control) = connect(script, Live::builder().text_only()).await;
+            let mut events = handle.events();
+            handle.send_text("hello?").unwrap();
+            // Warnings are notices: the stream has them, the stored log not.
+            let mut warnings = Vec::new();
+            while let Some(event) = events.next().await {
+                match event {
+                    LiveEvent::Warning { message } => warnings.push(message),
+                    LiveEvent::Disconnected { .. } => break,
+                    _ => {}
+                }
+            }
+            control.drained().await;
+            assert_eq!(control.errors(), vec![]);
+            (
+                kinds(&handle.session_log()),
+                warnings,
+                setups(&control).len(),
+            )
+        })
+        .expect("the simulation finishes");
+    let (log, warnings, setups) = out.value;
+    assert_eq!(setups, 1, "no second connection");
+    assert_eq!(
+        log,
+        [
+            "connected",
+            "go_away",
+            "text Still here.",
+            "turn_complete",
+            "disconnected"
+        ]
+    );
+    assert!(
+        warnings.iter().any(|w| w
+            == "goAway, and no resumption handle yet: the session stays until the server ends the connection"),
+        "{warnings:?}"
+    );
 }
 
 /// Property: whatever the seed, a goAway mid-turn lets the turn finish

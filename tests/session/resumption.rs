@@ -173,6 +173,51 @@ fn a_go_away_before_any_handle_keeps_the_connection_until_it_ends() {
     );
 }
 
+/// A `goAway` to a session connected over one transport (no connector to
+/// open another, resumption on): it does not try to move (the `go_away`
+/// event is the user's notice) and stays on its connection until the
+/// server ends it.
+#[test]
+fn a_go_away_over_one_transport_keeps_the_connection_until_it_ends() {
+    let out = Simulation::new(Seed::new(3))
+        .run(|| async {
+            let script = ScriptedServer::new()
+                .named("go-away over one transport")
+                .resumption_update("a-handle", true)
+                .go_away(Duration::from_secs(2))
+                .expects("clientContent")
+                .says("Still here.")
+                .pause(Duration::from_millis(1500))
+                .close(1000, "");
+            let (transport, control) = script.into_transport();
+            let handle = Live::builder()
+                .text_only()
+                .resumption(Resumption::on())
+                .connect_with_transport(transport)
+                .await
+                .unwrap();
+            control.release();
+            let mut events = handle.events();
+            handle.send_text("hello?").unwrap();
+            until(&mut events, |e| matches!(e, LiveEvent::Disconnected { .. })).await;
+            control.drained().await;
+            assert_eq!(control.errors(), vec![]);
+            kinds(&handle.session_log())
+        })
+        .expect("the simulation finishes");
+    assert_eq!(
+        out.value,
+        [
+            "connected",
+            "resumption_update",
+            "go_away",
+            "text Still here.",
+            "turn_complete",
+            "disconnected"
+        ]
+    );
+}
+
 /// Property: whatever the seed, a goAway mid-turn lets the turn finish
 /// on the old connection, then the session moves (make-before-break, with
 /// the latest handle, history not resent) and the next turn completes.

@@ -126,6 +126,65 @@ fn each_latency_starts_and_ends_where_its_definition_says() {
     );
 }
 
+/// Call ids belong to their connection, and a repeated id is not run:
+///
+/// | t (ms) | what |
+/// |---|---|
+/// | 1000 | `lookup` called (call-1), and call-1 again (a repeat) |
+/// | 1500 | call-1 answered: round trip 500 ms, and the stretch ends (nobody waits for the repeat) |
+/// | 2000 | `pay` called (call-2) |
+/// | 2400, 2500 | reconnecting, resumed: call-2's connection is over, unanswered: silence 500 ms, no trip |
+/// | 3000 | `lookup` called on the new connection, numbered call-2 again |
+/// | 3400 | that call-2 answered: round trip 400 ms (not 1400 from the old call-2) |
+#[test]
+fn a_call_is_answered_on_its_own_connection_and_a_repeated_id_keeps_nobody_waiting() {
+    let mut record = timeline();
+    let at = |t: u64, event: LiveEvent| TimedEvent { at: ms(t), event };
+    let answer = |id: &str| LiveEvent::ToolResponse {
+        id: id.into(),
+        name: "lookup".into(),
+        response: json!({}),
+    };
+    record.events = vec![
+        at(1000, call("call-1", "lookup")),
+        at(1000, call("call-1", "lookup")),
+        at(1500, answer("call-1")),
+        at(2000, call("call-2", "pay")),
+        at(
+            2400,
+            LiveEvent::Reconnecting {
+                attempt: 1,
+                cause: "closed with 1011".into(),
+            },
+        ),
+        at(
+            2500,
+            LiveEvent::Resumed {
+                connection: 2,
+                fresh: false,
+            },
+        ),
+        at(3000, call("call-2", "lookup")),
+        at(3400, answer("call-2")),
+    ];
+    record.typed = Vec::new();
+    record.typed_at = Vec::new();
+    let samples: Vec<(Measure, Duration, Duration)> = latency::measure(&record)
+        .into_iter()
+        .map(|s| (s.measure, s.from, s.took))
+        .collect();
+    assert_eq!(
+        samples,
+        [
+            (Measure::ToolSilence, ms(1000), ms(500)),
+            (Measure::ToolRoundTrip, ms(1000), ms(500)),
+            (Measure::ToolSilence, ms(2000), ms(500)),
+            (Measure::ToolSilence, ms(3000), ms(400)),
+            (Measure::ToolRoundTrip, ms(3000), ms(400)),
+        ]
+    );
+}
+
 #[test]
 fn a_budget_holds_up_to_its_bound_and_says_what_broke_it() {
     let record = timeline();

@@ -14,11 +14,13 @@
 //! [`Budget`](crate::soak::Budget)s bound them; the soak's summary reports
 //! their distributions.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::time::Duration;
 
 use crate::session::LiveEvent;
-use crate::soak::run::record::RunRecord;
+use crate::soak::check::calls_by_connection::events_by_connection;
+use crate::soak::run::record::{RunRecord, TimedEvent};
 
 /// A latency the soak measures (see the module docs for where each one
 /// starts and ends).
@@ -202,12 +204,18 @@ pub(crate) fn stretches(run: &RunRecord) -> Vec<Stretch> {
     let mut stretches: Vec<Stretch> = Vec::new();
     // Whether a call of the last stretch was not refused at once.
     let mut ran = Vec::new();
+    // The ids the current connection issued: a repeat is not run, nor
+    // answered, so nobody waits for it.
+    let mut issued: BTreeSet<&str> = BTreeSet::new();
     for timed in &run.events {
         let at = timed.at;
         let before = running.len();
         match &timed.event {
             LiveEvent::ToolCall { calls } => {
                 for call in calls {
+                    if !issued.insert(&call.id) {
+                        continue;
+                    }
                     if running.is_empty() {
                         stretches.push(Stretch {
                             start: at,
@@ -236,7 +244,10 @@ pub(crate) fn stretches(run: &RunRecord) -> Vec<Stretch> {
                 }
             }
             LiveEvent::ToolCancelled { ids } => running.retain(|r| !ids.contains(r)),
-            LiveEvent::Disconnected { .. } | LiveEvent::Resumed { .. } => running.clear(),
+            LiveEvent::Disconnected { .. } | LiveEvent::Resumed { .. } => {
+                running.clear();
+                issued.clear();
+            }
             event if is_output(event) && !running.is_empty() => {
                 if let Some(stretch) = stretches.last_mut() {
                     stretch.first_output.get_or_insert(at);
@@ -314,19 +325,31 @@ fn barge_ins(run: &RunRecord) -> Vec<Sample> {
 }
 
 fn round_trips(run: &RunRecord) -> Vec<Sample> {
+    // Ids belong to their connection: a call is answered on the one that
+    // issued it, or never (a new connection may number its calls from
+    // `call-1` again), and a repeated id is not run.
+    let events: Vec<(usize, &TimedEvent)> = events_by_connection(&run.events).collect();
+    let mut issued: BTreeSet<(usize, &str)> = BTreeSet::new();
     let mut samples = Vec::new();
-    for (k, timed) in run.events.iter().enumerate() {
+    for (k, (connection, timed)) in events.iter().enumerate() {
         let LiveEvent::ToolCall { calls } = &timed.event else {
             continue;
         };
         for call in calls {
+            if !issued.insert((*connection, &call.id)) {
+                continue;
+            }
             // A refusal is answered at once and runs nothing: not a trip.
-            let answer = run.events[k + 1..].iter().find(|e| match &e.event {
-                LiveEvent::ToolResponse { id, .. } | LiveEvent::ToolDenied { id, .. } => {
-                    *id == call.id
-                }
-                _ => false,
-            });
+            let answer = events[k + 1..]
+                .iter()
+                .take_while(|(on, _)| on == connection)
+                .map(|(_, e)| e)
+                .find(|e| match &e.event {
+                    LiveEvent::ToolResponse { id, .. } | LiveEvent::ToolDenied { id, .. } => {
+                        *id == call.id
+                    }
+                    _ => false,
+                });
             if let Some(answer) =
                 answer.filter(|a| matches!(a.event, LiveEvent::ToolResponse { .. }))
             {

@@ -25,6 +25,18 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+/// A listener on a free port of 127.0.0.1, and its `ws://` base URL.
+async fn listen() -> (TcpListener, String) {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port on 127.0.0.1");
+    let base_url = format!(
+        "ws://{}",
+        listener.local_addr().expect("the listener's address")
+    );
+    (listener, base_url)
+}
+
 /// The fake key every connection here carries; no error may show it.
 const KEY: &str = "FAKE-KEY-bad-peers-0123456789";
 
@@ -70,13 +82,7 @@ where
     F: FnOnce(TcpStream) -> Fut,
     Fut: Future<Output = ()>,
 {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a port on 127.0.0.1");
-    let base_url = format!(
-        "ws://{}",
-        listener.local_addr().expect("the listener's address")
-    );
+    let (listener, base_url) = listen().await;
     let peer = async move {
         let (socket, _) = listener.accept().await.expect("the client connects");
         server(socket).await;
@@ -199,13 +205,7 @@ async fn a_server_whose_answer_head_ends_one_byte_past_the_limit_is_refused_as_t
 /// transport error that names the head limit.
 #[tokio::test]
 async fn a_session_connecting_to_an_endless_answer_gets_a_transport_error() {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a port on 127.0.0.1");
-    let base_url = format!(
-        "ws://{}",
-        listener.local_addr().expect("the listener's address")
-    );
+    let (listener, base_url) = listen().await;
     let peer = async move {
         let (mut socket, _) = listener.accept().await.expect("the client connects");
         read_request(&mut socket).await;
@@ -240,13 +240,7 @@ async fn a_session_connecting_to_an_endless_answer_gets_a_transport_error() {
 /// session's setup timeout.
 #[tokio::test]
 async fn a_server_that_never_finishes_its_answer_is_bounded_by_the_setup_timeout() {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a port on 127.0.0.1");
-    let base_url = format!(
-        "ws://{}",
-        listener.local_addr().expect("the listener's address")
-    );
+    let (listener, base_url) = listen().await;
     let peer = async move {
         let (mut socket, _) = listener.accept().await.expect("the client connects");
         socket
@@ -315,13 +309,7 @@ async fn a_base_url_of_host_and_port_is_refused_for_its_missing_scheme() {
 /// Connects with `key` to a server that records every byte it gets, and
 /// returns the client's error and those bytes.
 async fn connect_with_key(key: &str) -> (TransportError, Vec<u8>) {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a port on 127.0.0.1");
-    let base_url = format!(
-        "ws://{}",
-        listener.local_addr().expect("the listener's address")
-    );
+    let (listener, base_url) = listen().await;
     let peer = async move {
         let (mut socket, _) = listener.accept().await.expect("the client connects");
         let mut got = Vec::new();
@@ -694,13 +682,7 @@ async fn a_server_that_hangs_up_after_the_setup_fails_it_before_setup_complete()
 /// a close frame) is a lost connection: a transport error, not a hang.
 #[tokio::test]
 async fn a_websocket_server_that_hangs_up_after_the_setup_is_a_lost_connection() {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a port on 127.0.0.1");
-    let base_url = format!(
-        "ws://{}",
-        listener.local_addr().expect("the listener's address")
-    );
+    let (listener, base_url) = listen().await;
     let peer = async move {
         let (socket, _) = listener.accept().await.expect("the client connects");
         let mut ws = tokio_tungstenite::accept_async(socket)

@@ -185,6 +185,48 @@ fn a_call_is_answered_on_its_own_connection_and_a_repeated_id_keeps_nobody_waiti
     );
 }
 
+/// A barge-in's output ends with its connection: what the model says on
+/// the next one is another turn's.
+///
+/// | t (ms) | what |
+/// |---|---|
+/// | 1000 | `interrupted` |
+/// | 1100 | model text: output went on 100 ms |
+/// | 1200, 1300 | reconnecting, resumed |
+/// | 1500 | model text on the new connection: not the barge-in's |
+#[test]
+fn a_barge_in_ends_with_its_connection() {
+    let mut record = timeline();
+    let at = |t: u64, event: LiveEvent| TimedEvent { at: ms(t), event };
+    record.events = vec![
+        at(1000, LiveEvent::Interrupted),
+        at(1100, text("and so", false)),
+        at(
+            1200,
+            LiveEvent::Reconnecting {
+                attempt: 1,
+                cause: "closed with 1011".into(),
+            },
+        ),
+        at(
+            1300,
+            LiveEvent::Resumed {
+                connection: 2,
+                fresh: false,
+            },
+        ),
+        at(1500, text("Where were we?", false)),
+    ];
+    record.typed = Vec::new();
+    record.typed_at = Vec::new();
+    let barge_ins: Vec<(Duration, Duration)> = latency::measure(&record)
+        .into_iter()
+        .filter(|s| s.measure == Measure::BargeIn)
+        .map(|s| (s.from, s.took))
+        .collect();
+    assert_eq!(barge_ins, [(ms(1000), ms(100))]);
+}
+
 #[test]
 fn a_budget_holds_up_to_its_bound_and_says_what_broke_it() {
     let record = timeline();

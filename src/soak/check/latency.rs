@@ -8,8 +8,8 @@
 //! |---|---|---|
 //! | `first-response` | the end of the user's turn: the last thing the user sent (text, an audio chunk, `activityEnd`, `audioStreamEnd`) before the model's output | the model's first output after it: a text chunk (not a thought), an audio chunk or an output transcription |
 //! | `tool-silence` | a tool call starting while none ran (a stretch of calls running, back to back or overlapping) | the model's first output while calls still run, or the stretch's end if it said nothing |
-//! | `barge-in` | the session's `interrupted` | the last model output of the interrupted turn (before the user's next input or the turn's end): zero when output stopped at once |
-//! | `tool-round-trip` | the model's call (one the flow did not refuse) | the session's answer to it |
+//! | `barge-in` | the session's `interrupted` | the last model output of the interrupted turn (before the user's next input, the turn's end or its connection's): zero when output stopped at once |
+//! | `tool-round-trip` | the model's call (one the flow did not refuse; a repeated id is not run) | the session's answer to it, on the connection that issued it (a call whose connection ended unanswered has none) |
 //!
 //! [`Budget`](crate::soak::Budget)s bound them; the soak's summary reports
 //! their distributions.
@@ -300,11 +300,16 @@ fn barge_ins(run: &RunRecord) -> Vec<Sample> {
             .unwrap_or(Duration::MAX);
         let last = run.events[k + 1..]
             .iter()
+            // The interrupted turn ends with its connection too: a new
+            // connection's output is another turn's.
             .take_while(|e| {
                 e.at < next_input
                     && !matches!(
                         e.event,
-                        LiveEvent::TurnComplete { .. } | LiveEvent::Interrupted
+                        LiveEvent::TurnComplete { .. }
+                            | LiveEvent::Interrupted
+                            | LiveEvent::Reconnecting { .. }
+                            | LiveEvent::Disconnected { .. }
                     )
             })
             .filter(|e| is_output(&e.event))

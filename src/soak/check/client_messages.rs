@@ -43,32 +43,27 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
     // session got it. A fresh session's script may give a handle the old
     // session was given too, with another index: a setup resumes the
     // latest one it had got by then.
-    let mut given: Vec<(Duration, &str, usize)> = Vec::new();
-    let messages: Vec<(Duration, Value)> = run
+    let given: Vec<(Duration, String, usize)> = run
         .server_frames
         .iter()
         .zip(&run.server_frames_at)
         .filter_map(|(f, at)| Some((*at, f.payload()?)))
         .filter(|(_, bytes)| wire_order::mentions(bytes, &wire_order::RESUMPTION_UPDATE))
-        .filter_map(|(at, bytes)| Some((at, serde_json::from_slice(bytes).ok()?)))
+        .filter_map(|(at, bytes)| {
+            let message: Value = serde_json::from_slice(bytes).ok()?;
+            let update = message.get("sessionResumptionUpdate")?;
+            let handle = update.get("newHandle")?.as_str()?.to_string();
+            let index = update
+                .get("lastConsumedClientMessageIndex")
+                .and_then(|i| i.as_str().and_then(|s| s.parse().ok()).or(i.as_u64()))?;
+            Some((at, handle, usize::try_from(index).unwrap_or(usize::MAX)))
+        })
         .collect();
-    for (at, message) in &messages {
-        let update = message.get("sessionResumptionUpdate");
-        let handle = update
-            .and_then(|u| u.get("newHandle"))
-            .and_then(Value::as_str);
-        let index = update
-            .and_then(|u| u.get("lastConsumedClientMessageIndex"))
-            .and_then(|i| i.as_str().and_then(|s| s.parse().ok()).or(i.as_u64()));
-        if let (Some(handle), Some(index)) = (handle, index) {
-            given.push((*at, handle, usize::try_from(index).unwrap_or(usize::MAX)));
-        }
-    }
     let consumed = |handle: &str, setup_at: Option<&Duration>| {
         given
             .iter()
             .rev()
-            .find(|(at, given, _)| *given == handle && setup_at.is_none_or(|s| at <= s))
+            .find(|(at, given, _)| given == handle && setup_at.is_none_or(|s| at <= s))
             .map(|(_, _, index)| *index)
     };
     let transparent = run.resumption.is_transparent();

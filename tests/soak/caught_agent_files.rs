@@ -7,9 +7,9 @@
 use livesim::session::LiveEvent;
 use livesim::soak::{RunRecord, Soak, invariants};
 use livesim::state::StateMutation;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::{a_passing_run, agent, verdict};
+use super::{a_passing_run, agent, first_setup, phase_write, verdict};
 
 /// The verdict of `invariant`, one of agent `name`'s own, on `record`.
 fn own_verdict(name: &str, invariant: &str, record: &RunRecord) -> Result<(), String> {
@@ -30,26 +30,6 @@ fn phases_of(run: &RunRecord) -> Vec<&str> {
         .filter(|m| m.key == "session:phase")
         .map(|m| m.value.as_str().unwrap_or("?"))
         .collect()
-}
-
-/// The index in the journal of the `n`th `session:phase` write.
-fn phase_write(run: &RunRecord, n: usize) -> usize {
-    run.journal
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| m.key == "session:phase")
-        .nth(n)
-        .map(|(i, _)| i)
-        .expect("the run wrote that many phases")
-}
-
-/// The first setup `record`'s session sent, to edit.
-fn first_setup(record: &mut RunRecord) -> &mut Value {
-    record
-        .sent
-        .iter_mut()
-        .find_map(|m| m.get_mut("setup"))
-        .expect("a setup")
 }
 
 /// A `session:phase` write whose value is a number, not a phase's name,

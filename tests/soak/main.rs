@@ -98,6 +98,26 @@ pub fn a_passing_run(
         .unwrap_or_else(|| panic!("no passing {name} seed under {below} has {what}"))
 }
 
+/// The index in `run`'s journal of its `n`th `session:phase` write.
+pub fn phase_write(run: &RunRecord, n: usize) -> usize {
+    run.journal
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.key == "session:phase")
+        .nth(n)
+        .map(|(i, _)| i)
+        .expect("the run wrote that many phases")
+}
+
+/// The first setup `record`'s session sent, to edit.
+pub fn first_setup(record: &mut RunRecord) -> &mut serde_json::Value {
+    record
+        .sent
+        .iter_mut()
+        .find_map(|m| m.get_mut("setup"))
+        .expect("a setup")
+}
+
 /// The verdict of built-in invariant `name` on `record`.
 pub fn verdict(name: &str, record: &RunRecord) -> Result<(), String> {
     livesim::soak::invariants::builtin()

@@ -10,7 +10,7 @@ use livesim::soak::{PhasePlan, PhaseRule, RunRecord, Soak};
 use livesim::state::StateMutation;
 use serde_json::json;
 
-use super::{agent, seeds};
+use super::{agent, phase_write, seeds};
 
 fn rule(from: &str, to: &str, when: Guard) -> PhaseRule {
     PhaseRule {
@@ -51,17 +51,6 @@ fn confirmed_run() -> RunRecord {
             .then_some(record)
         })
         .expect("a booking seed under 300 is sized, then confirmed")
-}
-
-/// The index in the journal of the `n`th `session:phase` write.
-fn phase_write(run: &RunRecord, n: usize) -> usize {
-    run.journal
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| m.key == "session:phase")
-        .nth(n)
-        .map(|(i, _)| i)
-        .unwrap()
 }
 
 #[test]

@@ -4,9 +4,9 @@
 
 use livesim::Seed;
 use livesim::soak::{RunRecord, Soak, invariants};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::agent;
+use super::{agent, first_setup};
 
 /// A passing run of `name`'s seed 1, and its soak's `setup-as-declared`.
 fn run_and_check(name: &str) -> (RunRecord, impl Fn(&RunRecord) -> Result<(), String>) {
@@ -22,15 +22,6 @@ fn run_and_check(name: &str) -> (RunRecord, impl Fn(&RunRecord) -> Result<(), St
     (run.record.expect("a record"), move |r: &RunRecord| {
         check.check(r)
     })
-}
-
-/// The first setup the run's session sent, to edit.
-fn first_setup(record: &mut RunRecord) -> &mut Value {
-    record
-        .sent
-        .iter_mut()
-        .find_map(|m| m.get_mut("setup"))
-        .expect("a setup")
 }
 
 #[test]

@@ -195,10 +195,7 @@ impl Spec {
 
     /// Reads a spec file.
     pub fn read(path: impl AsRef<Path>) -> Result<Spec, SpecFileError> {
-        let path = path.as_ref();
-        let origin = path.display().to_string();
-        let text = crate::jsonl::read_text(path)
-            .map_err(|problem| SpecFileError::plain(&origin, problem))?;
+        let (text, origin) = spec_text(path.as_ref())?;
         Spec::from_json(&text, &origin)
     }
 
@@ -243,17 +240,26 @@ fn document(kind: Kind, items: Value) -> String {
     text
 }
 
-fn wrong_kind(origin: &str, found: &Spec, wanted: &str) -> SpecFileError {
+/// The text of the spec file at `path`, and its name for errors.
+fn spec_text(path: &Path) -> Result<(String, String), SpecFileError> {
+    let origin = path.display().to_string();
+    crate::jsonl::read_text(path)
+        .map(|text| (text, origin.clone()))
+        .map_err(|problem| SpecFileError::plain(&origin, problem))
+}
+
+/// A good spec of the other kind than `wanted`, pointing at its `kind`.
+fn wrong_kind(origin: &str, text: &str, found: &Spec, wanted: &str) -> SpecFileError {
     let found = match found {
         Spec::Flow(_) => "flow",
         Spec::Conversation(_) => "conversation",
     };
-    SpecFileError {
-        file: origin.to_string(),
-        position: None,
-        path: Some("kind".to_string()),
-        problem: format!("this is a {found} spec, and a {wanted} spec was expected"),
-    }
+    SpecFileError::at(
+        origin,
+        text,
+        &JsonPath::default().key("kind"),
+        format!("this is a {found} spec, and a {wanted} spec was expected"),
+    )
 }
 
 impl FlowSpec {
@@ -266,17 +272,14 @@ impl FlowSpec {
     pub fn from_json(text: &str, origin: &str) -> Result<FlowSpec, SpecFileError> {
         match Spec::from_json(text, origin)? {
             Spec::Flow(flow) => Ok(flow),
-            other => Err(wrong_kind(origin, &other, "flow")),
+            other => Err(wrong_kind(origin, text, &other, "flow")),
         }
     }
 
     /// Reads a `"kind": "flow"` spec file.
     pub fn read(path: impl AsRef<Path>) -> Result<FlowSpec, SpecFileError> {
-        let path = path.as_ref();
-        match Spec::read(path)? {
-            Spec::Flow(flow) => Ok(flow),
-            other => Err(wrong_kind(&path.display().to_string(), &other, "flow")),
-        }
+        let (text, origin) = spec_text(path.as_ref())?;
+        FlowSpec::from_json(&text, &origin)
     }
 
     /// Writes the flow as a spec file.
@@ -295,21 +298,14 @@ impl CompiledConversation {
     pub fn from_json(text: &str, origin: &str) -> Result<CompiledConversation, SpecFileError> {
         match Spec::from_json(text, origin)? {
             Spec::Conversation(convo) => Ok(convo),
-            other => Err(wrong_kind(origin, &other, "conversation")),
+            other => Err(wrong_kind(origin, text, &other, "conversation")),
         }
     }
 
     /// Reads a `"kind": "conversation"` spec file.
     pub fn read(path: impl AsRef<Path>) -> Result<CompiledConversation, SpecFileError> {
-        let path = path.as_ref();
-        match Spec::read(path)? {
-            Spec::Conversation(convo) => Ok(convo),
-            other => Err(wrong_kind(
-                &path.display().to_string(),
-                &other,
-                "conversation",
-            )),
-        }
+        let (text, origin) = spec_text(path.as_ref())?;
+        CompiledConversation::from_json(&text, &origin)
     }
 
     /// Writes the conversation as a spec file.

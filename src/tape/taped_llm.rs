@@ -111,11 +111,11 @@ fn replay(tape: &dyn Tape, input: &serde_json::Value) -> Result<LlmResponse, Llm
             .unwrap_or_else(|_| LlmError::Refused(format!("recorded failure: {error}")))),
         (Some(output), None) => serde_json::from_value(output).map_err(|e| {
             LlmError::Config(format!(
-                "a recorded response on the tape is not a response: {e}"
+                "the tape's recorded response for this request is not a response ({e}): {canonical}"
             ))
         }),
-        (None, None) => Err(LlmError::Config(
-            "a tape entry has neither an output nor an error".to_string(),
-        )),
+        (None, None) => Err(LlmError::Config(format!(
+            "the tape's entry for this request has neither an output nor an error: {canonical}"
+        ))),
     }
 }

@@ -171,7 +171,8 @@ fn a_regressions_file_that_links_to_nothing_fails_the_test_naming_the_link() {
 // Spec files of the other kind (src/flow/spec_file.rs).
 
 /// A conversation spec where a flow is wanted, or a flow spec where a
-/// conversation is wanted, is refused naming the file and both kinds.
+/// conversation is wanted, is refused naming the file, the line and column
+/// of its `kind`, and both kinds.
 #[test]
 fn a_spec_of_one_kind_where_the_other_is_wanted_is_refused_naming_the_file_and_both_kinds() {
     let booking = repo().join("sim/booking/booking.spec.json");
@@ -184,20 +185,21 @@ fn a_spec_of_one_kind_where_the_other_is_wanted_is_refused_naming_the_file_and_b
     let err = FlowSpec::from_json(&text(&booking), "booking.spec.json").expect_err("a flow");
     assert_eq!(
         err.to_string(),
-        "booking.spec.json: at kind: this is a conversation spec, and a flow spec was expected"
+        "booking.spec.json:3:11: at kind: this is a conversation spec, and a flow spec was expected"
     );
     assert_eq!(err.file, "booking.spec.json");
+    assert_eq!(err.position, Some((3, 11)));
     let err = CompiledConversation::from_json(&text(&payment), "payment.spec.json")
         .expect_err("a conversation");
     assert_eq!(
         err.to_string(),
-        "payment.spec.json: at kind: this is a flow spec, and a conversation spec was expected"
+        "payment.spec.json:3:11: at kind: this is a flow spec, and a conversation spec was expected"
     );
     let err = CompiledConversation::read(&payment).expect_err("a conversation");
     assert_eq!(
         err.to_string(),
         format!(
-            "{}: at kind: this is a flow spec, and a conversation spec was expected",
+            "{}:3:11: at kind: this is a flow spec, and a conversation spec was expected",
             payment.display()
         )
     );
@@ -593,7 +595,7 @@ fn a_resolver_entry_without_an_output_fails_the_call_naming_the_resolver() {
 }
 
 /// A model replaying an entry with neither an output nor an error fails
-/// the call with a configuration error saying so.
+/// the call with a configuration error saying so and naming the request.
 #[test]
 fn a_model_entry_with_neither_output_nor_error_fails_the_call() {
     let request = LlmRequest::from_text("Capital of France?");
@@ -603,7 +605,13 @@ fn a_model_entry_with_neither_output_nor_error_fails_the_call() {
     let answer = futures::executor::block_on(model.generate(request));
     match answer {
         Err(LlmError::Config(message)) => {
-            assert_eq!(message, "a tape entry has neither an output nor an error")
+            assert!(
+                message.starts_with(
+                    "the tape's entry for this request has neither an output nor an error: "
+                ),
+                "{message}"
+            );
+            assert!(message.contains("Capital of France?"), "{message}");
         }
         other => panic!("{other:?}"),
     }

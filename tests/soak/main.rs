@@ -50,6 +50,7 @@ mod rust_corpus;
 mod setup;
 mod shrink;
 mod simulated_user;
+mod slow_tools;
 mod spoken_while_reconnecting;
 mod swarm;
 mod temporal;

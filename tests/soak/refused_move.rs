@@ -32,12 +32,12 @@ fn typed_as(message: &Value) -> Option<String> {
 /// A refused move, read from the events alone: when it began
 /// (`reconnecting` for `goAway`), and the index of the `reconnecting` that
 /// came next, before any new connection.
-struct Refused {
-    began: Duration,
-    next: usize,
+pub(super) struct Refused {
+    pub(super) began: Duration,
+    pub(super) next: usize,
 }
 
-fn refused_moves(record: &RunRecord) -> Vec<Refused> {
+pub(super) fn refused_moves(record: &RunRecord) -> Vec<Refused> {
     let mut found = Vec::new();
     let mut moving: Option<Duration> = None;
     for (i, timed) in record.events.iter().enumerate() {

@@ -192,7 +192,7 @@ impl Generator<'_> {
                 handle: Some(handle.clone()),
             }));
             if refused {
-                self.move_refused(handle, false);
+                self.move_refused(handle, None);
             } else {
                 // On the new connection, right after the handle it resumes:
                 // nothing to lose, replayed or not.
@@ -266,9 +266,10 @@ impl Generator<'_> {
 
     /// The session moves to a new connection now, resuming `handle` (a
     /// `goAway` that leaves no time to finish the turn, or came while
-    /// calls run: `mid_call`). `false` when the server refused the move
-    /// (the session stayed until its connection ended, then reconnected).
-    pub(super) fn moved_at_once(&mut self, handle: String, mid_call: bool) -> bool {
+    /// calls run: then `mid_call` holds the notice's time left, in ms).
+    /// `false` when the server refused the move (the session stayed until
+    /// its connection ended, then reconnected).
+    pub(super) fn moved_at_once(&mut self, handle: String, mid_call: Option<u64>) -> bool {
         let refused = self.connections.as_mut().is_some_and(|c| {
             c.held_at_go_away = true;
             c.moves.chance(MOVE_REFUSED) && c.refuses_moves
@@ -300,9 +301,10 @@ impl Generator<'_> {
     /// session stays on the old one, and what it held for the move goes
     /// there. The old connection ends at the notice's deadline (a close
     /// 1000); the session reconnects, resuming `handle`. With calls
-    /// running (`mid_call`), it lingers a while first, so some finish on
-    /// the old connection, whose calls the session still answers.
-    fn move_refused(&mut self, handle: String, mid_call: bool) {
+    /// running (`mid_call`: the notice's time left, in ms), it lingers a
+    /// while first, so some finish on the old connection, whose calls the
+    /// session still answers.
+    fn move_refused(&mut self, handle: String, mid_call: Option<u64>) {
         let Some(connections) = &mut self.connections else {
             return;
         };
@@ -315,12 +317,16 @@ impl Generator<'_> {
             reason: reason.to_string(),
         }));
         self.typed_while_moving(true);
-        if mid_call {
-            // Up to the slowest tool's longest run: some calls finish there.
+        if let Some(time_left) = mid_call {
+            // Up to the slowest tool's longest run: some calls finish
+            // there. But never past the notice's deadline, which the real
+            // service keeps whatever runs: the session moves within half
+            // the time left, so the other half is what remains.
             let slowest = self.repertoire.tools.iter().map(|t| *t.latency.end()).max();
             let most = slowest
                 .map_or(LINGER_MS, |d| d.as_millis() as u64)
-                .max(LINGER_MS);
+                .max(LINGER_MS)
+                .min(time_left / 2);
             if let Some(connections) = &mut self.connections {
                 let ms = connections.moves.range(0..=most);
                 self.push(Action::PauseMs(ms));

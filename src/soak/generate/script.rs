@@ -614,7 +614,7 @@ impl<'a> Generator<'a> {
         if mid_call || ms < 2_000 {
             let handle = self.held_handle();
             self.send(notice);
-            let moved = self.moved_at_once(handle, mid_call);
+            let moved = self.moved_at_once(handle, mid_call.then_some(ms));
             // The user types as the notice comes: a session that does not
             // replay must hold it for the next connection (on the old one
             // it would follow the handle the move resumes, and be lost).

@@ -342,7 +342,10 @@ pub(crate) fn simulate(
     case: &Case,
     schedule: Option<Schedule>,
 ) -> Result<Outcome<RunRecord>, Box<crate::executor::Failure>> {
-    let mut simulation = Simulation::new(case.seed).swarm(case.swarm.clone());
+    let limit = session::time_limit(target, &case.script);
+    let mut simulation = Simulation::new(case.seed)
+        .swarm(case.swarm.clone())
+        .time_limit(limit);
     if let Some(schedule) = schedule {
         simulation = simulation.schedule(schedule);
     }
@@ -361,12 +364,6 @@ pub(crate) fn simulate(
         .run(move || async move { session::play(&target, seed, faults, swarm, script, None).await })
 }
 
-/// How long a run over the network may take in virtual time: the
-/// network steps every host every millisecond, so a run stuck waiting
-/// costs real time; an hour of it is far past any liveness bound.
-#[cfg(feature = "network")]
-const NETWORK_LIMIT: Duration = Duration::from_secs(3600);
-
 /// Runs a case over the simulated network: the script's player on the
 /// server host, the session on the client host, every kind of network
 /// fault drawn by the seed over the conversation's own.
@@ -383,7 +380,10 @@ fn over_network(
     let network = Network::new(script.clone().answers_may_cross_cancellations())
         .faults(crate::network::Faults::storm())
         .tick(crate::soak::run::record::NETWORK_TICK)
-        .duration(NETWORK_LIMIT);
+        // As long as the run may take (the network steps every host every
+        // tick, so a run stuck waiting costs real time: the limit is past
+        // every liveness bound, not much more).
+        .duration(simulation.limit());
     let tap = Tap::default();
     network.run_scripted(
         simulation,

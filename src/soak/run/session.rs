@@ -43,8 +43,8 @@ use crate::testing::{Action, ReplayControl, ScriptedServer};
 pub const LIVENESS_BOUND: Duration = Duration::from_secs(60);
 
 /// The liveness bound for tools that take up to `longest`: a call still
-/// running when the fault phase ends may be a latency spike (ten times
-/// the longest latency), so the bound is at least twice that.
+/// running when the fault phase ends may be a latency spike (up to
+/// fifteen times the longest latency), so the bound is more than that.
 pub fn liveness_bound(longest: Duration) -> Duration {
     LIVENESS_BOUND.max(longest * 20)
 }
@@ -102,6 +102,32 @@ fn prepare(
             enforcement: g.enforcement,
         });
     (builder, governance, watched, resolved)
+}
+
+/// How many tool calls `script` makes.
+fn calls_in(script: &ScriptedServer) -> u32 {
+    script
+        .actions()
+        .iter()
+        .map(|a| match a {
+            Action::Call(_) => 1,
+            Action::CallMany(calls) => calls.len() as u32,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// The virtual time limit of a run of `script` (the executor's, past
+/// which the run fails as still going): the executor's default hour, or
+/// more for an agent whose pauses or slow tools need it. The run's own
+/// cap (its script's pauses and a liveness bound per call and ten more)
+/// and the settling after it come first, so a session that is merely
+/// slow is judged by the soak's liveness bounds, not cut short by the
+/// executor: a tool that may take ten minutes, spiking to fifteen times
+/// that, is slow, not stuck.
+pub(crate) fn time_limit(target: &Target, script: &ScriptedServer) -> Duration {
+    let cap = script_pauses(script) + target.liveness_bound * (RUN_CAP_BOUNDS + calls_in(script));
+    crate::executor::DEFAULT_TIME_LIMIT.max(cap + target.liveness_bound * 2)
 }
 
 fn script_pauses(script: &ScriptedServer) -> Duration {
@@ -218,16 +244,7 @@ pub(crate) async fn play(
     };
     let typing = record.faults.is_on(crate::soak::FaultKind::Typing);
     let turns = user::turns(target, seed, &script, typing);
-    let calls = script
-        .actions()
-        .iter()
-        .map(|a| match a {
-            Action::Call(_) => 1,
-            Action::CallMany(calls) => calls.len() as u32,
-            _ => 0,
-        })
-        .sum::<u32>();
-    let cap = script_pauses(&script) + bound * (RUN_CAP_BOUNDS + calls);
+    let cap = script_pauses(&script) + bound * (RUN_CAP_BOUNDS + calls_in(&script));
     let hangs_up = ends_in_hang_up(&record.faults, script.actions());
     let hangs_up_reconnecting = hangs_up && ends_its_connection(script.actions());
     // The caller puts its copy of the script in the record.

@@ -1,0 +1,119 @@
+//! Agents whose tools take minutes: the soak judges them by bounds that
+//! grow with the tools, never by limits that assume quick ones. A tool
+//! may take ten minutes, and a latency spike fifteen times its slowest;
+//! a session that is merely slow passes, and the scripted server still
+//! keeps the protocol's own clock (a `goAway`'s deadline).
+
+use std::time::Duration;
+
+use livesim::Seed;
+use livesim::session::LiveEvent;
+use livesim::soak::{Agent, FaultKind, SeedRun, Soak};
+
+use super::refused_move::refused_moves;
+use super::scratch::{Scratch, scratch};
+
+/// `sim/pharmacy` with every tool's `latency_ms` made `[lo, hi]`, read
+/// from a scratch copy (kept alive by the guard).
+fn slowed_pharmacy(lo: u64, hi: u64) -> (Scratch, Agent) {
+    let dir = scratch("slow-tools").inside("pharmacy");
+    std::fs::create_dir_all(&*dir).expect("the agent folder");
+    let text = std::fs::read_to_string("sim/pharmacy/agent.json").expect("sim/pharmacy");
+    let mut value: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let tools = value["tools"].as_array_mut().expect("pharmacy's tools");
+    for tool in tools {
+        tool["latency_ms"] = serde_json::json!([lo, hi]);
+    }
+    let text = serde_json::to_string_pretty(&value).expect("JSON");
+    std::fs::write(dir.join("agent.json"), text).expect("agent.json written");
+    let agent = Agent::load(&*dir).unwrap_or_else(|e| panic!("{e}"));
+    (dir, agent)
+}
+
+/// The failures of `run` that are livesim's own invariants (bare names),
+/// not the agent's goals (`budget(…)`, `final(…)`: a ten-minute tool may
+/// well miss a budget).
+fn broken_by_livesim(run: &SeedRun) -> Vec<String> {
+    run.failures
+        .iter()
+        .filter(|f| !f.invariant.contains('('))
+        .map(|f| format!("{}: {}", f.invariant, f.message))
+        .collect()
+}
+
+/// A `goAway` move the server refuses while calls run lingers on the old
+/// connection only until the notice's deadline, however slow the tools:
+/// the session's reconnect after the old connection ends comes within the
+/// time the notice gave (a second of slack for the frames). Read from the
+/// events alone. Before, the script lingered up to the slowest tool's
+/// latency whatever the notice said, and `reconnect-ends` failed an agent
+/// with a tool of minutes.
+#[test]
+fn a_refused_move_ends_by_its_notices_deadline_however_slow_the_tools() {
+    let slack = Duration::from_secs(1);
+    for (lo, hi) in [(200, 1_200), (40, 400_000)] {
+        let (_dir, agent) = slowed_pharmacy(lo, hi);
+        let soak = Soak::agent(&agent)
+            .fault(FaultKind::GoAway, 1.0)
+            .fault(FaultKind::Network, 0.0)
+            .check_determinism_every(0);
+        let mut checked = 0;
+        for s in super::seeds(60) {
+            let run = soak.run_seed(Seed::new(s));
+            let livesim_own = broken_by_livesim(&run);
+            assert!(
+                livesim_own.is_empty(),
+                "[{lo}, {hi}] seed {s}: {livesim_own:?}"
+            );
+            let record = run.record.expect("the run finished");
+            for refused in refused_moves(&record) {
+                let notice =
+                    record.events[..refused.next]
+                        .iter()
+                        .rev()
+                        .find_map(|t| match t.event {
+                            LiveEvent::GoAway { time_left } => Some((t.at, time_left)),
+                            _ => None,
+                        });
+                let Some((at, Some(time_left))) = notice else {
+                    continue;
+                };
+                let ended = record.events[refused.next].at;
+                assert!(
+                    ended <= at + time_left + slack,
+                    "[{lo}, {hi}] seed {s}: the notice at {at:?} gave {time_left:?}, \
+                     the old connection ended at {ended:?}"
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked >= 3, "[{lo}, {hi}]: only {checked} refused moves");
+    }
+}
+
+/// Tools of five to ten minutes, their latency spiking to fifteen times
+/// that, make sessions longer than an hour of virtual time (the
+/// executor's default limit); such a session is slow,
+/// not stuck: it settles and passes every invariant livesim itself
+/// keeps. Before, the executor cut it at the hour and `liveness` failed
+/// with a tool "not woken since".
+#[test]
+fn a_session_of_tools_taking_minutes_may_outlast_the_hour() {
+    let (_dir, agent) = slowed_pharmacy(300_000, 600_000);
+    let soak = Soak::agent(&agent)
+        .fault(FaultKind::LatencySpike, 1.0)
+        .fault(FaultKind::Network, 0.0)
+        .check_determinism_every(0);
+    let mut longest = Duration::ZERO;
+    for s in super::seeds(6) {
+        let run = soak.run_seed(Seed::new(s));
+        let livesim_own = broken_by_livesim(&run);
+        assert!(livesim_own.is_empty(), "seed {s}: {livesim_own:?}");
+        let record = run.record.expect("the run finished");
+        longest = longest.max(record.virtual_time);
+    }
+    assert!(
+        longest > Duration::from_secs(3600),
+        "no session outlasted the hour (longest {longest:?})"
+    );
+}

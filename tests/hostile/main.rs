@@ -18,6 +18,7 @@
 mod harness;
 
 mod files;
+mod mutated_agents;
 mod numbers;
 mod pipes;
 mod redaction;

@@ -653,14 +653,14 @@ fn resolvers_fill_exactly_the_specs_resolved_slots() {
             r#"{"party_size": 4}"#,
             r#"{"tabel": {"value": 1}, "table": {"value": 1}}"#,
             "at resolvers.tabel: tabel is not a resolved slot of the agent's conversation spec \
-             (it resolves table)",
+             (s.spec.json resolves table)",
         ),
         (
             "missing",
             r#"{"party_size": 4}"#,
             "{}",
-            "at spec: the conversation spec resolves table from other keys, but the agent file \
-             gives it no resolver",
+            "at spec: the conversation spec s.spec.json resolves table from other keys, but the \
+             agent file gives it no resolver",
         ),
         (
             "tool-writes-it",
@@ -709,7 +709,16 @@ fn resolvers_fill_exactly_the_specs_resolved_slots() {
         &with(r#"{"party_size": 4}"#, ok),
         &[("s.spec.json", flow)],
     );
-    assert!(err.contains("(it resolves none)"), "{err}");
+    assert!(
+        err.contains("(s.spec.json is a flow, with no slots)"),
+        "{err}"
+    );
+    // Nor does an agent with no spec at all.
+    let no_spec = format!(
+        "{{\"v\": 1, {LINES}, \"tools\": [{{\"name\": \"set_party\"}}],\n \"resolvers\": {{\"table\": {{\"value\": 1}}}}}}"
+    );
+    let err = error("resolvers-no-spec", &no_spec, &[]);
+    assert!(err.contains("(the agent has no spec)"), "{err}");
 }
 
 /// A key given twice in one object, anywhere in the file (a tool's

@@ -340,11 +340,11 @@ impl Agent {
             agent.spec = Some((Arc::new(spec), file));
             agent.spec_as_written = Some(Arc::new(written));
         }
-        let conversation = match agent.spec.as_ref().map(|(spec, _)| spec.as_ref()) {
-            Some(Spec::Conversation(convo)) => Some(convo),
-            _ => None,
-        };
-        resolvers::fit(&Node::root(&value), &agent.resolvers, conversation)
+        let spec = agent.spec.as_ref().map(|(spec, file)| {
+            let name = file.file_name().unwrap_or(file.as_os_str());
+            (spec.as_ref(), name.to_string_lossy())
+        });
+        resolvers::fit(&Node::root(&value), &agent.resolvers, spec)
             .map_err(|m| m.locate(origin, text))?;
         if let Some((file, extractor)) = tape_file {
             let tape = StandingTape::open(&file)?;

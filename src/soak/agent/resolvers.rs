@@ -22,7 +22,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::executor;
-use crate::flow::{CompiledConversation, Resolver, resolver};
+use crate::flow::{CompiledConversation, Resolver, Spec, resolver};
 use crate::soak::agent::tool_file::latency_and_failures;
 use crate::soak::agent::tools::{SimTool, TOOL_FAILURE, TOOL_LATENCY, render};
 use crate::soak::file_reader::{Decoded, Node};
@@ -152,12 +152,17 @@ pub(crate) fn decode(node: &Node<'_>, tools: &[SimTool]) -> Decoded<Vec<SimResol
 }
 
 /// Whether `resolvers` fit the conversation: each names a resolved slot
-/// of it, and each resolved slot has one. `root` is the agent file.
+/// of it, and each resolved slot has one. `root` is the agent file;
+/// `spec` its spec and the spec file's name, for the errors.
 pub(crate) fn fit(
     root: &Node<'_>,
     resolvers: &[SimResolver],
-    conversation: Option<&CompiledConversation>,
+    spec: Option<(&Spec, std::borrow::Cow<'_, str>)>,
 ) -> Decoded<()> {
+    let (conversation, spec_name) = match &spec {
+        Some((Spec::Conversation(convo), name)) => (Some(convo), name.as_ref()),
+        _ => (None, ""),
+    };
     let resolved: Vec<&str> = conversation
         .map(|c| {
             c.resolved_slots_by_stage()
@@ -170,13 +175,18 @@ pub(crate) fn fit(
         let fields = node.map("an object of slot → resolver")?;
         for (slot, item) in fields.members() {
             if !resolved.contains(&slot.as_str()) {
-                let known = if resolved.is_empty() {
-                    "it resolves none".to_string()
-                } else {
-                    format!("it resolves {}", resolved.join(", "))
+                let spec = match &spec {
+                    None => "the agent has no spec".to_string(),
+                    Some((Spec::Flow(_), name)) => format!("{name} is a flow, with no slots"),
+                    Some((Spec::Conversation(_), name)) if resolved.is_empty() => {
+                        format!("{name} resolves none")
+                    }
+                    Some((Spec::Conversation(_), name)) => {
+                        format!("{name} resolves {}", resolved.join(", "))
+                    }
                 };
                 return item.fail(format!(
-                    "{slot} is not a resolved slot of the agent's conversation spec ({known}): \
+                    "{slot} is not a resolved slot of the agent's conversation spec ({spec}): \
                      a resolver fills a slot declared with \"resolve_from\""
                 ));
             }
@@ -188,8 +198,8 @@ pub(crate) fn fit(
     {
         let at = top.get("spec").unwrap_or_else(|| root.clone());
         return at.fail(format!(
-            "the conversation spec resolves {missing} from other keys, but the agent file \
-             gives it no resolver: add \"resolvers\": {{\"{missing}\": {{\"value\": …}}}}"
+            "the conversation spec {spec_name} resolves {missing} from other keys, but the \
+             agent file gives it no resolver: add \"resolvers\": {{\"{missing}\": {{\"value\": …}}}}"
         ));
     }
     Ok(())

@@ -1,0 +1,287 @@
+//! Agent files changed value by value, as a user editing one (or an
+//! attacker writing one) could leave them: a number made huge, negative,
+//! fractional or past u64, a list emptied or reversed, a key dropped, a
+//! string emptied. Either livesim refuses the file with an error naming
+//! it, or every session it soaks from the file keeps livesim's own
+//! invariants: a file livesim accepted never makes it panic, hang, break
+//! the protocol, or lose a frame.
+
+use std::path::{Path, PathBuf};
+
+use livesim::Seed;
+use livesim::soak::{Agent, Soak};
+use proptest::prelude::*;
+use serde_json::Value;
+
+use super::Scratch;
+
+/// The agents of `sim/`, each a folder.
+fn agents() -> Vec<PathBuf> {
+    let sim = Path::new(env!("CARGO_MANIFEST_DIR")).join("sim");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&sim)
+        .expect("sim/ is there")
+        .map(|e| e.expect("an entry of sim/").path())
+        .filter(|p| p.join("agent.json").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// One step from a value to a member of it.
+#[derive(Clone, Debug)]
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// Every node of `value`, as paths from the root (the root first).
+fn paths(value: &Value, at: &mut Vec<Seg>, out: &mut Vec<Vec<Seg>>) {
+    out.push(at.clone());
+    match value {
+        Value::Object(map) => {
+            for (key, member) in map {
+                at.push(Seg::Key(key.clone()));
+                paths(member, at, out);
+                at.pop();
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                at.push(Seg::Index(i));
+                paths(item, at, out);
+                at.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+fn node_mut<'a>(value: &'a mut Value, path: &[Seg]) -> &'a mut Value {
+    path.iter().fold(value, |v, seg| match seg {
+        Seg::Key(k) => &mut v[k.as_str()],
+        Seg::Index(i) => &mut v[*i],
+    })
+}
+
+fn number(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{text:?}: {e}"))
+}
+
+/// The changes a value can undergo.
+const CHANGES: u8 = 18;
+
+/// Changes the node at `path` of `value` by change `change`.
+fn change(value: &mut Value, path: &[Seg], change: u8) {
+    if change == CHANGES - 1 {
+        // Drop the node from its parent.
+        if let Some((last, parent)) = path.split_last() {
+            match (node_mut(value, parent), last) {
+                (Value::Object(map), Seg::Key(k)) => {
+                    map.shift_remove(k);
+                }
+                (Value::Array(items), Seg::Index(i)) => {
+                    items.remove(*i);
+                }
+                _ => {}
+            }
+        }
+        return;
+    }
+    let node = node_mut(value, path);
+    *node = match change {
+        0 => number("0"),
+        1 => number("-1"),
+        2 => number("1e308"),
+        3 => number("18446744073709551615"),
+        4 => number("1e400"),
+        5 => number("0.5"),
+        6 => number("-0.0000001"),
+        7 => Value::String(String::new()),
+        8 => Value::Null,
+        9 => Value::Array(Vec::new()),
+        10 => Value::Object(Default::default()),
+        11 => Value::Bool(true),
+        12 => Value::String("x".repeat(5000)),
+        13 => Value::String("{args.}\u{0}../é{".to_string()),
+        14 => match node.take() {
+            Value::Array(mut items) => {
+                items.reverse();
+                Value::Array(items)
+            }
+            // A thousand times as large, where the digits allow it.
+            Value::Number(n) => {
+                serde_json::from_str(&format!("{n}000")).unwrap_or_else(|_| number("1000"))
+            }
+            other => other,
+        },
+        15 => match node.take() {
+            Value::Array(mut items) => {
+                if let Some(first) = items.first().cloned() {
+                    items.push(first);
+                }
+                Value::Array(items)
+            }
+            Value::String(s) => Value::String(format!("{s}{s}")),
+            other => other,
+        },
+        _ => match node.take() {
+            Value::Object(mut map) => {
+                let first = map.keys().next().cloned();
+                if let Some(k) = first {
+                    map.shift_remove(&k);
+                }
+                Value::Object(map)
+            }
+            Value::Number(n) => {
+                let n = n.to_string();
+                number(n.strip_prefix('-').map_or(&*format!("-{n}"), |p| p))
+            }
+            other => other,
+        },
+    };
+}
+
+/// Copies the files of agent folder `from` into a scratch folder named
+/// like it, with file `changed` replaced by `text`.
+fn folder_with(from: &Path, changed: &str, text: &str, scratch: &Scratch) -> PathBuf {
+    let dir = scratch
+        .path()
+        .join(from.file_name().expect("a folder name"));
+    std::fs::create_dir_all(&dir).expect("the scratch folder");
+    for entry in std::fs::read_dir(from).expect("the agent folder") {
+        let path = entry.expect("an entry").path();
+        if path.is_file() {
+            std::fs::copy(&path, dir.join(path.file_name().expect("a name"))).expect("copied");
+        }
+    }
+    std::fs::write(dir.join(changed), text).expect("the changed file written");
+    dir
+}
+
+/// What happened to one changed agent file: `Err` with what went wrong.
+fn judge(from: &Path, changed: &str, text: &str) -> Result<(), String> {
+    let scratch = Scratch::new("agent");
+    std::fs::create_dir_all(scratch.path()).expect("scratch");
+    let dir = folder_with(from, changed, text, &scratch);
+    let loaded = std::panic::catch_unwind(|| Agent::load(&dir))
+        .map_err(|_| "reading the file panicked".to_string())?;
+    let agent = match loaded {
+        Err(error) => {
+            let said = error.to_string();
+            return if said.contains(changed) {
+                Ok(())
+            } else {
+                Err(format!("the error names no file: {said}"))
+            };
+        }
+        Ok(agent) => agent,
+    };
+    let soak = Soak::agent(&agent)
+        .check_determinism_every(0)
+        .explore(false)
+        .keep(false);
+    for seed in 0..2 {
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            soak.run_seed(Seed::new(seed))
+        }))
+        .map_err(|_| format!("seed {seed}: the soak panicked"))?;
+        // livesim's own invariants have bare names; the agent's goals
+        // name their arguments (`budget(…)`, `final(…)`), and a changed
+        // file may well miss them.
+        if let Some(f) = run.failures.iter().find(|f| !f.invariant.contains('(')) {
+            return Err(format!("seed {seed}: {}: {}", f.invariant, f.message));
+        }
+    }
+    Ok(())
+}
+
+/// The files of agent folder `dir` a user writes: `agent.json` and its
+/// spec, if it has one.
+fn written_files(dir: &Path) -> Vec<String> {
+    let mut files = vec!["agent.json".to_string()];
+    let mut specs: Vec<String> = std::fs::read_dir(dir)
+        .expect("the agent folder")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|n| n.ends_with(".spec.json"))
+        .collect();
+    specs.sort();
+    files.extend(specs);
+    files
+}
+
+/// `text` (JSON) with `changes` made, each a node (by its index among
+/// the nodes, modulo their number) and a change.
+fn changed(text: &str, changes: &[(u32, u8)]) -> String {
+    let mut value: Value = serde_json::from_str(text).expect("JSON");
+    for &(pick, c) in changes {
+        let mut all = Vec::new();
+        paths(&value, &mut Vec::new(), &mut all);
+        let path = all[pick as usize % all.len()].clone();
+        change(&mut value, &path, c);
+    }
+    serde_json::to_string_pretty(&value).expect("JSON")
+}
+
+/// A survey, not a test: `LIVESIM_SURVEY=n` changes each agent's files
+/// `n` times and prints every problem.
+#[test]
+#[ignore]
+fn survey() {
+    let n: u64 = std::env::var("LIVESIM_SURVEY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
+    let mut x: u64 = 0x9e3779b97f4a7c15;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for dir in agents() {
+        let files = written_files(&dir);
+        for _ in 0..n {
+            let file = &files[(next() % files.len() as u64) as usize];
+            let text = std::fs::read_to_string(dir.join(file)).unwrap();
+            let changes: Vec<(u32, u8)> = (0..1 + next() % 2)
+                .map(|_| (next() as u32, (next() % CHANGES as u64) as u8))
+                .collect();
+            if let Err(problem) = judge(&dir, file, &changed(&text, &changes)) {
+                println!("{}/{file}: {changes:?}\n    {problem:.400}", dir.display());
+            }
+        }
+    }
+}
+
+proptest! {
+    // An eighth of PROPTEST_CASES (32 by default): an accepted file
+    // costs two whole sessions.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|n| n.parse::<u32>().ok())
+            .map_or(32, |n| (n / 8).max(32)),
+        ..ProptestConfig::default()
+    })]
+
+    /// An agent file or spec livesim accepts never makes a session break
+    /// livesim's own invariants, and one it refuses is named.
+    #[test]
+    fn a_changed_agent_file_is_refused_by_name_or_soaks_clean(
+        agent in any::<prop::sample::Index>(),
+        file in any::<prop::sample::Index>(),
+        changes in prop::collection::vec((any::<u32>(), 0..CHANGES), 1..3),
+    ) {
+        let dirs = agents();
+        let dir = &dirs[agent.index(dirs.len())];
+        let files = written_files(dir);
+        let file = &files[file.index(files.len())];
+        let text = std::fs::read_to_string(dir.join(file)).expect("the file");
+        prop_assert_eq!(judge(dir, file, &changed(&text, &changes)), Ok(()));
+    }
+}

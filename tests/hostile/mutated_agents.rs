@@ -1,10 +1,12 @@
-//! Agent files changed value by value, as a user editing one (or an
-//! attacker writing one) could leave them: a number made huge, negative,
-//! fractional or past u64, a list emptied or reversed, a key dropped, a
-//! string emptied. Either livesim refuses the file with an error naming
-//! it, or every session it soaks from the file keeps livesim's own
-//! invariants: a file livesim accepted never makes it panic, hang, break
-//! the protocol, or lose a frame.
+//! Agent files and their specs changed value by value, as a user editing
+//! one (or an attacker writing one) could leave them: a number made huge,
+//! negative, fractional or past u64, a list emptied or reversed, a key
+//! dropped, a string emptied or made long. Either livesim refuses the
+//! file with an error naming it, or every session it soaks from the file
+//! keeps livesim's own invariants: a file livesim accepted never makes it
+//! panic, hang, break the protocol, lose a frame or fail a correct
+//! session. (A survey of 12,000 such changes found two false alarms this
+//! way, for tools that take minutes: `tests/soak/slow_tools.rs`.)
 
 use std::path::{Path, PathBuf};
 
@@ -227,45 +229,14 @@ fn changed(text: &str, changes: &[(u32, u8)]) -> String {
     serde_json::to_string_pretty(&value).expect("JSON")
 }
 
-/// A survey, not a test: `LIVESIM_SURVEY=n` changes each agent's files
-/// `n` times and prints every problem.
-#[test]
-#[ignore]
-fn survey() {
-    let n: u64 = std::env::var("LIVESIM_SURVEY")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(100);
-    let mut x: u64 = 0x9e3779b97f4a7c15;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    for dir in agents() {
-        let files = written_files(&dir);
-        for _ in 0..n {
-            let file = &files[(next() % files.len() as u64) as usize];
-            let text = std::fs::read_to_string(dir.join(file)).unwrap();
-            let changes: Vec<(u32, u8)> = (0..1 + next() % 2)
-                .map(|_| (next() as u32, (next() % CHANGES as u64) as u8))
-                .collect();
-            if let Err(problem) = judge(&dir, file, &changed(&text, &changes)) {
-                println!("{}/{file}: {changes:?}\n    {problem:.400}", dir.display());
-            }
-        }
-    }
-}
-
 proptest! {
-    // An eighth of PROPTEST_CASES (32 by default): an accepted file
-    // costs two whole sessions.
+    // Half of PROPTEST_CASES (128 by default): an accepted file costs
+    // two whole sessions (about one change in six is accepted).
     #![proptest_config(ProptestConfig {
         cases: std::env::var("PROPTEST_CASES")
             .ok()
             .and_then(|n| n.parse::<u32>().ok())
-            .map_or(32, |n| (n / 8).max(32)),
+            .map_or(128, |n| (n / 2).max(128)),
         ..ProptestConfig::default()
     })]
 

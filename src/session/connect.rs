@@ -207,7 +207,9 @@ async fn await_setup(
         match transport.recv().await {
             Some(Ok(Frame::Close(close))) => return Err(inbound::setup_rejected(close)),
             Some(Ok(frame)) => match inbound::decode(&frame) {
-                Ok(message) => {
+                // (What a frame left out is named when the wire lane
+                // reads it again.)
+                Ok((message, _)) => {
                     if let Some(session_id) = inbound::setup_complete(&message) {
                         return Ok((session_id, early));
                     }

@@ -210,7 +210,9 @@ pub enum LiveEvent {
         message: Value,
     },
     /// Something odd the session handled by a documented policy (a
-    /// duplicate call id, a late cancellation).
+    /// duplicate call id, a late cancellation, a server frame it could
+    /// not read: ignored whole, or, when only some of its payloads are
+    /// malformed, read without them, each named).
     Warning {
         /// What happened and what the session did.
         message: String,

@@ -13,13 +13,84 @@ use super::error::SessionError;
 use super::events::ToolCall;
 use crate::wire::{CloseFrame, Closed, Decoded, Frame, PartKind, ServerMessage, Transcription};
 
-/// Decodes a text or binary frame into a server message.
-pub(crate) fn decode(frame: &Frame) -> Result<ServerMessage, String> {
+/// Decodes a text or binary frame into a server message, and names each
+/// payload of it that could not be read. A frame whose one payload is
+/// malformed (a usage count that is not a number) keeps the others (the
+/// turn's end beside it): the unreadable payloads are left out, each
+/// named; only a frame with nothing readable in it is an error.
+pub(crate) fn decode(frame: &Frame) -> Result<(ServerMessage, Vec<String>), String> {
     match ServerMessage::from_frame(frame) {
-        Ok(Decoded::Message(message)) => Ok(message),
+        Ok(Decoded::Message(message)) => Ok((message, Vec::new())),
         Ok(Decoded::Closed(closed)) => Err(format!("a close frame is not a message ({closed})")),
-        Err(e) => Err(e.to_string()),
+        Err(e) => salvage(frame).ok_or_else(|| e.to_string()),
     }
+}
+
+/// The readable payloads of a frame that did not decode whole, and what
+/// was wrong with each of the others; `None` when the frame is no JSON
+/// object or none of its payloads can be read.
+fn salvage(frame: &Frame) -> Option<(ServerMessage, Vec<String>)> {
+    let bytes = match frame {
+        Frame::Text(text) => text.as_bytes(),
+        Frame::Binary(bytes) => bytes,
+        Frame::Close(_) => return None,
+    };
+    let payloads: Map<String, Value> = serde_json::from_slice(bytes).ok()?;
+    let mut message = ServerMessage::default();
+    let mut problems = Vec::new();
+    let mut read = 0;
+    for (key, value) in payloads {
+        let one = Value::Object(Map::from_iter([(key.clone(), value)]));
+        match serde_json::from_value::<ServerMessage>(one) {
+            Ok(part) => {
+                read += 1;
+                merge(&mut message, part);
+            }
+            Err(e) => {
+                // Redacted first: a cut first could keep half a key.
+                let problem = e.to_string();
+                let problem = crate::wire::scrub_builtin(&problem);
+                let problem = crate::wire::truncate_at_char(&problem, 300);
+                problems.push(format!("`{key}` left out: {problem}"));
+            }
+        }
+    }
+    (read > 0).then_some((message, problems))
+}
+
+/// Moves the payloads of `part` (a message of one key) into `message`.
+fn merge(message: &mut ServerMessage, part: ServerMessage) {
+    let ServerMessage {
+        setup_complete,
+        server_content,
+        tool_call,
+        tool_call_cancellation,
+        go_away,
+        session_resumption_update,
+        usage_metadata,
+        voice_activity,
+        voice_activity_detection_signal,
+        extra,
+    } = part;
+    message.setup_complete = message.setup_complete.take().or(setup_complete);
+    message.server_content = message.server_content.take().or(server_content);
+    message.tool_call = message.tool_call.take().or(tool_call);
+    message.tool_call_cancellation = message
+        .tool_call_cancellation
+        .take()
+        .or(tool_call_cancellation);
+    message.go_away = message.go_away.take().or(go_away);
+    message.session_resumption_update = message
+        .session_resumption_update
+        .take()
+        .or(session_resumption_update);
+    message.usage_metadata = message.usage_metadata.take().or(usage_metadata);
+    message.voice_activity = message.voice_activity.take().or(voice_activity);
+    message.voice_activity_detection_signal = message
+        .voice_activity_detection_signal
+        .take()
+        .or(voice_activity_detection_signal);
+    message.extra.extend(extra);
 }
 
 /// `Some(session id)` if the message completes setup.

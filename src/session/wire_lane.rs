@@ -294,7 +294,18 @@ impl WireLane {
         self.frames += 1;
         let index = self.frames;
         let message = match inbound::decode(&frame) {
-            Ok(message) => message,
+            Ok((message, left_out)) => {
+                for problem in left_out {
+                    let event = LiveEvent::Warning {
+                        message: format!("server frame #{index}: {problem}; the rest was read"),
+                    };
+                    self.lanes.send(
+                        Lane::Control,
+                        Routed::Event(event, Position::wire(index, 0)),
+                    );
+                }
+                message
+            }
             Err(problem) => {
                 let event = LiveEvent::Warning {
                     message: format!("server frame #{index} ignored: {problem}"),

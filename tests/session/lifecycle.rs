@@ -317,6 +317,60 @@ async fn odd_frames_are_events_and_errors_end_the_session() {
     assert!(events.iter().any(|e| matches!(e, LiveEvent::Disconnected { reason, .. } if reason == "the server sent error 400: bad request")));
 }
 
+/// A frame with one malformed payload keeps the others: a usage count
+/// that is no number beside the turn's end still ends the turn, and the
+/// warning names the payload left out. A frame with nothing readable is
+/// ignored whole, as before.
+#[tokio::test]
+async fn a_frame_keeps_its_readable_payloads_when_one_is_malformed() {
+    let run = ScriptedServer::new()
+        .text("Half")
+        .frame(json!({
+            "serverContent": { "turnComplete": true },
+            "usageMetadata": { "totalTokenCount": "many" },
+        }))
+        .frame(json!({ "usageMetadata": { "totalTokenCount": [] } }))
+        .says("Next.")
+        .play(Live::builder())
+        .await
+        .unwrap();
+    let events = run.events();
+    let warnings: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            LiveEvent::Warning { message } => Some(message.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:#?}");
+    assert!(
+        warnings[0].starts_with("server frame #2: `usageMetadata` left out: ")
+            && warnings[0].ends_with("; the rest was read"),
+        "{}",
+        warnings[0]
+    );
+    assert!(
+        warnings[1].starts_with("server frame #3 ignored: "),
+        "{}",
+        warnings[1]
+    );
+    // The first turn ended at frame #2, so "Next." is a turn of its own.
+    let completes: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            LiveEvent::TextComplete { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(completes, ["Half", "Next."]);
+    let turns = events
+        .iter()
+        .filter(|e| matches!(e, LiveEvent::TurnComplete { .. }))
+        .count();
+    assert_eq!(turns, 2);
+    assert!(!events.iter().any(|e| matches!(e, LiveEvent::Usage { .. })));
+}
+
 /// A go-away is an event, and its deadline becomes a session signal.
 #[test]
 fn a_go_away_sets_its_deadline_signal() {

@@ -48,7 +48,7 @@ pub fn msg_text(t: &str) -> MessageView {
 /// The view of a raw server message, decoded as the wire lane decodes it.
 pub fn decoded(message: serde_json::Value) -> MessageView {
     let frame = crate::wire::Frame::Text(message.to_string());
-    let message = crate::session::inbound::decode(&frame).expect("a server message");
+    let (message, _) = crate::session::inbound::decode(&frame).expect("a server message");
     crate::session::inbound::view(&message)
 }
 

@@ -18,7 +18,9 @@
 mod harness;
 
 mod files;
+mod json_changes;
 mod mutated_agents;
+mod mutated_servers;
 mod numbers;
 mod pipes;
 mod redaction;

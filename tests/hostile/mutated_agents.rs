@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use livesim::Seed;
 use livesim::soak::{Agent, Soak};
 use proptest::prelude::*;
-use serde_json::Value;
 
 use super::Scratch;
+use super::json_changes::{CHANGES, changed};
 
 /// The agents of `sim/`, each a folder.
 fn agents() -> Vec<PathBuf> {
@@ -27,120 +27,6 @@ fn agents() -> Vec<PathBuf> {
         .collect();
     dirs.sort();
     dirs
-}
-
-/// One step from a value to a member of it.
-#[derive(Clone, Debug)]
-enum Seg {
-    Key(String),
-    Index(usize),
-}
-
-/// Every node of `value`, as paths from the root (the root first).
-fn paths(value: &Value, at: &mut Vec<Seg>, out: &mut Vec<Vec<Seg>>) {
-    out.push(at.clone());
-    match value {
-        Value::Object(map) => {
-            for (key, member) in map {
-                at.push(Seg::Key(key.clone()));
-                paths(member, at, out);
-                at.pop();
-            }
-        }
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                at.push(Seg::Index(i));
-                paths(item, at, out);
-                at.pop();
-            }
-        }
-        _ => {}
-    }
-}
-
-fn node_mut<'a>(value: &'a mut Value, path: &[Seg]) -> &'a mut Value {
-    path.iter().fold(value, |v, seg| match seg {
-        Seg::Key(k) => &mut v[k.as_str()],
-        Seg::Index(i) => &mut v[*i],
-    })
-}
-
-fn number(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("{text:?}: {e}"))
-}
-
-/// The changes a value can undergo.
-const CHANGES: u8 = 18;
-
-/// Changes the node at `path` of `value` by change `change`.
-fn change(value: &mut Value, path: &[Seg], change: u8) {
-    if change == CHANGES - 1 {
-        // Drop the node from its parent.
-        if let Some((last, parent)) = path.split_last() {
-            match (node_mut(value, parent), last) {
-                (Value::Object(map), Seg::Key(k)) => {
-                    map.shift_remove(k);
-                }
-                (Value::Array(items), Seg::Index(i)) => {
-                    items.remove(*i);
-                }
-                _ => {}
-            }
-        }
-        return;
-    }
-    let node = node_mut(value, path);
-    *node = match change {
-        0 => number("0"),
-        1 => number("-1"),
-        2 => number("1e308"),
-        3 => number("18446744073709551615"),
-        4 => number("1e400"),
-        5 => number("0.5"),
-        6 => number("-0.0000001"),
-        7 => Value::String(String::new()),
-        8 => Value::Null,
-        9 => Value::Array(Vec::new()),
-        10 => Value::Object(Default::default()),
-        11 => Value::Bool(true),
-        12 => Value::String("x".repeat(5000)),
-        13 => Value::String("{args.}\u{0}../é{".to_string()),
-        14 => match node.take() {
-            Value::Array(mut items) => {
-                items.reverse();
-                Value::Array(items)
-            }
-            // A thousand times as large, where the digits allow it.
-            Value::Number(n) => {
-                serde_json::from_str(&format!("{n}000")).unwrap_or_else(|_| number("1000"))
-            }
-            other => other,
-        },
-        15 => match node.take() {
-            Value::Array(mut items) => {
-                if let Some(first) = items.first().cloned() {
-                    items.push(first);
-                }
-                Value::Array(items)
-            }
-            Value::String(s) => Value::String(format!("{s}{s}")),
-            other => other,
-        },
-        _ => match node.take() {
-            Value::Object(mut map) => {
-                let first = map.keys().next().cloned();
-                if let Some(k) = first {
-                    map.shift_remove(&k);
-                }
-                Value::Object(map)
-            }
-            Value::Number(n) => {
-                let n = n.to_string();
-                number(n.strip_prefix('-').map_or(&*format!("-{n}"), |p| p))
-            }
-            other => other,
-        },
-    };
 }
 
 /// Copies the files of agent folder `from` into a scratch folder named
@@ -214,19 +100,6 @@ fn written_files(dir: &Path) -> Vec<String> {
     specs.sort();
     files.extend(specs);
     files
-}
-
-/// `text` (JSON) with `changes` made, each a node (by its index among
-/// the nodes, modulo their number) and a change.
-fn changed(text: &str, changes: &[(u32, u8)]) -> String {
-    let mut value: Value = serde_json::from_str(text).expect("JSON");
-    for &(pick, c) in changes {
-        let mut all = Vec::new();
-        paths(&value, &mut Vec::new(), &mut all);
-        let path = all[pick as usize % all.len()].clone();
-        change(&mut value, &path, c);
-    }
-    serde_json::to_string_pretty(&value).expect("JSON")
 }
 
 proptest! {

@@ -244,7 +244,13 @@ pub(crate) async fn play(
     };
     let typing = record.faults.is_on(crate::soak::FaultKind::Typing);
     let turns = user::turns(target, seed, &script, typing);
-    let cap = script_pauses(&script) + bound * (RUN_CAP_BOUNDS + calls_in(&script));
+    // Within the executor's limit, less a bound for what follows the
+    // cap (the session ending, its tools finishing): a run the script
+    // never finishes is judged by the soak, which says where the script
+    // stood, rather than cut by the executor.
+    let limit = time_limit(target, &script);
+    let cap = (script_pauses(&script) + bound * (RUN_CAP_BOUNDS + calls_in(&script)))
+        .min(limit.saturating_sub(bound).max(limit / 2));
     let hangs_up = ends_in_hang_up(&record.faults, script.actions());
     let hangs_up_reconnecting = hangs_up && ends_its_connection(script.actions());
     // The caller puts its copy of the script in the record.

@@ -117,3 +117,51 @@ fn a_session_of_tools_taking_minutes_may_outlast_the_hour() {
         "no session outlasted the hour (longest {longest:?})"
     );
 }
+
+/// A script that waits for what never comes, in a session whose policy
+/// allows long reconnects (ten attempts, a minute's backoff each): the
+/// soak's own cap ends the run before the executor's time limit, so the
+/// failure is `liveness` saying where the script stood, not the
+/// executor's "time limit passed". (The cap, a reconnect's bound per call
+/// and ten more, came to more than the hour.)
+#[test]
+fn a_stuck_script_is_judged_by_the_soak_before_the_executors_limit() {
+    use livesim::prelude::*;
+    use livesim::session::Resumption;
+    use livesim::testing::ScriptedServer;
+    let soak = Soak::new("stuck", || {
+        Live::builder()
+            .resumption(
+                Resumption::on()
+                    .attempts(10)
+                    .backoff(Duration::from_secs(60), Duration::from_secs(60)),
+            )
+            .setup_timeout(Duration::from_secs(30))
+    })
+    .script(|_, _| {
+        ScriptedServer::new()
+            .resumption_update("h-1", true)
+            .says("Hello.")
+            .expects("toolResponse")
+            // What the soak's user types is no concern of this script.
+            .lenient()
+    })
+    .fault(FaultKind::Network, 0.0)
+    .explore(false)
+    .keep(false)
+    .check_determinism_every(0);
+    let run = soak.run_seed(Seed::new(1));
+    let liveness: Vec<&str> = run
+        .failures
+        .iter()
+        .filter(|f| f.invariant == "liveness")
+        .map(|f| f.message.as_str())
+        .collect();
+    assert_eq!(liveness.len(), 1, "{:?}", run.failures);
+    assert!(
+        liveness[0].starts_with("the session never settled")
+            && liveness[0].contains("the script was still at action #4"),
+        "{}",
+        liveness[0]
+    );
+}

@@ -4,7 +4,9 @@
 //! Decoding accepts up to nine fractional digits (nanoseconds) and, to be
 //! forgiving, a bare JSON number of seconds. Encoding writes protobuf's
 //! canonical form: no fraction for whole seconds, otherwise 3, 6 or 9
-//! digits. Negative durations are rejected: no Live field can be negative.
+//! digits. Negative durations are rejected: no Live field can be negative;
+//! and so are durations past protobuf's range (10,000 years), which no
+//! server can mean and a deadline computed from would overflow.
 
 use std::fmt;
 use std::time::Duration;
@@ -18,6 +20,15 @@ use serde::ser::Serializer;
 pub struct DurationError {
     text: String,
     problem: &'static str,
+}
+
+/// The most seconds a protobuf `Duration` holds (10,000 years).
+pub const MAX_DURATION_SECONDS: u64 = 315_576_000_000;
+
+/// The problem with `secs` seconds, if past protobuf's range.
+fn past_range(secs: u64) -> Option<&'static str> {
+    (secs > MAX_DURATION_SECONDS)
+        .then_some("it is past protobuf's largest duration, 315576000000s (10,000 years)")
 }
 
 /// Parses a protobuf JSON duration such as `"0.250s"`.
@@ -50,6 +61,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
         return Err(fail("the seconds are not a whole number"));
     }
     let secs: u64 = whole.parse().map_err(|_| fail("the seconds overflow"))?;
+    if let Some(problem) = past_range(secs) {
+        return Err(fail(problem));
+    }
     let nanos = match fraction {
         None => 0,
         Some(f) if f.is_empty() || f.len() > 9 || !f.bytes().all(|b| b.is_ascii_digit()) => {
@@ -109,19 +123,43 @@ impl<'de> Visitor<'de> for DurationVisitor {
     }
 
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-        Ok(Some(Duration::from_secs(v)))
+        match past_range(v) {
+            Some(problem) => Err(E::custom(format_args!("duration {v}: {problem}"))),
+            None => Ok(Some(Duration::from_secs(v))),
+        }
     }
 
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-        u64::try_from(v)
-            .map(|v| Some(Duration::from_secs(v)))
-            .map_err(|_| E::custom(format_args!("duration {v} is negative")))
+        match u64::try_from(v) {
+            Ok(v) => self.visit_u64(v),
+            Err(_) => Err(E::custom(format_args!("duration {v} is negative"))),
+        }
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-        Duration::try_from_secs_f64(v)
-            .map(Some)
-            .map_err(|_| E::custom(format_args!("{v} is not a duration in seconds")))
+        match Duration::try_from_secs_f64(v) {
+            Ok(d) => match past_range(d.as_secs()) {
+                Some(problem) => Err(E::custom(format_args!("duration {v}: {problem}"))),
+                None => Ok(Some(d)),
+            },
+            Err(_) => Err(E::custom(format_args!("{v} is not a duration in seconds"))),
+        }
+    }
+
+    /// A number read from frame text that is no integer (`1.5`, `1e3`):
+    /// serde_json (with `arbitrary_precision`) hands it over as a
+    /// one-entry map holding its text.
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        if map.next_key::<String>()?.as_deref() != Some(super::numbers::NUMBER_TOKEN) {
+            return Err(de::Error::invalid_type(de::Unexpected::Map, &self));
+        }
+        let text: String = map.next_value()?;
+        match text.parse::<f64>() {
+            Ok(v) => self.visit_f64(v),
+            Err(_) => Err(de::Error::custom(format_args!(
+                "{text} is not a duration in seconds"
+            ))),
+        }
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
@@ -162,8 +200,38 @@ mod tests {
             "1.0000000001s",
             "1e3s",
             "abc",
+            "315576000001s",
+            "18446744073709551615s",
         ] {
             assert!(parse_duration(text).is_err(), "{text}");
+        }
+    }
+
+    /// Protobuf's largest duration is read; one second more, as a string
+    /// or a number, is refused rather than overflow a deadline.
+    #[test]
+    fn durations_stop_at_protobufs_range() {
+        let largest = Duration::from_secs(MAX_DURATION_SECONDS);
+        assert_eq!(parse_duration("315576000000s").unwrap(), largest);
+        let read = |json: &str| -> Result<Option<Duration>, String> {
+            let mut d = serde_json::Deserializer::from_str(json);
+            field::deserialize(&mut d).map_err(|e| e.to_string())
+        };
+        assert_eq!(read("315576000000"), Ok(Some(largest)));
+        // A fractional number of seconds is read as one, as documented.
+        assert_eq!(read("1.5"), Ok(Some(Duration::from_millis(1500))));
+        assert_eq!(read("2e1"), Ok(Some(Duration::from_secs(20))));
+        for json in [
+            "315576000001",
+            "18446744073709551615",
+            "1e300",
+            "\"315576000001s\"",
+        ] {
+            let err = read(json).expect_err(json);
+            assert!(
+                err.contains("largest duration") || err.contains("not a duration"),
+                "{json}: {err}"
+            );
         }
     }
 }

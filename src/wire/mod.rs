@@ -56,7 +56,7 @@ pub use codec::{Decoded, ProtocolError, decode, decode_bytes, to_json};
 pub use content::{
     Base64Error, Blob, CodeExecutionResult, Content, ExecutableCode, FileData, Part, PartKind,
 };
-pub use duration::{DurationError, format_duration, parse_duration};
+pub use duration::{DurationError, MAX_DURATION_SECONDS, format_duration, parse_duration};
 pub(crate) use frame::truncate_at_char;
 pub use frame::{CloseFrame, Frame, FrameKind, MAX_CLOSE_REASON};
 pub(crate) use handles::handles_in_text;

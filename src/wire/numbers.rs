@@ -13,7 +13,7 @@ use serde::ser::Serializer;
 
 /// The key under which serde_json's `arbitrary_precision` passes a
 /// number's text.
-const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+pub(crate) const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 
 /// `v` as an int64, when it is integral and in range.
 fn integral(v: f64) -> Option<i64> {

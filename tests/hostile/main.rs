@@ -20,6 +20,7 @@ mod harness;
 mod files;
 mod json_changes;
 mod mutated_agents;
+mod mutated_entries;
 mod mutated_servers;
 mod numbers;
 mod pipes;

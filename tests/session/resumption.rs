@@ -173,6 +173,47 @@ fn a_go_away_before_any_handle_keeps_the_connection_until_it_ends() {
     );
 }
 
+/// A `goAway` whose `timeLeft` is past protobuf's largest duration (here
+/// u64::MAX seconds) is no deadline any server means: the session leaves
+/// the notice out with a warning naming it and goes on, on its
+/// connection. (It panicked: its deadline overflowed the clock.)
+#[test]
+fn a_go_away_past_protobufs_range_is_left_out_not_a_panic() {
+    let out = Simulation::new(Seed::new(5))
+        .run(|| async {
+            let script = ScriptedServer::new()
+                .named("go-away past the range")
+                .resumption_update("first-handle", true)
+                .frame(json!({ "goAway": { "timeLeft": "18446744073709551615s" } }))
+                .expects("clientContent")
+                .says("Still here.")
+                .close(1000, "");
+            let (handle, control) = connect(script, Live::builder().text_only()).await;
+            let mut events = handle.events();
+            handle.send_text("hello?").unwrap();
+            let mut warnings = Vec::new();
+            while let Some(event) = events.next().await {
+                match event {
+                    LiveEvent::Warning { message } => warnings.push(message),
+                    LiveEvent::TurnComplete { .. } => break,
+                    _ => {}
+                }
+            }
+            control.drained().await;
+            handle.disconnect().await;
+            (kinds(&handle.session_log()), warnings, control.errors())
+        })
+        .expect("the simulation finishes");
+    let (log, warnings, errors) = out.value;
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(!log.iter().any(|k| k == "go_away"), "{log:?}");
+    assert!(log.iter().any(|k| k == "text Still here."), "{log:?}");
+    assert!(
+        warnings.iter().any(|w| w.contains("largest duration")),
+        "{warnings:?}"
+    );
+}
+
 /// A `goAway` to a session connected over one transport (no connector to
 /// open another, resumption on): it does not try to move (the `go_away`
 /// event is the user's notice) and stays on its connection until the

@@ -21,6 +21,7 @@ mod files;
 mod json_changes;
 mod mutated_agents;
 mod mutated_entries;
+mod mutated_logs;
 mod mutated_servers;
 mod numbers;
 mod pipes;

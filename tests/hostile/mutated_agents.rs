@@ -15,7 +15,7 @@ use livesim::soak::{Agent, Soak};
 use proptest::prelude::*;
 
 use super::Scratch;
-use super::json_changes::{CHANGES, changed};
+use super::json_changes::{CHANGES, change_value, changed};
 
 /// The agents of `sim/`, each a folder.
 fn agents() -> Vec<PathBuf> {
@@ -83,8 +83,8 @@ fn judge(from: &Path, changed: &str, text: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The files of agent folder `dir` a user writes: `agent.json` and its
-/// spec, if it has one.
+/// The files of agent folder `dir` a user writes: `agent.json`, and its
+/// spec and its extractor's tape, if it has them.
 fn written_files(dir: &Path) -> Vec<String> {
     let mut files = vec!["agent.json".to_string()];
     let mut specs: Vec<String> = std::fs::read_dir(dir)
@@ -95,7 +95,7 @@ fn written_files(dir: &Path) -> Vec<String> {
                 .to_string_lossy()
                 .into_owned()
         })
-        .filter(|n| n.ends_with(".spec.json"))
+        .filter(|n| n.ends_with(".spec.json") || n.ends_with(".tape.jsonl"))
         .collect();
     specs.sort();
     files.extend(specs);
@@ -113,12 +113,13 @@ proptest! {
         ..ProptestConfig::default()
     })]
 
-    /// An agent file or spec livesim accepts never makes a session break
-    /// livesim's own invariants, and one it refuses is named.
+    /// An agent file, spec or tape livesim accepts never makes a session
+    /// break livesim's own invariants, and one it refuses is named.
     #[test]
     fn a_changed_agent_file_is_refused_by_name_or_soaks_clean(
         agent in any::<prop::sample::Index>(),
         file in any::<prop::sample::Index>(),
+        line in any::<prop::sample::Index>(),
         changes in prop::collection::vec((any::<u32>(), 0..CHANGES), 1..3),
     ) {
         let dirs = agents();
@@ -126,6 +127,18 @@ proptest! {
         let files = written_files(dir);
         let file = &files[file.index(files.len())];
         let text = std::fs::read_to_string(dir.join(file)).expect("the file");
-        prop_assert_eq!(judge(dir, file, &changed(&text, &changes)), Ok(()));
+        let text = if file.ends_with(".jsonl") {
+            // One line of the tape, kept on one line.
+            let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+            let at = line.index(lines.len());
+            let mut value: serde_json::Value =
+                serde_json::from_str(&lines[at]).expect("a JSON line");
+            change_value(&mut value, &changes);
+            lines[at] = value.to_string();
+            lines.join("\n") + "\n"
+        } else {
+            changed(&text, &changes)
+        };
+        prop_assert_eq!(judge(dir, file, &text), Ok(()));
     }
 }

@@ -165,3 +165,48 @@ fn a_stuck_script_is_judged_by_the_soak_before_the_executors_limit() {
         liveness[0]
     );
 }
+
+/// A script whose pauses add up past what a `Duration` holds (a damaged
+/// recording's timestamps, imported) is judged, never a panic: the run
+/// stops at a day of virtual time at most, and `liveness` says the
+/// script was still pausing. (Adding the pauses up overflowed.)
+#[test]
+fn pauses_past_any_duration_end_in_liveness_not_a_panic() {
+    use livesim::executor::Swarm;
+    use livesim::soak::{Case, Faults};
+    use livesim::testing::ScriptedServer;
+    let weather = super::agent("weather");
+    let script = ScriptedServer::new()
+        .says("One moment.")
+        .pause(Duration::from_millis(u64::MAX))
+        .pause(Duration::from_millis(u64::MAX))
+        .says("Back.");
+    let case = Case {
+        seed: Seed::new(1),
+        swarm: Swarm::calm(),
+        faults: Faults::calm(),
+        script,
+        decisions: Some(Vec::new()),
+    };
+    let run = Soak::agent(&weather).run_case(&case);
+    let failures: Vec<(&str, &str)> = run
+        .failures
+        .iter()
+        .map(|f| (f.invariant.as_str(), f.message.as_str()))
+        .collect();
+    assert!(
+        failures.iter().all(|(invariant, _)| *invariant != "panic"),
+        "{failures:?}"
+    );
+    let liveness = failures
+        .iter()
+        .find(|(invariant, _)| *invariant == "liveness")
+        .unwrap_or_else(|| panic!("{failures:?}"));
+    assert!(
+        liveness
+            .1
+            .contains("the script was still at action #3 (pause"),
+        "{}",
+        liveness.1
+    );
+}

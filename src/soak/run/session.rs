@@ -125,9 +125,22 @@ fn calls_in(script: &ScriptedServer) -> u32 {
 /// slow is judged by the soak's liveness bounds, not cut short by the
 /// executor: a tool that may take ten minutes, spiking to fifteen times
 /// that, is slow, not stuck.
+///
+/// At most a day of virtual time: a script whose pauses add up to more (a
+/// damaged recording's timestamps) would otherwise keep the session's
+/// telemetry ticking for as long as it says, in real time too.
 pub(crate) fn time_limit(target: &Target, script: &ScriptedServer) -> Duration {
-    let cap = script_pauses(script) + target.liveness_bound * (RUN_CAP_BOUNDS + calls_in(script));
-    crate::executor::DEFAULT_TIME_LIMIT.max(cap + target.liveness_bound * 2)
+    const MOST: Duration = Duration::from_secs(24 * 3600);
+    let cap = script_pauses(script).saturating_add(bounds(target.liveness_bound, script));
+    let settle = target.liveness_bound.saturating_add(target.liveness_bound);
+    crate::executor::DEFAULT_TIME_LIMIT.max(cap.saturating_add(settle).min(MOST))
+}
+
+/// `bound` for each of `script`'s calls and ten more: what a run may go on
+/// past its pauses.
+fn bounds(bound: Duration, script: &ScriptedServer) -> Duration {
+    let n = RUN_CAP_BOUNDS.saturating_add(calls_in(script));
+    bound.checked_mul(n).unwrap_or(Duration::MAX)
 }
 
 fn script_pauses(script: &ScriptedServer) -> Duration {
@@ -138,7 +151,7 @@ fn script_pauses(script: &ScriptedServer) -> Duration {
             Action::PauseMs(ms) => Duration::from_millis(*ms),
             _ => Duration::ZERO,
         })
-        .sum()
+        .fold(Duration::ZERO, Duration::saturating_add)
 }
 
 /// A session's way over a simulated network to the script's player on
@@ -249,7 +262,8 @@ pub(crate) async fn play(
     // never finishes is judged by the soak, which says where the script
     // stood, rather than cut by the executor.
     let limit = time_limit(target, &script);
-    let cap = (script_pauses(&script) + bound * (RUN_CAP_BOUNDS + calls_in(&script)))
+    let cap = script_pauses(&script)
+        .saturating_add(bounds(bound, &script))
         .min(limit.saturating_sub(bound).max(limit / 2));
     let hangs_up = ends_in_hang_up(&record.faults, script.actions());
     let hangs_up_reconnecting = hangs_up && ends_its_connection(script.actions());

@@ -22,6 +22,7 @@ mod json_changes;
 mod mutated_agents;
 mod mutated_entries;
 mod mutated_logs;
+mod mutated_scenarios;
 mod mutated_servers;
 mod numbers;
 mod pipes;

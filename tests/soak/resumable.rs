@@ -52,12 +52,14 @@ fn first_replay(record: &RunRecord) -> Option<usize> {
 /// Generated scripts of a resuming session span connections as the
 /// service does: every reconnect resumes the latest handle given before
 /// it, or, right after a setup refused with 1008 "session not found", is
-/// fresh; a goAway is followed by a move; handles are distinctive and
-/// never repeat; and every script is a file that loads back.
+/// fresh; a goAway is followed by a move, or, when it came before any
+/// handle, by the connection's end at its deadline, the script's last
+/// action; handles are distinctive and never repeat; and every script is
+/// a file that loads back.
 #[test]
 fn a_resuming_sessions_scripts_move_from_connection_to_connection() {
     let resumable = agent("resumable");
-    let (mut moves, mut stale, mut go_aways) = (0, 0, 0);
+    let (mut moves, mut stale, mut go_aways, mut unheld) = (0, 0, 0, 0);
     for s in 0..60 {
         let seed = Seed::new(s);
         let faults = Faults::draw_resuming(seed).tuned(&resumable.faults);
@@ -101,14 +103,46 @@ fn a_resuming_sessions_scripts_move_from_connection_to_connection() {
                 _ => {}
             }
         }
-        assert!(!going_away, "seed {s}: a goAway with no move after it");
+        if going_away {
+            // Before any handle: nothing to move with; the server closes
+            // the connection at the notice's deadline, and that is the end.
+            assert!(
+                handles.is_empty(),
+                "seed {s}: a goAway with no move after it"
+            );
+            let (notice, left_ms) = actions
+                .iter()
+                .enumerate()
+                .rev()
+                .find_map(|(i, a)| match a {
+                    Action::Send(m) if m.get("goAway").is_some() => {
+                        let left = m["goAway"]["timeLeft"].as_str().map_or(0, |t| {
+                            livesim::wire::parse_duration(t).unwrap().as_millis() as u64
+                        });
+                        Some((i, left))
+                    }
+                    _ => None,
+                })
+                .expect("the notice");
+            match &actions[notice + 1..] {
+                [Action::PauseMs(ms), Action::Close(close)] => {
+                    assert!(
+                        *ms <= left_ms,
+                        "seed {s}: the close comes after the deadline"
+                    );
+                    assert_eq!(close.code, 1000, "seed {s}");
+                }
+                rest => panic!("seed {s}: after a goAway before any handle: {rest:?}"),
+            }
+            unheld += 1;
+        }
         let text = script.to_json().to_string();
         let back = ScriptedServer::from_json_str(&text, "generated").unwrap();
         assert_eq!(back.actions(), actions, "seed {s}");
     }
     assert!(
-        moves > 60 && stale > 5 && go_aways > 10,
-        "{moves} moves, {stale} stale, {go_aways} goAways"
+        moves > 60 && stale > 5 && go_aways > 10 && unheld > 0,
+        "{moves} moves, {stale} stale, {go_aways} goAways, {unheld} before any handle"
     );
 }
 
@@ -802,6 +836,15 @@ fn content_text(message: &Value) -> Option<String> {
     is_content(message).then(|| message.to_string())
 }
 
+/// The record of kept case `file` (a corpus entry in
+/// `tests/fixtures/cases/`) played against `sim/resumable`.
+fn kept_case(file: &str) -> RunRecord {
+    let entry = livesim::soak::CorpusEntry::load(format!("tests/fixtures/cases/{file}"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let soak = Soak::agent(&agent("resumable")).check_determinism_every(0);
+    soak.run_case(&entry.case).record.expect("a record")
+}
+
 /// A message the session wrote on a connection the network then killed
 /// is lost there; the next connection (resumed, with a `goAway` in its
 /// `setupComplete`'s instant, so the session moves on at once) replays it,
@@ -810,12 +853,12 @@ fn content_text(message: &Value) -> Option<String> {
 /// again. Both copies are replays of one message, not a message sent
 /// twice. `sim/resumable` seed `0xcc43e` (found by `sim soak --seeds
 /// 800000..860000`, a false alarm of `client-messages-once` then) plays
-/// this; the test first asserts it still does, since pinned seeds move
-/// with the generator.
+/// this; its case is kept in `tests/fixtures/cases/` (as the generator
+/// made it then: seeds move with the generator, a kept case does not),
+/// and the test first asserts it still plays that.
 #[test]
 fn a_message_lost_in_flight_and_replayed_late_is_owed_again() {
-    let soak = Soak::agent(&agent("resumable")).check_determinism_every(0);
-    let record = soak.run_seed(Seed::new(0xcc43e)).record.expect("a record");
+    let record = kept_case("resumable-0xcc43e.json");
     let network = record.network.as_ref().expect("a run over the network");
     let lost: Vec<String> = network
         .written
@@ -844,14 +887,11 @@ fn a_message_lost_in_flight_and_replayed_late_is_owed_again() {
 /// new connection's its replay: not a message sent twice. `sim/resumable`
 /// seed `0x2000000103781` (an explored variant, found by `sim soak --seeds
 /// 1040000..1100000`, a false alarm of `client-messages-once` then) plays
-/// this; the test first asserts it still does.
+/// this; its case is kept in `tests/fixtures/cases/`, and the test first
+/// asserts it still plays that.
 #[test]
 fn a_message_written_on_the_connection_a_move_leaves_is_replayed_on_the_next() {
-    let soak = Soak::agent(&agent("resumable")).check_determinism_every(0);
-    let record = soak
-        .run_seed(Seed::new(0x2000000103781))
-        .record
-        .expect("a record");
+    let record = kept_case("resumable-0x2000000103781.json");
     let network = record.network.as_ref().expect("a run over the network");
     // Its late copy came on a connection that did not die.
     let (late, again) = late_copy_then_again(&record, |on, _| !network.died.contains(&on))

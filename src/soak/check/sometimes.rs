@@ -30,6 +30,7 @@
 //! | `typed-into-fresh` | the user typed while a reconnect that ended in a fresh session was under way (the session must drop it) | agents that resume |
 //! | `resume-retried` | a resume took more than one attempt (a setup refused in passing) and still resumed the same session | agents that resume, with more than one attempt |
 //! | `go-away-move` | the session moved to a new connection after a `goAway` | agents that resume |
+//! | `go-away-unheld` | a `goAway` came before any handle, and the session ended with its connection, never reconnecting | agents that resume |
 //! | `move-refused` | a `goAway` move's new connection failed, the session stayed on its connection, and resumed once that one ended (its next reconnect counting the move as a try) | agents that resume, with more than one attempt |
 //! | `hung-up-reconnecting` | the user hung up while the session reconnected (after the script ended its connection), and it stopped | agents that resume |
 //! | `reconnect-gave-up` | every reconnect attempt failed and the session ended | agents that resume |
@@ -338,6 +339,7 @@ fn resumption_goals(reach: &Reach) -> Vec<Sometimes> {
             client_messages::sent_during_fresh_reconnects(run) > 0
         }),
         Sometimes::new("go-away-move", |run| moved(run, true, false)),
+        Sometimes::new("go-away-unheld", go_away_unheld),
         Sometimes::new("hung-up-reconnecting", |run| {
             run.settling.hung_up_at.is_some_and(|at| {
                 reconnecting(&run.events[..run.events.partition_point(|e| e.at <= at)])
@@ -409,4 +411,35 @@ fn resumption_goals(reach: &Reach) -> Vec<Sometimes> {
         }));
     }
     goals
+}
+
+/// `go-away-unheld`: a `goAway` came before any frame gave a resumption
+/// handle, and the session ended with that connection, never
+/// reconnecting (it had nothing to resume). Read from the frames and the
+/// events.
+fn go_away_unheld(run: &RunRecord) -> bool {
+    let says = |frame: &crate::wire::Frame, key: &[u8]| {
+        frame
+            .payload()
+            .is_some_and(|bytes| memchr::memmem::find(bytes, key).is_some())
+    };
+    let go_away = run
+        .server_frames
+        .iter()
+        .position(|f| says(f, b"\"goAway\""));
+    let handle = run
+        .server_frames
+        .iter()
+        .position(|f| says(f, b"\"newHandle\""));
+    let unheld = match (go_away, handle) {
+        (Some(go_away), handle) => handle.is_none_or(|h| h > go_away),
+        (None, _) => false,
+    };
+    unheld
+        && !run
+            .delivered()
+            .any(|e| matches!(e, LiveEvent::Reconnecting { .. }))
+        && run
+            .delivered()
+            .any(|e| matches!(e, LiveEvent::Disconnected { .. }))
 }

@@ -21,7 +21,10 @@
 //!   last). With `typing` on, the user
 //!   types (or speaks) as the `goAway` comes, and the session must hold it
 //!   for the move and send it where the move leaves it (after a refused
-//!   move, only for a session that replays);
+//!   move, only for a session that replays). A `goAway` that comes before
+//!   the server gave any handle ends the conversation one time in two: the
+//!   session has nothing to resume, stays, and ends with the connection
+//!   when the server closes it (1000) at the notice's deadline;
 //! * `reconnect`: at a turn's end or while a call runs, a close (1011 or
 //!   1000) or an abrupt drop, then the next connection must resume the
 //!   latest handle; one time in five the handle has gone stale: that setup
@@ -89,6 +92,10 @@ const MOVE_REFUSALS: [(u16, &str); 2] = [
 /// slowest tool takes less.
 const LINGER_MS: u64 = 600;
 
+/// How often a `goAway` that comes before any handle (it can only in a
+/// session's first turns) ends the conversation with its connection.
+const UNHELD_ENDS: f64 = 0.5;
+
 /// How often a call the connection ends under is preceded by news that
 /// the session cannot resume while it runs.
 const NOT_RESUMABLE: f64 = 0.5;
@@ -119,6 +126,10 @@ pub(super) struct Connections {
     /// Whether a refusal in passing spends the whole budget: a stream of
     /// its own, so the other draws stay what they were before it joined.
     budget: Stream,
+    /// Whether a `goAway` before the first handle ends the conversation
+    /// (and how long the connection lasts): a stream of its own, so the
+    /// other draws stay what they were before it joined.
+    unheld: Stream,
     /// The session held a handle when the `goAway` came: what the user
     /// types from then on waits for the move.
     held_at_go_away: bool,
@@ -155,6 +166,7 @@ impl Connections {
             spoken: Stream::new(seed, "soak/script/connections/spoken"),
             moves: Stream::new(seed, "soak/script/connections/moves"),
             budget: Stream::new(seed, "soak/script/connections/budget"),
+            unheld: Stream::new(seed, "soak/script/connections/unheld"),
             held_at_go_away: false,
             refuses_moves: policy.max_attempts() > 1 && !networked,
             handles: 0,
@@ -256,6 +268,29 @@ impl Generator<'_> {
             Some(handle) => handle,
             None => self.new_handle(),
         }
+    }
+
+    /// Whether a `goAway` coming now, before the server gave any handle,
+    /// ends the conversation: about one time in two that it can. The
+    /// session has nothing to resume; it stays until the server ends the
+    /// connection at the notice's deadline, and ends with it.
+    pub(super) fn ends_before_any_handle(&mut self) -> bool {
+        self.connections
+            .as_mut()
+            .is_some_and(|c| c.handles == 0 && c.unheld.chance(UNHELD_ENDS))
+    }
+
+    /// The server ends the connection at the deadline of a notice with
+    /// `time_left_ms` (or a little before: a close 1000), and with it the
+    /// conversation: the script ends here, whatever the turn would have
+    /// said after.
+    pub(super) fn last_connection_ends(&mut self, time_left_ms: u64) {
+        if let Some(connections) = &mut self.connections {
+            let lasts = connections.unheld.range(time_left_ms / 2..=time_left_ms);
+            self.push(Action::PauseMs(lasts));
+        }
+        self.push(ending(CloseKind::Normal));
+        self.over_at = Some(self.actions_len());
     }
 
     /// Whether the session resumes without replaying what the server had

@@ -81,30 +81,15 @@ pub fn generate(
         .range(u64::from(*repertoire.turns.start())..=u64::from(*repertoire.turns.end()));
     for _ in 0..turns {
         generator.turn();
+        if generator.over_at.is_some() {
+            break;
+        }
     }
-    // The conversation ends with the server's error alone, a close, or a
-    // calm last turn.
-    let gives_up = faults.is_on(FaultKind::ServerError)
-        && generator.fault_stream(FaultKind::ServerError).chance(0.3);
-    let last = if gives_up {
-        Some(Action::Send(json!({ "error": generator.server_error() })))
-    } else {
-        faults.close().map(ending)
-    };
-    match last {
-        Some(action) => {
-            // Half the time the end cuts the last turn short.
-            if generator.shape.chance(0.5) {
-                let line = generator.model_line();
-                generator.model_text(&line);
-            }
-            generator.push(action);
-        }
-        // Or the user hangs up while the last turn's calls run.
-        None if !repertoire.tools.is_empty() && generator.fires(FaultKind::HangUp) => {
-            generator.hang_up_turn()
-        }
-        None => generator.calm_turn(),
+    match generator.over_at {
+        // A conversation that ended with its connection (a `goAway` before
+        // any handle) says nothing after that end.
+        Some(end) => generator.actions.truncate(end),
+        None => generator.last_turn(),
     }
     let mut script = ScriptedServer::new().named(format!("{name}-{seed}"));
     // Half the servers say a session id in `setupComplete`, as Vertex AI's
@@ -117,6 +102,36 @@ pub fn generate(
         script = script.action(action);
     }
     script
+}
+
+impl Generator<'_> {
+    /// The conversation's end: the server's error alone, a close, or a
+    /// calm last turn.
+    fn last_turn(&mut self) {
+        let (faults, repertoire) = (self.faults, self.repertoire);
+        let gives_up = faults.is_on(FaultKind::ServerError)
+            && self.fault_stream(FaultKind::ServerError).chance(0.3);
+        let last = if gives_up {
+            Some(Action::Send(json!({ "error": self.server_error() })))
+        } else {
+            faults.close().map(ending)
+        };
+        match last {
+            Some(action) => {
+                // Half the time the end cuts the last turn short.
+                if self.shape.chance(0.5) {
+                    let line = self.model_line();
+                    self.model_text(&line);
+                }
+                self.push(action);
+            }
+            // Or the user hangs up while the last turn's calls run.
+            None if !repertoire.tools.is_empty() && self.fires(FaultKind::HangUp) => {
+                self.hang_up_turn()
+            }
+            None => self.calm_turn(),
+        }
+    }
 }
 
 /// The action that ends a connection with `close`.
@@ -156,6 +171,9 @@ pub(super) struct Generator<'a> {
     empty: Stream,
     fires: Vec<Stream>,
     pub(super) went_away: bool,
+    /// Where the conversation ended with its connection, when it did
+    /// before its turns were over: the script's length then.
+    pub(super) over_at: Option<usize>,
     /// For a session that resumes: its handles and connections.
     pub(super) connections: Option<Connections>,
 }
@@ -182,6 +200,7 @@ impl<'a> Generator<'a> {
                 .map(|kind| stream(&format!("fault/{}", kind.name())))
                 .collect(),
             went_away: false,
+            over_at: None,
             connections: repertoire.resumption.is_on().then(|| {
                 let networked = faults.is_on(FaultKind::Network);
                 Connections::new(seed, &repertoire.resumption, networked)
@@ -191,6 +210,11 @@ impl<'a> Generator<'a> {
 
     pub(super) fn push(&mut self, action: Action) {
         self.actions.push(action);
+    }
+
+    /// How many actions the script has so far.
+    pub(super) fn actions_len(&self) -> usize {
+        self.actions.len()
     }
 
     pub(super) fn send(&mut self, message: Value) {
@@ -609,6 +633,11 @@ impl<'a> Generator<'a> {
         };
         if self.connections.is_none() {
             self.send(notice);
+            return;
+        }
+        if self.ends_before_any_handle() {
+            self.send(notice);
+            self.last_connection_ends(ms);
             return;
         }
         if mid_call || ms < 2_000 {

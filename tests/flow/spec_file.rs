@@ -130,7 +130,7 @@ fn files_round_trip_on_disk() {
     assert_eq!(FlowSpec::read(&empty_path).unwrap(), FlowSpec::empty());
     let err = FlowSpec::read(&convo_path).unwrap_err();
     assert!(err.to_string().ends_with(
-        "booking.spec.json: at kind: this is a conversation spec, and a flow spec was expected"
+        "booking.spec.json:3:11: at kind: this is a conversation spec, and a flow spec was expected"
     ));
 }
 

@@ -944,3 +944,53 @@ fn results_of_a_reused_id_count_for_the_tool_that_ran() {
             .unwrap();
     }
 }
+
+/// `Duration::MAX` as a setup timeout or as the reconnect's backoff, as a
+/// user meaning "never time out" or "wait as long as it takes" writes it:
+/// the session connects, and resumes after a dropped connection (the
+/// backoff's jitter takes up to half off; the longest wait is past any
+/// test's patience, so the policy here waits a millisecond at first),
+/// without a panic. (Deadlines computed from them overflowed the clock.)
+#[test]
+fn durations_as_long_as_they_go_mean_never_not_a_panic() {
+    let out = Simulation::new(Seed::new(2))
+        .run(|| async {
+            let script = ScriptedServer::new()
+                .named("never")
+                .resumption_update("h-1", true)
+                .expects("clientContent")
+                .says("First.")
+                .close(1011, "Internal error encountered.")
+                .reconnect_resuming("h-1")
+                .says("Second.");
+            let builder = Live::builder()
+                .text_only()
+                .setup_timeout(Duration::MAX)
+                .resumption(
+                    Resumption::on()
+                        .attempts(3)
+                        .backoff(Duration::from_millis(1), Duration::MAX),
+                );
+            let (connector, control) = script.into_connector();
+            let handle = builder.connect_with_connector(connector).await.unwrap();
+            control.release();
+            let mut events = handle.events();
+            handle.send_text("hello?").unwrap();
+            let mut texts = Vec::new();
+            while let Some(event) = events.next().await {
+                if let LiveEvent::TextComplete { text, .. } = event {
+                    texts.push(text);
+                    if texts.len() == 2 {
+                        break;
+                    }
+                }
+            }
+            control.drained().await;
+            handle.disconnect().await;
+            (texts, control.errors())
+        })
+        .expect("the simulation finishes");
+    let (texts, errors) = out.value;
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(texts, ["First.", "Second."]);
+}

@@ -210,3 +210,43 @@ fn pauses_past_any_duration_end_in_liveness_not_a_panic() {
         liveness.1
     );
 }
+
+/// A user's agent that says `Duration::MAX` for its setup timeout and its
+/// longest backoff (meaning "never time out", "wait as long as it
+/// takes") soaks like any other: no panic, no overflow in the bounds the
+/// checks work out from its policy. (Summing the policy's waits
+/// overflowed.)
+#[test]
+fn a_policy_of_durations_as_long_as_they_go_soaks_without_a_panic() {
+    use livesim::prelude::*;
+    use livesim::session::Resumption;
+    use livesim::testing::ScriptedServer;
+    let soak = Soak::new("never", || {
+        Live::builder()
+            .text_only()
+            .setup_timeout(Duration::MAX)
+            .resumption(
+                Resumption::on()
+                    .attempts(3)
+                    .backoff(Duration::from_millis(1), Duration::MAX),
+            )
+    })
+    .script(|_, _| {
+        ScriptedServer::new()
+            .resumption_update("h-1", true)
+            .says("First.")
+            .close(1011, "Internal error encountered.")
+            .reconnect_resuming("h-1")
+            .says("Second.")
+            .lenient()
+    })
+    .fault(FaultKind::Network, 0.0)
+    .explore(false)
+    .keep(false)
+    .check_determinism_every(0);
+    for s in 0..4 {
+        let run = soak.run_seed(Seed::new(s));
+        let broken = broken_by_livesim(&run);
+        assert!(broken.is_empty(), "seed {s}: {broken:?}");
+    }
+}

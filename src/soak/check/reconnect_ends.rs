@@ -16,9 +16,10 @@ use crate::soak::run::record::RunRecord;
 /// `initial × 2^(a-1)`, never more than `max`, and each attempt's setup
 /// may take its whole timeout.
 pub(crate) fn reconnect_bound(policy: &Resumption, setup_timeout: Duration) -> Duration {
+    // (Saturating: a policy may say `Duration::MAX`, meaning "never".)
     (1..=policy.max_attempts())
-        .map(|attempt| backoff_step(policy, attempt) + setup_timeout)
-        .sum()
+        .map(|attempt| backoff_step(policy, attempt).saturating_add(setup_timeout))
+        .fold(Duration::ZERO, Duration::saturating_add)
 }
 
 /// The exponential step of the wait before attempt `attempt` (from 1),
@@ -134,14 +135,14 @@ pub(crate) fn reconnect_ends(run: &RunRecord) -> Result<(), String> {
                 last_attempt_at = None;
                 if let Some((began, last)) = open.take() {
                     let took = at.saturating_sub(began);
-                    if took > bound + grace {
+                    if took > bound.saturating_add(grace) {
                         return Err(format!(
                             "a reconnect took from t={} to t={} ({} attempt(s)), past its bound \
                              of {}",
                             format_time(began),
                             format_time(at),
                             last,
-                            format_time(bound + grace)
+                            format_time(bound.saturating_add(grace))
                         ));
                     }
                 }

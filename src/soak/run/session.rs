@@ -445,7 +445,9 @@ pub(crate) async fn play(
     }
     // The session has ended: a tool it left running would finish within
     // the bound, where `liveness` sees it.
-    log.ended_by(tokio::time::Instant::now() + bound).await;
+    let now = tokio::time::Instant::now();
+    log.ended_by(now.checked_add(bound).unwrap_or(now + limit))
+        .await;
     record.session_log = handle.session_log();
     record.journal = journal.take();
     record.state_after = state.whole_store();

@@ -16,6 +16,16 @@ use std::ops::{Add, Sub};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+/// The runtime's instant `after` from now. A duration past what the
+/// runtime's clock can add (`Duration::MAX`, as a user writes "never") is
+/// thirty years, as far as any session goes: tokio's own timeouts treat
+/// it the same way, where `Instant + Duration` would panic.
+pub(crate) fn deadline_in(after: Duration) -> tokio::time::Instant {
+    const FAR: Duration = Duration::from_secs(30 * 365 * 24 * 3600);
+    let now = tokio::time::Instant::now();
+    now.checked_add(after).unwrap_or(now + FAR)
+}
+
 /// A point in wall-clock time: nanoseconds since the Unix epoch (UTC).
 ///
 /// ```

@@ -93,21 +93,12 @@ pub(crate) async fn connect_first(
     state: State,
     connector: Arc<dyn Connector>,
 ) -> Result<LiveHandle, SessionError> {
-    let deadline = deadline_in(config.setup_timeout);
+    let deadline = crate::clock::deadline_in(config.setup_timeout);
     let first = match tokio::time::timeout_at(deadline, connector.connect()).await {
         Ok(opened) => opened.map_err(|e| SessionError::Transport(e.to_string()))?,
         Err(_) => return Err(SessionError::SetupTimeout(config.setup_timeout)),
     };
     connect_by(config, state, first, Some(connector), deadline).await
-}
-
-/// The instant `after` from now. A duration past what the clock can add
-/// (`Duration::MAX`, as a user writes "never") is thirty years, as far
-/// as any session goes: tokio's own timeouts treat it the same way.
-fn deadline_in(after: Duration) -> tokio::time::Instant {
-    const FAR: Duration = Duration::from_secs(30 * 365 * 24 * 3600);
-    let now = tokio::time::Instant::now();
-    now.checked_add(after).unwrap_or(now + FAR)
 }
 
 /// Sends `setup`, waits for `setupComplete`, then starts the session's
@@ -119,7 +110,7 @@ pub(crate) async fn connect(
     transport: BoxedTransport,
     connector: Option<Arc<dyn Connector>>,
 ) -> Result<LiveHandle, SessionError> {
-    let deadline = deadline_in(config.setup_timeout);
+    let deadline = crate::clock::deadline_in(config.setup_timeout);
     connect_by(config, state, transport, connector, deadline).await
 }
 

@@ -158,9 +158,12 @@ pub(crate) async fn settle(
 ) -> (Vec<LiveEvent>, Vec<Duration>, bool) {
     let mut events = Vec::new();
     let mut times = Vec::new();
-    let give_up = tokio::time::Instant::now() + cap;
+    // A quiet of no time at all would never let virtual time move on to
+    // the script's next pause: the least window is a millisecond.
+    let window = window.max(Duration::from_millis(1));
+    let give_up = crate::clock::deadline_in(cap);
     let settled = loop {
-        let quiet_until = (tokio::time::Instant::now() + window).min(give_up);
+        let quiet_until = crate::clock::deadline_in(window).min(give_up);
         tokio::select! {
             biased;
             event = stream.next() => match event {

@@ -560,7 +560,8 @@ impl ScriptedServer {
             .any(|a| matches!(a, Action::ResumptionUpdate(_) | Action::Reconnect(_)))
     }
 
-    /// How long a run must be quiet to count as settled (200 ms default).
+    /// How long a run must be quiet to count as settled (200 ms default;
+    /// at least a millisecond, so virtual time can move on).
     pub fn settle_after(mut self, window: Duration) -> Self {
         self.settle = window;
         self
@@ -586,7 +587,8 @@ impl ScriptedServer {
         self
     }
 
-    /// The longest a run waits to settle (30 s default).
+    /// The longest a run waits to settle (30 s default; `Duration::MAX`:
+    /// as long as it takes).
     pub fn settle_cap(mut self, cap: Duration) -> Self {
         self.cap = cap;
         self

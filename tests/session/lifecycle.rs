@@ -494,3 +494,47 @@ async fn a_callback_sees_what_a_subscriber_sees_notices_included() {
     );
     assert_eq!(seen, run.events());
 }
+
+/// Durations at their ends, as users write them: a settle window of zero
+/// ("settled as soon as quiet") or of `Duration::MAX`, a settle cap of
+/// `Duration::MAX` ("as long as it takes"), a tool timeout and a session
+/// budget of either. A played script still ends with the session's events
+/// and no panic. (A zero window spun without letting virtual time move,
+/// and `MAX` overflowed the clock.)
+#[test]
+fn durations_at_their_ends_play_without_a_hang_or_a_panic() {
+    let cases: [(&str, Duration); 10] = [
+        ("settle", Duration::ZERO),
+        ("settle", Duration::MAX),
+        ("cap", Duration::MAX),
+        ("timeout", Duration::ZERO),
+        ("timeout", Duration::MAX),
+        ("budget", Duration::ZERO),
+        ("budget", Duration::MAX),
+        ("setup", Duration::MAX),
+        ("settle", Duration::from_nanos(1)),
+        ("cap", Duration::from_secs(3600)),
+    ];
+    for (what, d) in cases {
+        let out = Simulation::new(Seed::new(1))
+            .run(move || async move {
+                let mut builder = Live::builder();
+                let mut script = ScriptedServer::new().says("Hi.");
+                match what {
+                    "settle" => script = script.settle_after(d),
+                    "cap" => script = script.settle_cap(d),
+                    "budget" => builder = builder.session_budget(d),
+                    "setup" => builder = builder.setup_timeout(d),
+                    _ => {
+                        let echo = T::simple("echo", "Says it back", |a| async move { Ok(a) });
+                        builder = builder.tools(echo.timeout(d));
+                        script = script.calls("echo", json!({"x": 1}));
+                    }
+                }
+                let run = script.play(builder).await.expect("the script plays");
+                run.model_text()
+            })
+            .unwrap_or_else(|f| panic!("{what} {d:?}: {f}"));
+        assert_eq!(out.value, "Hi.", "{what} {d:?}");
+    }
+}

@@ -2,9 +2,34 @@
 //! that change valid files and frames the way a careless user or an
 //! attacker would: a number made huge, negative, fractional or past u64,
 //! a list emptied, reversed or grown, a key dropped, a string emptied or
-//! made long, a value of another type.
+//! made long, a value of another type. And what those tests share: how
+//! many cases they run, and the failures of a run they ask about.
 
+use proptest::test_runner::Config;
 use serde_json::Value;
+
+/// What `run` broke of `invariants`, each as `name: message`.
+pub fn broken(run: &livesim::soak::SeedRun, invariants: &[&str]) -> Vec<String> {
+    run.failures
+        .iter()
+        .filter(|f| invariants.contains(&f.invariant.as_str()))
+        .map(|f| format!("{}: {}", f.invariant, f.message))
+        .collect()
+}
+
+/// The cases a test of changed inputs runs: `PROPTEST_CASES` divided by
+/// `share` (a test whose case costs more runs fewer), and at least
+/// `least`, which is also the number when the variable is not set.
+pub fn cases(least: u32, share: u32) -> Config {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse::<u32>().ok())
+        .map_or(least, |n| (n / share).max(least));
+    Config {
+        cases,
+        ..Config::default()
+    }
+}
 
 /// One step from a value to a member of it.
 #[derive(Clone, Debug)]

@@ -15,7 +15,7 @@ use livesim::soak::{Agent, Soak};
 use proptest::prelude::*;
 
 use super::Scratch;
-use super::json_changes::{CHANGES, change_value, changed};
+use super::json_changes::{CHANGES, cases, change_value, changed};
 
 /// The agents of `sim/`, each a folder.
 fn agents() -> Vec<PathBuf> {
@@ -105,13 +105,7 @@ fn written_files(dir: &Path) -> Vec<String> {
 proptest! {
     // Half of PROPTEST_CASES (128 by default): an accepted file costs
     // two whole sessions (about one change in six is accepted).
-    #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|n| n.parse::<u32>().ok())
-            .map_or(128, |n| (n / 2).max(128)),
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(cases(128, 2))]
 
     /// An agent file, spec or tape livesim accepts never makes a session
     /// break livesim's own invariants, and one it refuses is named.

@@ -12,7 +12,7 @@ use livesim::soak::{Agent, CorpusEntry, Soak, invariants};
 use proptest::prelude::*;
 
 use super::Scratch;
-use super::json_changes::{CHANGES, changed};
+use super::json_changes::{CHANGES, broken, cases, changed};
 
 /// Every entry of `seeds/`, with its agent's name.
 fn entries() -> Vec<(String, PathBuf)> {
@@ -38,13 +38,7 @@ fn entries() -> Vec<(String, PathBuf)> {
 
 proptest! {
     // PROPTEST_CASES (64 by default): each accepted case is one replay.
-    #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|n| n.parse::<u32>().ok())
-            .map_or(64, |n| n.max(64)),
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(cases(64, 1))]
 
     /// A changed corpus entry is refused naming its file, or replays
     /// without a panic.
@@ -70,12 +64,7 @@ proptest! {
         let agent = Agent::load(Path::new(env!("CARGO_MANIFEST_DIR")).join("sim").join(agent))
             .expect("a sim/ agent");
         let run = Soak::agent(&agent).replay(&entry);
-        let panics: Vec<&str> = run
-            .failures
-            .iter()
-            .filter(|f| f.invariant == invariants::PANIC)
-            .map(|f| f.message.as_str())
-            .collect();
+        let panics = broken(&run, &[invariants::PANIC]);
         prop_assert!(panics.is_empty(), "{:?}", panics);
     }
 }

@@ -12,7 +12,7 @@ use livesim::soak::{Agent, Case, Faults, Soak, import_wire_log, invariants};
 use proptest::prelude::*;
 use serde_json::Value;
 
-use super::json_changes::{CHANGES, change_value};
+use super::json_changes::{CHANGES, broken, cases, change_value};
 
 /// The recorded logs, as lines.
 fn logs() -> Vec<Vec<String>> {
@@ -35,13 +35,7 @@ fn logs() -> Vec<Vec<String>> {
 
 proptest! {
     // PROPTEST_CASES (64 by default): each imported case is one replay.
-    #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|n| n.parse::<u32>().ok())
-            .map_or(64, |n| n.max(64)),
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(cases(64, 1))]
 
     /// A log with a line changed imports (naming each damaged line) or
     /// is refused with a reason, and what it imports replays without a
@@ -79,12 +73,7 @@ proptest! {
             decisions: Some(Vec::new()),
         };
         let run = Soak::agent(&weather).run_case(&case);
-        let panics: Vec<&str> = run
-            .failures
-            .iter()
-            .filter(|f| f.invariant == invariants::PANIC)
-            .map(|f| f.message.as_str())
-            .collect();
+        let panics = broken(&run, &[invariants::PANIC]);
         prop_assert!(panics.is_empty(), "{:?}", panics);
     }
 }

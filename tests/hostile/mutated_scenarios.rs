@@ -8,7 +8,7 @@ use livesim::simulation::{Corpus, ScenarioOutcome};
 use proptest::prelude::*;
 
 use super::Scratch;
-use super::json_changes::{CHANGES, changed};
+use super::json_changes::{CHANGES, cases, changed};
 
 /// The `sim/` agents with scenario files, and each one's files.
 fn folders() -> Vec<(String, Vec<String>)> {
@@ -33,13 +33,7 @@ fn folders() -> Vec<(String, Vec<String>)> {
 
 proptest! {
     // PROPTEST_CASES (64 by default).
-    #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|n| n.parse::<u32>().ok())
-            .map_or(64, |n| n.max(64)),
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(cases(64, 1))]
 
     /// A changed scenario or spec: every scenario has a result, and each
     /// one that could not run names the file at fault.

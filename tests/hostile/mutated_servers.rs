@@ -19,7 +19,7 @@ use livesim::soak::{Agent, Soak, invariants};
 use livesim::testing::ScriptedServer;
 use proptest::prelude::*;
 
-use super::json_changes::{CHANGES, change_value};
+use super::json_changes::{CHANGES, broken, cases, change_value};
 
 /// What must hold whatever the server sends.
 const WHATEVER_IS_SENT: &[&str] = &[
@@ -47,13 +47,7 @@ const AGENTS: [&str; 8] = [
 
 proptest! {
     // PROPTEST_CASES (64 by default): each case is one session.
-    #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|n| n.parse::<u32>().ok())
-            .map_or(64, |n| n.max(64)),
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(cases(64, 1))]
 
     /// Whatever one frame of a script is changed to, a script livesim's
     /// reader accepts never makes the session panic or break the
@@ -98,12 +92,7 @@ proptest! {
         };
         case.script = changed;
         let run = soak.run_case(&case);
-        let broken: Vec<String> = run
-            .failures
-            .iter()
-            .filter(|f| WHATEVER_IS_SENT.contains(&f.invariant.as_str()))
-            .map(|f| format!("{}: {}", f.invariant, f.message))
-            .collect();
+        let broken = broken(&run, WHATEVER_IS_SENT);
         prop_assert!(broken.is_empty(), "{:?}\n{}", broken, actions_at(&script, at));
     }
 }

@@ -75,6 +75,24 @@ async fn until(
     panic!("the session ended first");
 }
 
+/// The warnings among the events up to the first that `stop` accepts.
+/// (Warnings are notices: the stream has them, the stored log not.)
+async fn warnings_until(
+    events: &mut livesim::session::EventStream,
+    stop: impl Fn(&LiveEvent) -> bool,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    while let Some(event) = events.next().await {
+        if stop(&event) {
+            break;
+        }
+        if let LiveEvent::Warning { message } = event {
+            warnings.push(message);
+        }
+    }
+    warnings
+}
+
 fn turn_complete(e: &LiveEvent) -> bool {
     matches!(e, LiveEvent::TurnComplete { .. })
 }
@@ -136,15 +154,8 @@ fn a_go_away_before_any_handle_keeps_the_connection_until_it_ends() {
             let (handle, control) = connect(script, Live::builder().text_only()).await;
             let mut events = handle.events();
             handle.send_text("hello?").unwrap();
-            // Warnings are notices: the stream has them, the stored log not.
-            let mut warnings = Vec::new();
-            while let Some(event) = events.next().await {
-                match event {
-                    LiveEvent::Warning { message } => warnings.push(message),
-                    LiveEvent::Disconnected { .. } => break,
-                    _ => {}
-                }
-            }
+            let warnings =
+                warnings_until(&mut events, |e| matches!(e, LiveEvent::Disconnected { .. })).await;
             control.drained().await;
             assert_eq!(control.errors(), vec![]);
             (
@@ -191,14 +202,8 @@ fn a_go_away_past_protobufs_range_is_left_out_not_a_panic() {
             let (handle, control) = connect(script, Live::builder().text_only()).await;
             let mut events = handle.events();
             handle.send_text("hello?").unwrap();
-            let mut warnings = Vec::new();
-            while let Some(event) = events.next().await {
-                match event {
-                    LiveEvent::Warning { message } => warnings.push(message),
-                    LiveEvent::TurnComplete { .. } => break,
-                    _ => {}
-                }
-            }
+            let warnings =
+                warnings_until(&mut events, |e| matches!(e, LiveEvent::TurnComplete { .. })).await;
             control.drained().await;
             handle.disconnect().await;
             (kinds(&handle.session_log()), warnings, control.errors())

@@ -162,13 +162,8 @@ impl Link {
         {
             // Half the time left to finish the turn and get its handle;
             // the other half to move.
-            // (Within protobuf's range, as the decoder reads it: a
-            // deadline past that would overflow the clock.)
-            let left = go_away
-                .time_left
-                .unwrap_or(Duration::ZERO)
-                .min(Duration::from_secs(crate::wire::MAX_DURATION_SECONDS));
-            self.move_by = Some(Instant::now() + left / 2);
+            let left = go_away.time_left.unwrap_or(Duration::ZERO);
+            self.move_by = Some(crate::clock::deadline_in(left / 2));
         }
         self.move_if_ready();
     }

@@ -31,6 +31,29 @@ pub struct Case {
 }
 
 impl Case {
+    /// `script` played calm: no swarm, no fault, no decision perturbing the
+    /// run. How an imported recording, or a script a test wrote, is
+    /// replayed as it was recorded or written.
+    ///
+    /// ```
+    /// use livesim::Seed;
+    /// use livesim::soak::Case;
+    /// use livesim::testing::ScriptedServer;
+    ///
+    /// let case = Case::calm(Seed::new(1), ScriptedServer::new().says("Hi."));
+    /// assert_eq!(case.decisions, Some(Vec::new()));
+    /// assert!(case.faults.on().is_empty());
+    /// ```
+    pub fn calm(seed: Seed, script: ScriptedServer) -> Case {
+        Case {
+            seed,
+            swarm: Swarm::calm(),
+            faults: Faults::calm(),
+            script,
+            decisions: Some(Vec::new()),
+        }
+    }
+
     /// The schedule this case runs under, if it restricts decisions.
     pub fn schedule(&self) -> Option<Schedule> {
         self.decisions

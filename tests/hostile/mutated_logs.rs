@@ -7,8 +7,7 @@
 use std::path::Path;
 
 use livesim::Seed;
-use livesim::executor::Swarm;
-use livesim::soak::{Agent, Case, Faults, Soak, import_wire_log, invariants};
+use livesim::soak::{Agent, Case, Soak, import_wire_log, invariants};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -65,13 +64,7 @@ proptest! {
         }
         let weather = Agent::load(Path::new(env!("CARGO_MANIFEST_DIR")).join("sim/weather"))
             .expect("sim/weather");
-        let case = Case {
-            seed: Seed::new(1),
-            swarm: Swarm::calm(),
-            faults: Faults::calm(),
-            script: imported.script,
-            decisions: Some(Vec::new()),
-        };
+        let case = Case::calm(Seed::new(1), imported.script);
         let run = Soak::agent(&weather).run_case(&case);
         let panics = broken(&run, &[invariants::PANIC]);
         prop_assert!(panics.is_empty(), "{:?}", panics);

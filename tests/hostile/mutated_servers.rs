@@ -92,8 +92,8 @@ proptest! {
         };
         case.script = changed;
         let run = soak.run_case(&case);
-        let broken = broken(&run, WHATEVER_IS_SENT);
-        prop_assert!(broken.is_empty(), "{:?}\n{}", broken, actions_at(&script, at));
+        let found = broken(&run, WHATEVER_IS_SENT);
+        prop_assert!(found.is_empty(), "{:?}\n{}", found, actions_at(&script, at));
     }
 }
 

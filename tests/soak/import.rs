@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use livesim::Seed;
-use livesim::executor::{Simulation, Swarm};
+use livesim::executor::Simulation;
 use livesim::prelude::*;
 use livesim::session::Resumption;
 use livesim::soak::{Agent, Case, Faults, RunContext, Soak, import_wire_log};
@@ -112,13 +112,7 @@ fn a_recorded_session_imports_as_a_script_that_replays_clean() {
 /// invariant; the run's record.
 fn replays_clean(script: ScriptedServer) -> livesim::soak::RunRecord {
     let weather: Agent = agent("weather");
-    let case = Case {
-        seed: Seed::new(1),
-        swarm: Swarm::calm(),
-        faults: Faults::calm(),
-        script,
-        decisions: Some(Vec::new()),
-    };
+    let case = Case::calm(Seed::new(1), script);
     let run = Soak::agent(&weather).run_case(&case);
     assert_eq!(run.verdict(), Ok(()));
     run.record.expect("a record")

@@ -7,8 +7,7 @@
 use std::collections::BTreeMap;
 
 use livesim::Seed;
-use livesim::executor::Swarm;
-use livesim::soak::{Agent, Case, Faults, RunRecord, Soak, import_journal, is_journal};
+use livesim::soak::{Agent, Case, RunRecord, Soak, import_journal, is_journal};
 use livesim::state::StateMutation;
 use livesim::testing::{Action, ScriptedServer};
 use serde_json::{Value, json};
@@ -49,17 +48,6 @@ fn calls(entries: &[StateMutation]) -> BTreeMap<String, String> {
     calls
 }
 
-/// The calm case that plays an imported script.
-fn case(seed: u64, script: ScriptedServer) -> Case {
-    Case {
-        seed: Seed::new(seed),
-        swarm: Swarm::calm(),
-        faults: Faults::calm(),
-        script,
-        decisions: Some(Vec::new()),
-    }
-}
-
 // Invariant: a session's journal, imported as a script of its agent and
 // played calm, passes every invariant and makes every call the journal
 // records again, with the same id, admitted or refused as recorded and
@@ -78,7 +66,7 @@ fn every_recorded_call_is_made_again_and_ends_as_it_did() {
             let imported = import_journal("prod.journal.jsonl", &bytes, name, &agent)
                 .unwrap_or_else(|e| panic!("{name} seed {seed}: {e}"));
             assert!(imported.damaged.is_empty(), "{:?}", imported.damaged);
-            let run = soak.run_case(&case(seed, imported.script.clone()));
+            let run = soak.run_case(&Case::calm(Seed::new(seed), imported.script.clone()));
             if let Some(failure) = run.failures.first() {
                 panic!(
                     "{name} seed {seed}: the imported script breaks {}: {}\n{}",
@@ -205,7 +193,7 @@ fn arguments_come_back_from_what_the_call_wrote_and_a_failure_fails_again() {
 /// What `agent`'s session did when `script` was played calm under `seed`;
 /// it must pass every invariant.
 fn played_clean(agent: &Agent, seed: u64, script: ScriptedServer) -> RunRecord {
-    let run = Soak::agent(agent).run_case(&case(seed, script));
+    let run = Soak::agent(agent).run_case(&Case::calm(Seed::new(seed), script));
     if let Some(failure) = run.failures.first() {
         panic!("it breaks {}: {}", failure.invariant, failure.message);
     }

@@ -172,8 +172,7 @@ fn a_stuck_script_is_judged_by_the_soak_before_the_executors_limit() {
 /// script was still pausing. (Adding the pauses up overflowed.)
 #[test]
 fn pauses_past_any_duration_end_in_liveness_not_a_panic() {
-    use livesim::executor::Swarm;
-    use livesim::soak::{Case, Faults};
+    use livesim::soak::Case;
     use livesim::testing::ScriptedServer;
     let weather = super::agent("weather");
     let script = ScriptedServer::new()
@@ -181,13 +180,7 @@ fn pauses_past_any_duration_end_in_liveness_not_a_panic() {
         .pause(Duration::from_millis(u64::MAX))
         .pause(Duration::from_millis(u64::MAX))
         .says("Back.");
-    let case = Case {
-        seed: Seed::new(1),
-        swarm: Swarm::calm(),
-        faults: Faults::calm(),
-        script,
-        decisions: Some(Vec::new()),
-    };
+    let case = Case::calm(Seed::new(1), script);
     let run = Soak::agent(&weather).run_case(&case);
     let failures: Vec<(&str, &str)> = run
         .failures

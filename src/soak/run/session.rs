@@ -445,9 +445,7 @@ pub(crate) async fn play(
     }
     // The session has ended: a tool it left running would finish within
     // the bound, where `liveness` sees it.
-    let now = tokio::time::Instant::now();
-    log.ended_by(now.checked_add(bound).unwrap_or(now + limit))
-        .await;
+    log.ended_by(crate::clock::deadline_in(bound)).await;
     record.session_log = handle.session_log();
     record.journal = journal.take();
     record.state_after = state.whole_store();

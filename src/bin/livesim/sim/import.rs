@@ -8,10 +8,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 use livesim::Seed;
-use livesim::executor::{Swarm, fnv1a64};
-use livesim::soak::{
-    Case, CorpusEntry, Faults, Saved, import_journal, import_wire_log, is_journal,
-};
+use livesim::executor::fnv1a64;
+use livesim::soak::{Case, CorpusEntry, Saved, import_journal, import_wire_log, is_journal};
 
 use super::corpus::{SaveArgs, keeping};
 use super::{find_agent, soaks, usage};
@@ -82,13 +80,7 @@ pub fn run(args: ImportArgs) -> ExitCode {
     }
     let seed = args.seed.unwrap_or_else(|| Seed::new(fnv1a64(&bytes) >> 4));
     // Production ran calm: no perturbation of its own, no injected fault.
-    let case = Case {
-        seed,
-        swarm: Swarm::calm(),
-        faults: Faults::calm(),
-        script: imported.script.clone(),
-        decisions: Some(Vec::new()),
-    };
+    let case = Case::calm(seed, imported.script.clone());
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     let (read, handles) = if journal {
         (

@@ -87,3 +87,49 @@ fn every_run_on_two_jobs_catches_its_own_leaked_handle() {
         }
     }
 }
+
+/// A soak whose script gives the one-letter handle `"h"` and has the
+/// model say `says`, with a tool that logs `logged`.
+fn one_letter(says: &'static str, logged: &'static str) -> Soak {
+    Soak::new("one-letter", move || {
+        Live::builder()
+            .resumption(Resumption::on())
+            .tools(T::simple(
+                "note",
+                "Notes the run",
+                move |_: serde_json::Value| async move {
+                    tracing::info!("{logged}");
+                    Ok(serde_json::json!({"noted": true}))
+                },
+            ))
+    })
+    .script(move |_, _| {
+        ScriptedServer::new()
+            .resumption_update("h", true)
+            .calls("note", serde_json::json!({}))
+            .says(says)
+    })
+    .seed_range(0..4)
+    .explore(false)
+    .keep(false)
+}
+
+/// A one-letter handle is a leak where it stands alone, not inside the
+/// words around it: "the weather here" and "hot" hold no handle `h`, a
+/// log line "resuming with h" does.
+#[test]
+fn a_one_letter_handle_is_found_alone_not_inside_words() {
+    let words = "The weather here is hot; thanks for asking.";
+    one_letter(words, "the note is written")
+        .try_run()
+        .expect("no handle stands alone");
+    let summary = one_letter(words, "resuming with h")
+        .try_run()
+        .expect_err("the tool logs the handle");
+    assert!(
+        summary
+            .failures()
+            .all(|f| f.invariant == invariants::HANDLE_SECRET && f.message.contains("log line")),
+        "{summary}"
+    );
+}

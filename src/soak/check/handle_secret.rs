@@ -5,6 +5,11 @@
 //! its trace, its events): each is searched once for all the handles at
 //! once, and only a text that holds one is searched again handle by
 //! handle, to name the first the script gave.
+//!
+//! A handle shorter than [`SHORT`] bytes (a toy script's `"h"`) would be
+//! found inside ordinary words ("the", "hot"): it counts only where it
+//! stands as a whole token, with no letter, digit, `-` or `_` touching
+//! it. Real handles are long and opaque, and are searched for anywhere.
 
 use std::fmt::Write as _;
 
@@ -46,7 +51,7 @@ pub(crate) fn handle_secret(run: &RunRecord) -> Result<(), String> {
         if any.as_ref().is_some_and(|any| !any.is_match(text)) {
             return Ok(());
         }
-        match handles.iter().find(|(_, h)| text.contains(h)) {
+        match handles.iter().find(|(_, h)| holds(text, h)) {
             Some((action, _)) => Err(format!(
                 "the handle of action #{} is in {}: a resumption handle is a secret",
                 action + 1,
@@ -103,4 +108,42 @@ pub(crate) fn handle_secret(run: &RunRecord) -> Result<(), String> {
         )?;
     }
     leak(&|| "the run's header".to_string(), &run.header())
+}
+
+/// Below this length a handle is looked for as a whole token only.
+const SHORT: usize = 8;
+
+/// Whether `text` shows `handle`: anywhere for a long handle, as a whole
+/// token for a short one.
+fn holds(text: &str, handle: &str) -> bool {
+    if handle.len() >= SHORT {
+        return text.contains(handle);
+    }
+    let token = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '-' || c == '_');
+    text.match_indices(handle).any(|(at, _)| {
+        !token(text[..at].chars().next_back()) && !token(text[at + handle.len()..].chars().next())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::holds;
+
+    #[test]
+    fn a_short_handle_counts_only_as_a_whole_token() {
+        assert!(!holds("the weather is hot", "h"));
+        assert!(!holds("h-2 and h_2 and 2h", "h"));
+        assert!(holds("resuming with h.", "h"));
+        assert!(holds("handle=h", "h"));
+        assert!(holds("h", "h"));
+        assert!(holds("\"ab\"", "ab"));
+        assert!(!holds("cab", "ab"));
+    }
+
+    #[test]
+    fn a_long_handle_counts_anywhere() {
+        assert!(holds("xxhandle-0001yy", "handle-0001"));
+        assert!(holds("handle-0001", "handle-0001"));
+        assert!(!holds("handle-0002", "handle-0001"));
+    }
 }

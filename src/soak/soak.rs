@@ -216,11 +216,14 @@ impl Soak {
                 seed: Arc::new(move |seed| format!("livesim sim run {dir} --seed {seed}")),
                 case: Arc::new(|path| format!("livesim sim replay {}", path.display())),
             },
+            // The slowest the agent can be: a tool's latency or the
+            // extractor's, whose window below must fit in the bound.
             liveness_bound: liveness_bound(
                 agent
                     .tools
                     .iter()
                     .map(|t| *t.latency.end())
+                    .chain(agent.extractor.as_ref().map(|e| *e.latency.end()))
                     .max()
                     .unwrap_or_default(),
             ),

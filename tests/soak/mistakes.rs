@@ -3,7 +3,7 @@
 //! do: a tool the agent does not declare (a latency or a budget for it
 //! would never apply), an invariant named as one of livesim's checks
 //! (its failures would read as livesim's), a name no corpus folder can
-//! have.
+//! have, a liveness bound no session could settle in.
 
 use std::process::Command;
 use std::time::Duration;
@@ -93,6 +93,29 @@ fn an_invariant_named_as_livesim_s_own_is_refused() {
     );
     let message = refusal(|| Soak::new("library", library).invariant("panic", |_| Ok(())));
     assert!(message.contains("named `panic`"), "{message}");
+}
+
+/// A liveness bound shorter than the settle window would fail runs for
+/// want of time (over 200 seeds of the library: 0 s failed every run,
+/// 50 ms more than half), so it is refused; the window itself runs.
+#[test]
+fn a_liveness_bound_shorter_than_the_settle_window_is_refused() {
+    for bound in [Duration::ZERO, Duration::from_millis(199)] {
+        let message = refusal(move || Soak::new("library", library).liveness_bound(bound));
+        assert!(
+            message.starts_with(&format!(
+                "livesim: soak `library`: .liveness_bound({bound:?}) is shorter than the 200ms \
+                 of quiet a session needs to count as settled"
+            )),
+            "{message}"
+        );
+    }
+    Soak::new("library", library)
+        .liveness_bound(livesim::soak::SETTLE_WINDOW)
+        .seed_range(0..50)
+        .keep(false)
+        .try_run()
+        .expect("a bound of the settle window leaves the time to settle");
 }
 
 /// Run by [`a_refusal_points_at_the_test_s_line`] in a child process:

@@ -46,7 +46,7 @@ pub const LIVENESS_BOUND: Duration = Duration::from_secs(60);
 /// running when the fault phase ends may be a latency spike (up to
 /// fifteen times the longest latency), so the bound is more than that.
 pub fn liveness_bound(longest: Duration) -> Duration {
-    LIVENESS_BOUND.max(longest * 20)
+    LIVENESS_BOUND.max(longest.saturating_mul(20))
 }
 
 /// How long the session must be quiet to count as settled.

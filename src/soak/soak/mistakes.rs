@@ -2,9 +2,10 @@
 //! otherwise pass without a word: a tool named that the agent does not
 //! declare (a latency or a budget for it would never apply), and an
 //! invariant named as one of livesim's own (its failures would read as
-//! livesim's check failing). The agent-file reader refuses the same
-//! slips in a file.
+//! livesim's check failing), a liveness bound too short for any session
+//! to settle in. The agent-file reader refuses the same slips in a file.
 
+use crate::soak::LIVENESS_BOUND;
 use crate::soak::check::invariants::{self, DETERMINISM, HANG, IMPORTED, PANIC, SETUP};
 
 use super::Soak;
@@ -62,6 +63,16 @@ impl Soak {
                 self.name(),
                 clash.name(),
                 livesim.join(", ")
+            ));
+        }
+        let (bound, window) = (self.target.liveness_bound, self.target.settle_window);
+        if bound < window {
+            return Err(format!(
+                "soak `{}`: .liveness_bound({bound:?}) is shorter than the {window:?} of quiet a \
+                 session needs to count as settled, so runs would fail `liveness` for want of \
+                 time, not for a bug; give it at least {window:?} (the default is \
+                 {LIVENESS_BOUND:?}; for tools that take up to T, 20 × T)",
+                self.name(),
             ));
         }
         Ok(())

@@ -181,7 +181,8 @@ impl Soak {
     /// At the caller, before anything runs, on a setting that cannot be
     /// what was meant: a tool named (by `tool_latency`, `allow_panic`, a
     /// budget) that the agent does not declare, an invariant named as one
-    /// of livesim's own, a name no corpus folder can have, a bad
+    /// of livesim's own, a liveness bound shorter than the settle window,
+    /// a name no corpus folder can have, a bad
     /// `LIVESIM_SEED`, `LIVESIM_SEEDS`, `LIVESIM_CASE` or
     /// `LIVESIM_REGRESSIONS`.
     #[track_caller]

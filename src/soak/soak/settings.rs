@@ -376,7 +376,10 @@ impl Soak {
 
     /// How long the session may take to settle once the faults stop
     /// (default [`LIVENESS_BOUND`](crate::soak::LIVENESS_BOUND), 60 s of virtual time; for an agent
-    /// read from a folder, at least twenty times its slowest tool).
+    /// read from a folder, at least twenty times its slowest tool). A
+    /// bound shorter than the [`SETTLE_WINDOW`](crate::soak::SETTLE_WINDOW)
+    /// leaves no session the time to settle, and is refused when the soak
+    /// runs.
     pub fn liveness_bound(mut self, bound: Duration) -> Self {
         self.target.liveness_bound = bound;
         self

@@ -118,8 +118,12 @@ where
 /// damaged file, but not a file whose header it cannot read). The error is
 /// the problem, for after the file's name and line.
 pub(crate) fn check_header(text: &str, kind: &str, version: u32) -> Result<FileHeader, String> {
-    // `FileHeader` denies unknown fields, and serde refuses a field given
-    // twice: no key can repeat in a header that reads.
+    // A key given twice is named where its second copy starts (serde's
+    // own refusal points past the value, and says "field").
+    if let Some(twice) = strict::duplicate_key_in_line(text) {
+        return Err(format!("not a {kind} header: {twice}"));
+    }
+    // `FileHeader` denies unknown fields.
     let header: FileHeader = serde_json::from_str(text)
         .map_err(|e| format!("not a {kind} header: {}", strict::explain_in_line(text, &e)))?;
     if header.kind != kind {

@@ -206,13 +206,10 @@ fn a_spec_of_one_kind_where_the_other_is_wanted_is_refused_naming_the_file_and_b
 }
 
 // ---------------------------------------------------------------------
-// Headers of versioned JSONL files (src/jsonl/header.rs). A key given
-// twice is refused by serde's derive of `FileHeader` (two keys, unknown
-// ones denied) as a "duplicate field" before `check_header` asks
-// `duplicate_key_in_line`, so that second check never decides.
+// Headers of versioned JSONL files (src/jsonl/header.rs).
 
 /// A tape or journal header that gives a key twice is refused, naming the
-/// file, line 1 and the key.
+/// file, line 1, the key and the column where its second copy starts.
 #[test]
 fn a_header_that_gives_a_key_twice_is_refused_naming_the_line_and_the_key() {
     let dir = temp("header-twice");
@@ -230,7 +227,7 @@ fn a_header_that_gives_a_key_twice_is_refused_naming_the_line_and_the_key() {
         }) => {
             assert_eq!((path, line), (tape.display().to_string(), 1));
             assert!(
-                message.starts_with("not a tape header: duplicate field `v`"),
+                message.starts_with("not a tape header: duplicate key `v` at column 22"),
                 "{message}"
             );
         }
@@ -242,7 +239,7 @@ fn a_header_that_gives_a_key_twice_is_refused_naming_the_line_and_the_key() {
     let file = dir.join("j.jsonl");
     std::fs::write(&file, journal).expect("the journal written");
     let said = format!(
-        "{}:1: not a journal header: duplicate field `kind`",
+        "{}:1: not a journal header: duplicate key `kind` at column 25",
         file.display()
     );
     let err = livesim::state::FileJournalSink::read(&file)
@@ -253,7 +250,7 @@ fn a_header_that_gives_a_key_twice_is_refused_naming_the_line_and_the_key() {
     let payment = Agent::load(repo().join("sim/payment")).expect("the payment agent");
     let err = import_journal("j.jsonl", journal.as_bytes(), "s", &payment).expect_err("a header");
     assert!(
-        err.starts_with("j.jsonl:1: not a journal header: duplicate field `kind`"),
+        err.starts_with("j.jsonl:1: not a journal header: duplicate key `kind` at column 25"),
         "{err}"
     );
 }

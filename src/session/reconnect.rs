@@ -98,6 +98,13 @@ impl Link {
         }
     }
 
+    /// The server refused the handle: a fresh session starts with none,
+    /// and a `goAway` move waits for its first one.
+    fn forget_handle(&mut self) {
+        self.handle = None;
+        self.handle_fresh = false;
+    }
+
     /// Whether the session moves to new connections.
     fn reconnects(&self) -> bool {
         self.connector.is_some() && self.config.resumption.is_on()
@@ -379,7 +386,7 @@ impl WireLane {
         match closed.class {
             CloseClass::Fatal => return Err(ended),
             CloseClass::ResumeRejected => {
-                self.link.handle = None;
+                self.link.forget_handle();
                 let reason = closed.reason.clone();
                 self.route(LiveEvent::ResumptionFailed { reason }, next_at());
             }
@@ -436,7 +443,7 @@ impl WireLane {
                     class,
                     reason,
                 }) if class == CloseClass::ResumeRejected.to_string() && !fresh => {
-                    self.link.handle = None;
+                    self.link.forget_handle();
                     self.route(
                         LiveEvent::ResumptionFailed {
                             reason: reason.clone(),

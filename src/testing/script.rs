@@ -744,6 +744,16 @@ fn validate(action: &Action, opens_connection: bool, issued: &[String]) -> Resul
             Err("a call needs an id and a name".to_string())
         }
         Action::CallMany(calls) if calls.is_empty() => Err("call_many needs calls".to_string()),
+        Action::CallMany(calls) => match calls
+            .iter()
+            .position(|call| call.id.is_empty() || call.name.is_empty())
+        {
+            Some(k) => Err(format!(
+                "call #{} of call_many: a call needs an id and a name",
+                k + 1
+            )),
+            None => Ok(()),
+        },
         Action::Attach(members) if members.is_empty() => {
             Err("attach needs at least one member to attach".to_string())
         }

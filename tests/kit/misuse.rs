@@ -62,6 +62,21 @@ fn a_script_file_with_an_empty_call_many_is_refused() {
     );
 }
 
+/// A script file with a call of `call_many` that has no id is refused as
+/// a lone `call` without one is, naming the action and the call.
+#[test]
+fn a_script_file_with_a_call_many_member_without_an_id_is_refused() {
+    let message = refused(
+        r#"{"v": 1, "actions": [
+  {"call_many": [{"id": "c1", "name": "a"}, {"id": "", "name": "b"}]}
+]}"#,
+    );
+    assert_eq!(
+        message,
+        "action #1 at line 2, column 3: call #2 of call_many: a call needs an id and a name"
+    );
+}
+
 /// A script file whose `resumption_update` has an empty handle is refused,
 /// saying to leave the handle out for an update without one.
 #[test]

@@ -184,6 +184,63 @@ fn a_go_away_before_any_handle_keeps_the_connection_until_it_ends() {
     );
 }
 
+/// After a fresh start (the server no longer knew the handle) the
+/// session holds no handle. A `goAway` that comes before any turn then
+/// waits for the new session's first handle, within half its time left,
+/// and moves with it. (It moved at once, found no handle, and stayed for
+/// good, though the handle came a few milliseconds later: found by the
+/// hostile tests' changed frames.)
+#[test]
+fn a_go_away_after_a_fresh_start_waits_for_the_first_handle_and_moves_with_it() {
+    let out = Simulation::new(Seed::new(9))
+        .run(|| async {
+            let script = ScriptedServer::new()
+                .named("go-away after a fresh start")
+                .resumption_update("stale", true)
+                .abort()
+                .reconnect_resuming("stale")
+                .rejects_setup(1008, "BidiGenerateContent session not found")
+                .reconnect_fresh()
+                .go_away(Duration::from_secs(10))
+                .pause(Duration::from_millis(5))
+                .resumption_update("new-session", true)
+                .reconnect_resuming("new-session")
+                .says("Moved.");
+            let (handle, control) = connect(script, Live::builder().text_only()).await;
+            let mut events = handle.events();
+            let warnings = warnings_until(&mut events, turn_complete).await;
+            control.drained().await;
+            let errors = control.errors();
+            let setups = setups(&control);
+            handle.disconnect().await;
+            (kinds(&handle.session_log()), warnings, errors, setups)
+        })
+        .expect("the simulation finishes");
+    let (log, warnings, errors, setups) = out.value;
+    assert_eq!(errors, vec![]);
+    assert_eq!(setups.len(), 4, "{setups:?}");
+    assert_eq!(setups[3]["sessionResumption"]["handle"], "new-session");
+    assert!(
+        !warnings
+            .iter()
+            .any(|w| w.contains("no resumption handle yet")),
+        "{warnings:?}"
+    );
+    let from = log.iter().position(|k| k == "go_away").expect("the notice");
+    assert_eq!(
+        log[from..],
+        [
+            "go_away",
+            "resumption_update",
+            "reconnecting 1",
+            "resumed #3 fresh=false",
+            "text Moved.",
+            "turn_complete",
+            "disconnected"
+        ]
+    );
+}
+
 /// A `goAway` whose `timeLeft` is past protobuf's largest duration (here
 /// u64::MAX seconds) is no deadline any server means: the session leaves
 /// the notice out with a warning naming it and goes on, on its

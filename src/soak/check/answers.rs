@@ -17,7 +17,8 @@ use crate::soak::run::record::RunRecord;
 
 /// `answered-once`: every call the script did not cancel is answered
 /// exactly once, with its own id, and none after the session handled its
-/// cancellation; each answer fits the run of that id's tool.
+/// cancellation; each answer fits the run of that id's tool. A call with
+/// no id is never answered (no answer could name it).
 pub(crate) fn answered_once(run: &RunRecord) -> Result<(), String> {
     let issues = reconnects::issues(run);
     let mut answers: BTreeMap<&str, usize> = BTreeMap::new();
@@ -26,6 +27,11 @@ pub(crate) fn answered_once(run: &RunRecord) -> Result<(), String> {
         let Some(id) = response.get("id").and_then(Value::as_str) else {
             return Err(format!("a function response has no id: {response}"));
         };
+        if id.is_empty() {
+            return Err(format!(
+                "the session answered a call with no id, which it must not run: {response}"
+            ));
+        }
         if !issued.contains(id) {
             return Err(format!(
                 "the session answered {id}, which the script never issued"
@@ -81,7 +87,9 @@ pub(crate) fn answered_once(run: &RunRecord) -> Result<(), String> {
             .issued
             .iter()
             .filter(|id| {
-                !answers.contains_key(id.as_str())
+                // A call with no id is not run: no answer could name it.
+                !id.is_empty()
+                    && !answers.contains_key(id.as_str())
                     && !run.calls.cancelled.contains(*id)
                     && !run.calls.abandoned.contains(*id)
             })

@@ -75,7 +75,7 @@ pub(crate) fn server_calls(run: &RunRecord) -> &ServerCalls {
 fn read_server_calls(run: &RunRecord) -> ServerCalls {
     let mut calls = ServerCalls::default();
     let mut connection = 0;
-    for frame in &run.server_frames {
+    for frame in run.frames_read() {
         let bytes = frame.payload().unwrap_or_default();
         if wire_order::is_setup_complete(bytes) {
             connection += 1;

@@ -44,7 +44,7 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
     // session was given too, with another index: a setup resumes the
     // latest one it had got by then.
     let given: Vec<(Duration, String, usize)> = run
-        .server_frames
+        .frames_read()
         .iter()
         .zip(&run.server_frames_at)
         .filter_map(|(f, at)| Some((*at, f.payload()?)))
@@ -174,8 +174,11 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
         out.new.push(text);
         out.new_at.push(at);
     }
+    // A script that broke off (the `protocol` failure) stopped reading
+    // what the session sent it: a replay it never got is not lost.
     if let Some(missing) = due.front()
         && !run.settling.ended
+        && run.replay_errors.is_empty()
     {
         return Err(format!(
             "connection #{connection} never replayed {missing:?}, which the server had not \
@@ -228,7 +231,9 @@ pub(crate) fn client_messages_once(run: &RunRecord) -> Result<(), String> {
     // Over a network, what the session wrote on a connection that then
     // died may never have arrived (the soak's user says it again).
     let in_flight = written_on_dead_connections(run).len();
-    if lost > dropped + in_flight && !run.settling.ended {
+    // A script that broke off (the `protocol` failure) stopped reading
+    // what the session sent it: what it never got is not lost.
+    if lost > dropped + in_flight && !run.settling.ended && run.replay_errors.is_empty() {
         return Err(format!(
             "the user typed {} message(s), but the server got {} of them: {lost} lost, of which \
              {dropped} were dropped for a fresh session and {in_flight} were on connections the \

@@ -10,9 +10,12 @@
 //! * the notice is the `go_away` event, received at `g` with `time_left`
 //!   `T` (none: at once); the move is owed by `g + T/2`, plus [`LAG`] for
 //!   the move's own event to reach the soak;
-//! * it is owed only if the session had a handle by then: a
-//!   `resumption_update` saying it can resume, received before the
-//!   deadline and after the last fresh start;
+//! * it is owed only if the session surely had a handle by then: a
+//!   `resumption_update` saying it can resume, after the last fresh
+//!   start, and received before the notice or at least [`LAG`] before
+//!   `g + T/2` (an update received later may have been read after the
+//!   move was due: a notice without `timeLeft` followed at once by a
+//!   handle finds the session without one, and it stays);
 //! * the connection may end first (another `reconnecting`, or
 //!   `disconnected`) and nothing is owed; a notice that comes while a
 //!   move is under way is one the session ignores.
@@ -42,8 +45,9 @@ pub(crate) fn moved_in_time(run: &RunRecord) -> Result<(), String> {
             continue;
         }
         let g = notice.at;
-        let deadline = g + time_left.unwrap_or_default() / 2 + LAG;
-        if !handle_by(run, k, deadline) {
+        let due = g + time_left.unwrap_or_default() / 2;
+        let deadline = due + LAG;
+        if !handle_by(run, k, due) {
             continue;
         }
         let since = g.saturating_sub(LAG);
@@ -97,9 +101,13 @@ fn moving_at(run: &RunRecord, k: usize) -> bool {
         .is_some_and(|e| matches!(e.event, LiveEvent::Reconnecting { .. }))
 }
 
-/// Whether the session held a handle by `deadline`: a resumable update
-/// received before it, after the last fresh start before event `k`.
-fn handle_by(run: &RunRecord, k: usize, deadline: Duration) -> bool {
+/// Whether the session surely held a handle when its move was `due`: a
+/// resumable update after the last fresh start before the notice (event
+/// `k`), received before the notice (the two share a lane, so the
+/// session read the update first) or at least [`LAG`] before `due` (an
+/// event reaches the soak up to `LAG` after the session read its frame;
+/// one closer to `due` may have been read after it, and is no proof).
+fn handle_by(run: &RunRecord, k: usize, due: Duration) -> bool {
     let fresh_start = run.events[..k]
         .iter()
         .rposition(|e| {
@@ -109,7 +117,12 @@ fn handle_by(run: &RunRecord, k: usize, deadline: Duration) -> bool {
             )
         })
         .map_or(0, |i| i + 1);
-    run.events[fresh_start..].iter().any(|e| {
-        e.at < deadline && matches!(e.event, LiveEvent::ResumptionUpdate { resumable: true })
-    })
+    run.events
+        .iter()
+        .enumerate()
+        .skip(fresh_start)
+        .any(|(i, e)| {
+            (i < k || e.at + LAG <= due)
+                && matches!(e.event, LiveEvent::ResumptionUpdate { resumable: true })
+        })
 }

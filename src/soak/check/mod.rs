@@ -1,5 +1,6 @@
 //! Check: what a run's record must hold and what it reached. The
-//! [`invariants`] (with those of connections in [`reconnects`], of
+//! [`invariants`] (reading the frames as the protocol reads them,
+//! [`frames_read`]; with those of connections in [`reconnects`], of
 //! refusals in [`refusals`], the stored log's order in [`wire_order`] and
 //! the session's clock signals in [`telemetry`], what extractors were given
 //! in [`extractions`] (where what the user typed stands in
@@ -23,6 +24,7 @@ pub mod distribution;
 pub(crate) mod excerpt;
 pub(crate) mod extractions;
 pub(crate) mod flow_model;
+pub(crate) mod frames_read;
 pub(crate) mod go_away;
 pub(crate) mod handle_secret;
 pub mod invariants;

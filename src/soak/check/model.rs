@@ -291,16 +291,20 @@ pub(crate) struct Model {
 }
 
 /// A member by its protocol name, or by the snake_case spelling the
-/// Python SDK sends.
+/// Python SDK sends; a member that is `null` is absent (protobuf's JSON
+/// mapping).
 pub(super) fn member<'o, 'a>(object: &'o Object<'a>, camel: &str) -> Option<&'o Json<'a>> {
-    object.get(camel).or_else(|| {
-        // Most members looked up are absent: compare with the snake_case
-        // spelling key by key rather than building it.
-        object
-            .iter()
-            .find(|(key, _)| is_snake_of(key, camel))
-            .map(|(_, value)| value)
-    })
+    object
+        .get(camel)
+        .or_else(|| {
+            // Most members looked up are absent: compare with the snake_case
+            // spelling key by key rather than building it.
+            object
+                .iter()
+                .find(|(key, _)| is_snake_of(key, camel))
+                .map(|(_, value)| value)
+        })
+        .filter(|value| **value != Json::Null)
 }
 
 /// Whether `key` is `camel` in snake_case (`turnComplete` → `turn_complete`).
@@ -347,18 +351,37 @@ const KNOWN_CONTENT: [&str; 7] = [
     "turnCompleteReason",
 ];
 
+/// The message keys the protocol names that have no event of their own
+/// (kept whole as an `unknown` event when they hold something).
+const NAMED: [&str; 2] = ["voiceActivity", "voiceActivityDetectionSignal"];
+/// The `serverContent` keys the protocol names that have no event of
+/// their own.
+const NAMED_CONTENT: [&str; 4] = [
+    "groundingMetadata",
+    "urlContextMetadata",
+    "interimInputTranscription",
+    "waitingForInput",
+];
+
 fn known(key: &str, names: &[&str]) -> bool {
     names.iter().any(|n| *n == key || is_snake_of(key, n))
 }
 
+/// Whether the member `key: value` is there: a member the protocol names
+/// is absent when `null` (protobuf's JSON mapping); a key it does not
+/// name is kept whatever its value.
+fn present(key: &str, value: &Json<'_>, named: &[&[&str]]) -> bool {
+    *value != Json::Null || !named.iter().any(|names| known(key, names))
+}
+
 /// A part that carries nothing to show: no text and no payload (a lone
-/// thought signature, an empty text).
+/// thought signature, an empty text, members that are all `null`).
 fn empty(part: &Object<'_>) -> bool {
     match member(part, "text").and_then(Json::as_str) {
         Some(text) => text.is_empty(),
-        None => part
-            .keys()
-            .all(|k| matches!(k, "thought" | "thoughtSignature" | "thought_signature")),
+        None => part.iter().all(|(k, v)| {
+            matches!(k, "thought" | "thoughtSignature" | "thought_signature") || *v == Json::Null
+        }),
     }
 }
 
@@ -370,10 +393,15 @@ impl Model {
         let Some(Json::Object(message)) = frame.payload().and_then(Json::parse) else {
             return FrameModel::default();
         };
+        // The members that are there: the protocol's when not `null`.
+        let members = || {
+            message
+                .iter()
+                .filter(|(k, v)| present(k, v, &[&KNOWN, &NAMED]))
+                .map(|(k, _)| k)
+        };
         let fatal = message.contains_key("error")
-            && !message
-                .keys()
-                .any(|k| known(k, &KNOWN) || k == "voiceActivity");
+            && !members().any(|k| known(k, &KNOWN) || known(k, &NAMED));
         if fatal {
             return FrameModel {
                 ends_session: true,
@@ -469,10 +497,11 @@ impl Model {
         let said_nothing =
             |k: &str, v: &Json<'_>| known(k, &["waitingForInput"]) && *v == Json::Bool(false);
         let unknown_content = content.is_some_and(|c| {
-            c.iter()
-                .any(|(k, v)| !known(k, &KNOWN_CONTENT) && !said_nothing(k, v))
+            c.iter().any(|(k, v)| {
+                !known(k, &KNOWN_CONTENT) && !said_nothing(k, v) && present(k, v, &[&NAMED_CONTENT])
+            })
         });
-        let unknown = message.keys().any(|k| !known(k, &KNOWN))
+        let unknown = members().any(|k| !known(k, &KNOWN))
             || unknown_content
             || member(&message, "setupComplete").is_some();
         if unknown {
@@ -715,5 +744,32 @@ mod tests {
                 "1 content part(s)"
             ]
         );
+    }
+
+    /// A member the protocol names is absent when `null`; a key it does
+    /// not name is kept whatever it holds.
+    #[test]
+    fn a_named_member_that_is_null_is_absent() {
+        use serde_json::json;
+        let read = |m: Value| Model::default().frame(&Frame::Text(m.to_string()));
+        for nothing in [
+            json!({"usageMetadata": null}),
+            json!({"goAway": null, "voiceActivityDetectionSignal": null}),
+            json!({"serverContent": {"groundingMetadata": null}}),
+            json!({"serverContent": {"modelTurn": {"parts": [{"text": null}]}}}),
+        ] {
+            assert_eq!(read(nothing.clone()).events, [], "{nothing}");
+        }
+        assert_eq!(
+            read(json!({"somethingNew": null})).events,
+            [Expected::Kind("unknown")]
+        );
+        // An error beside payloads that are all absent ends the session;
+        // beside a voice activity signal, it does not.
+        assert!(read(json!({"usageMetadata": null, "error": {"code": 500}})).ends_session);
+        let beside = read(
+            json!({"voiceActivityDetectionSignal": {"vadSignalType": "VAD_SIGNAL_TYPE_SOS"}, "error": {}}),
+        );
+        assert!(!beside.ends_session);
     }
 }

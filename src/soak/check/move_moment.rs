@@ -59,14 +59,14 @@ pub(crate) fn began_when_ready(run: &RunRecord) -> Result<(), String> {
     // Most runs have no notice: the model is worked out only for those
     // that do.
     let noticed = run
-        .server_frames
+        .frames_read()
         .iter()
         .any(|f| mentions(f.payload().unwrap_or_default(), &GO_AWAY));
     if !noticed {
         return Ok(());
     }
     let frames: Vec<Frame> = run
-        .server_frames
+        .frames_read()
         .iter()
         .map(|f| read(f.payload().unwrap_or_default()))
         .collect();

@@ -424,11 +424,11 @@ fn go_away_unheld(run: &RunRecord) -> bool {
             .is_some_and(|bytes| memchr::memmem::find(bytes, key).is_some())
     };
     let go_away = run
-        .server_frames
+        .frames_read()
         .iter()
         .position(|f| says(f, b"\"goAway\""));
     let handle = run
-        .server_frames
+        .frames_read()
         .iter()
         .position(|f| says(f, b"\"newHandle\""));
     let unheld = match (go_away, handle) {

@@ -180,7 +180,7 @@ fn content_moments(run: &RunRecord, start: Duration) -> Option<Moments> {
         .flat_map(|connection| &connection.frames)
         .map(|frame| frame.moves_content);
     let mut heard: Vec<Duration> = run
-        .server_frames
+        .frames_read()
         .iter()
         .zip(&run.server_frames_at)
         .filter(|(frame, _)| {

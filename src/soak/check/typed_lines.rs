@@ -124,7 +124,7 @@ pub(crate) fn typed(run: &RunRecord) -> Typed {
         })
         .collect();
     let frames_read = run
-        .server_frames
+        .frames_read()
         .iter()
         .zip(&run.server_frames_at)
         .filter(|(frame, _)| !wire_order::is_setup_complete(frame.payload().unwrap_or_default()))

@@ -14,7 +14,8 @@
 //!   which), then its answer. Every call is answered unless the script
 //!   cancelled it, its connection ended first, or its id came before on
 //!   the same connection (the first call wins): an answer missing where
-//!   the script and the tool runs say one is owed fails the check. What an
+//!   the script and the tool runs say one is owed fails the check (a call
+//!   with no id is neither run nor answered: no answer could name it). What an
 //!   answer says is `answered-once`'s business; where it stands is this
 //!   one's;
 //! * right after a `turn_complete`, the extractions of that turn, if any;
@@ -204,7 +205,7 @@ fn model(run: &RunRecord) -> Vec<Connection> {
         frames: Vec::new(),
         afresh: true,
     }];
-    for (i, frame) in run.server_frames.iter().enumerate() {
+    for (i, frame) in run.frames_read().iter().enumerate() {
         if is_setup_complete(frame.payload().unwrap_or_default()) {
             if i > 0 {
                 let afresh = !go_away_moves.get(out.len() - 1).copied().unwrap_or(false);
@@ -229,7 +230,7 @@ fn model(run: &RunRecord) -> Vec<Connection> {
 /// carried, if any: what its `connected` event must say.
 fn first_session_id(run: &RunRecord) -> Option<String> {
     let first = run
-        .server_frames
+        .frames_read()
         .iter()
         .filter_map(|frame| frame.payload())
         .find(|bytes| is_setup_complete(bytes))?;
@@ -245,7 +246,8 @@ fn first_session_id(run: &RunRecord) -> Option<String> {
 pub(crate) fn is_setup_complete(bytes: &[u8]) -> bool {
     // Most frames are not: look for the key before parsing.
     mentions(bytes, &SETUP_COMPLETE)
-        && serde_json::from_slice::<Value>(bytes).is_ok_and(|m| m.get("setupComplete").is_some())
+        && serde_json::from_slice::<Value>(bytes)
+            .is_ok_and(|m| m.get("setupComplete").is_some_and(|v| !v.is_null()))
 }
 
 /// A word the checks look for in every frame, its searcher built once.
@@ -300,7 +302,10 @@ fn expected(run: &RunRecord) -> Vec<Slot> {
             let turn_ended = matches!(event, Expected::TurnEnd { .. });
             slots.push(Slot::Server(event.clone()));
             for id in calls {
-                if !seen.insert(id.clone()) {
+                // A call with no id is not run (no answer could be matched
+                // to it): nothing of it follows; the first call with an id
+                // wins.
+                if id.is_empty() || !seen.insert(id.clone()) {
                     continue;
                 }
                 let call = (n + 1, id);

@@ -234,6 +234,9 @@ pub struct RunRecord {
     /// The calls the frames issued, connection by connection, worked out
     /// once for the checks that read them.
     pub(crate) issued: WorkedOut<Arc<ServerCalls>>,
+    /// The server frames with the payloads the protocol cannot read
+    /// taken out, when the session warned about one (worked out once).
+    pub(crate) readable: WorkedOut<Option<Vec<Frame>>>,
     /// The run's latencies, measured once for the budgets and the
     /// summary's distributions that read them.
     pub(crate) samples: WorkedOut<Vec<Sample>>,
@@ -277,7 +280,18 @@ impl RunRecord {
     pub(crate) fn forget_worked_out(&mut self) {
         self.modelled = WorkedOut::default();
         self.issued = WorkedOut::default();
+        self.readable = WorkedOut::default();
         self.samples = WorkedOut::default();
+    }
+
+    /// The server frames as the protocol reads them: each payload it
+    /// cannot read taken out (see [`frames_read`](crate::soak::check::frames_read)).
+    /// What the checks that model the frames read.
+    pub(crate) fn frames_read(&self) -> &[Frame] {
+        self.readable
+            .get_or_init(|| crate::soak::check::frames_read::frames_read(self))
+            .as_deref()
+            .unwrap_or(&self.server_frames)
     }
 
     /// The run's first report line: the seed, the swarm and the faults.

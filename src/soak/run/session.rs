@@ -253,6 +253,7 @@ pub(crate) async fn play(
         network: None,
         modelled: Default::default(),
         issued: Default::default(),
+        readable: Default::default(),
         samples: Default::default(),
     };
     let typing = record.faults.is_on(crate::soak::FaultKind::Typing);

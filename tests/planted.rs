@@ -292,10 +292,36 @@ fn the_default_soak_finds_ids_outliving_their_connection() {
     eprintln!("{report}");
 }
 
-/// Soaks `sim/<name>` with `bug` planted over seeds 0..2000 until a seed
-/// fails, shrinks that failure, and checks the shrunk case: at most six
-/// actions, and passing without the bug. Says what it found.
+/// A session that keeps its old handle counted as fresh after a fresh
+/// start (the server no longer knew it) moves at once on a `goAway` that
+/// comes before the new session's first handle, finds none, and stays
+/// for good: found over seeds 0..2000 of `sim/resumable` (a fresh start,
+/// a `goAway` before the first turn), and shrunk to at most nine actions
+/// (a handle, the connection's end, the resume, its refusal, the fresh
+/// start, the notice, a pause, the new handle, and the move the script
+/// waits for: without the pause the handle comes before the move starts,
+/// and the bug hides); the shrunk case passes without the bug.
+#[test]
+fn the_default_soak_finds_a_fresh_start_that_keeps_a_stale_handle() {
+    let report = found_and_shrunk_to(PlantedBug::FreshStartKeepsStaleHandle, "resumable", 9);
+    assert!(
+        ["reconnect-ends", "liveness", "protocol"]
+            .iter()
+            .any(|invariant| report.contains(invariant)),
+        "{report}"
+    );
+    eprintln!("{report}");
+}
+
+/// [`found_and_shrunk_to`] at most six actions.
 fn found_and_shrunk(bug: PlantedBug, name: &str) -> String {
+    found_and_shrunk_to(bug, name, 6)
+}
+
+/// Soaks `sim/<name>` with `bug` planted over seeds 0..2000 until a seed
+/// fails, shrinks that failure, and checks the shrunk case: at most
+/// `most` actions, and passing without the bug. Says what it found.
+fn found_and_shrunk_to(bug: PlantedBug, name: &str, most: usize) -> String {
     let agent = Agent::load(Path::new(env!("CARGO_MANIFEST_DIR")).join("sim").join(name)).unwrap();
     let soak = || {
         Soak::agent(&agent.clone().with_planted(bug))
@@ -322,7 +348,7 @@ fn found_and_shrunk(bug: PlantedBug, name: &str) -> String {
         )
         .unwrap_or_else(|e| panic!("{bug}: {e}"));
     assert!(
-        shrunk.case.actions() <= 6,
+        shrunk.case.actions() <= most,
         "{bug}: shrunk to {} actions: {shrunk}\n{}",
         shrunk.case.actions(),
         serde_json::to_string_pretty(&shrunk.case.script.to_json()).unwrap()

@@ -67,11 +67,16 @@ pub enum PlantedBug {
     /// is not counted by the flow: it ran, and the journal never says so
     /// (governance, a reconnect while a call runs).
     LeftResultUncounted,
+    /// A fresh start keeps the old session's handle counted as fresh: a
+    /// `goAway` before the new session's first handle makes the session
+    /// move at once, find no handle, and stay for good (a fresh start, a
+    /// `goAway` before the first turn).
+    FreshStartKeepsStaleHandle,
 }
 
 impl PlantedBug {
     /// Every planted bug.
-    pub const ALL: [PlantedBug; 16] = [
+    pub const ALL: [PlantedBug; 17] = [
         PlantedBug::RefusedCallRuns,
         PlantedBug::CancelsTheFirstCall,
         PlantedBug::InterruptionAbortsCalls,
@@ -88,6 +93,7 @@ impl PlantedBug {
         PlantedBug::TurnEndingInterruptionUnmarked,
         PlantedBug::UsageLostOnToolCall,
         PlantedBug::LeftResultUncounted,
+        PlantedBug::FreshStartKeepsStaleHandle,
     ];
 
     /// Its name, as an agent file's `planted_bug` writes it.
@@ -109,6 +115,7 @@ impl PlantedBug {
             PlantedBug::TurnEndingInterruptionUnmarked => "turn-ending-interruption-unmarked",
             PlantedBug::UsageLostOnToolCall => "usage-lost-on-tool-call",
             PlantedBug::LeftResultUncounted => "left-result-uncounted",
+            PlantedBug::FreshStartKeepsStaleHandle => "fresh-start-keeps-stale-handle",
         }
     }
 }

@@ -102,6 +102,13 @@ impl Link {
     /// and a `goAway` move waits for its first one.
     fn forget_handle(&mut self) {
         self.handle = None;
+        #[cfg(feature = "planted-bug")]
+        if self
+            .config
+            .planted(super::PlantedBug::FreshStartKeepsStaleHandle)
+        {
+            return;
+        }
         self.handle_fresh = false;
     }
 

@@ -16,8 +16,9 @@
 //! *ready* after a frame when no turn is open and its handle is fresh.
 //! A handle, and whether it is fresh, carry over from connection to
 //! connection until a fresh start; an open turn ends with its connection.
-//! Judged only where the model is sure what the session holds: a notice
-//! that came when a handle had come since the last fresh start, the only
+//! A session that holds no handle at the notice (none since its last
+//! fresh start) is ready when its first handle comes, the turn over.
+//! Judged only where the model is sure what the session holds: the only
 //! notice on its connection, and a move the session made for it
 //! (`reconnecting`, cause `goAway`); in memory and over the simulated
 //! network alike (there the frames are the ones that reached the session,
@@ -125,10 +126,11 @@ pub(crate) fn began_when_ready(run: &RunRecord) -> Result<(), String> {
 /// When the session was first ready at or after the notice at frame `k`
 /// (`starts`: where each connection begins), or `Some(None)`: not before
 /// its connection ended; `None` when the
-/// notice is not one to judge: the session held no handle (none came
-/// since its last fresh start, connection `fresh_from`), or another
-/// notice came on the same connection. A handle and whether it is fresh
-/// carry over to the next connection; an open turn does not.
+/// notice is not one to judge: another notice came on the same
+/// connection. A session that held no handle at the notice (none came
+/// since its last fresh start, connection `fresh_from`) is ready once
+/// its first handle comes, the turn over. A handle and whether it is
+/// fresh carry over to the next connection; an open turn does not.
 fn ready_after(
     frames: &[Frame],
     starts: &[usize],
@@ -162,10 +164,7 @@ fn ready_after(
         if frame.turn_complete {
             open = false;
         }
-        if i == k && !handle {
-            return None;
-        }
-        if i >= k && fresh && !open {
+        if i >= k && handle && fresh && !open {
             return Some(Some(at[i]));
         }
     }

@@ -31,6 +31,7 @@
 //! | `resume-retried` | a resume took more than one attempt (a setup refused in passing) and still resumed the same session | agents that resume, with more than one attempt |
 //! | `go-away-move` | the session moved to a new connection after a `goAway` | agents that resume |
 //! | `go-away-unheld` | a `goAway` came before any handle, and the session ended with its connection, never reconnecting | agents that resume |
+//! | `go-away-awaited` | a `goAway` came to a fresh session before its first handle, and the session moved with the handle the server gave after it | agents that resume |
 //! | `move-refused` | a `goAway` move's new connection failed, the session stayed on its connection, and resumed once that one ended (its next reconnect counting the move as a try) | agents that resume, with more than one attempt |
 //! | `hung-up-reconnecting` | the user hung up while the session reconnected (after the script ended its connection), and it stopped | agents that resume |
 //! | `reconnect-gave-up` | every reconnect attempt failed and the session ended | agents that resume |
@@ -340,6 +341,7 @@ fn resumption_goals(reach: &Reach) -> Vec<Sometimes> {
         }),
         Sometimes::new("go-away-move", |run| moved(run, true, false)),
         Sometimes::new("go-away-unheld", go_away_unheld),
+        Sometimes::new("go-away-awaited", go_away_awaited),
         Sometimes::new("hung-up-reconnecting", |run| {
             run.settling.hung_up_at.is_some_and(|at| {
                 reconnecting(&run.events[..run.events.partition_point(|e| e.at <= at)])
@@ -411,6 +413,37 @@ fn resumption_goals(reach: &Reach) -> Vec<Sometimes> {
         }));
     }
     goals
+}
+
+/// `go-away-awaited`: after a fresh start, a `goAway` came before the new
+/// session's first handle, and the session's move (`reconnecting`, cause
+/// `goAway`) came after a handle that followed the notice. Read from the
+/// delivered events: fresh start, notice, handle, move, in that order,
+/// with no handle between the fresh start and the notice.
+fn go_away_awaited(run: &RunRecord) -> bool {
+    #[derive(PartialEq)]
+    enum Since {
+        Fresh,
+        Notice,
+        Handle,
+    }
+    let mut since = None;
+    for event in run.delivered() {
+        since = match (event, since) {
+            (LiveEvent::Resumed { fresh: true, .. }, _) => Some(Since::Fresh),
+            (LiveEvent::GoAway { .. }, Some(Since::Fresh)) => Some(Since::Notice),
+            (LiveEvent::ResumptionUpdate { resumable: true }, Some(Since::Notice)) => {
+                Some(Since::Handle)
+            }
+            (LiveEvent::ResumptionUpdate { resumable: true }, _) => None,
+            (LiveEvent::Reconnecting { cause, .. }, Some(Since::Handle)) if cause == "goAway" => {
+                return true;
+            }
+            (LiveEvent::Reconnecting { .. } | LiveEvent::Disconnected { .. }, _) => None,
+            (_, since) => since,
+        };
+    }
+    false
 }
 
 /// `go-away-unheld`: a `goAway` came before any frame gave a resumption

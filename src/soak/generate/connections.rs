@@ -24,7 +24,13 @@
 //!   move, only for a session that replays). A `goAway` that comes before
 //!   the server gave any handle ends the conversation one time in two: the
 //!   session has nothing to resume, stays, and ends with the connection
-//!   when the server closes it (1000) at the notice's deadline;
+//!   when the server closes it (1000) at the notice's deadline. About one
+//!   turn's end in ten, on a connection that had no notice yet, brings a
+//!   `goAway` between turns (2 to 60 s left), and so does about one fresh
+//!   start in ten, before anything else: a session whose handle came
+//!   after the turn moves at once with it; one that holds none since its
+//!   last turn, or none at all since a fresh start, waits and moves with
+//!   the handle the server gives within 200 ms;
 //! * `reconnect`: at a turn's end or while a call runs, a close (1011 or
 //!   1000) or an abrupt drop, then the next connection must resume the
 //!   latest handle; one time in five the handle has gone stale: that setup
@@ -92,6 +98,16 @@ const MOVE_REFUSALS: [(u16, &str); 2] = [
 /// slowest tool takes less.
 const LINGER_MS: u64 = 600;
 
+/// How often a turn's end brings a `goAway` before the next turn, on a
+/// connection that had no notice yet (with `go-away` on, for a session
+/// that has had a handle).
+const BETWEEN_TURNS: f64 = 0.1;
+
+/// How long a `goAway` between turns leaves the connection (ms): at least
+/// long enough that the handle the server gives after it (within 200 ms)
+/// surely comes before half of it.
+const BETWEEN_TURNS_LEFT_MS: std::ops::RangeInclusive<u64> = 2_000..=60_000;
+
 /// How often a `goAway` that comes before any handle (it can only in a
 /// session's first turns) ends the conversation with its connection.
 const UNHELD_ENDS: f64 = 0.5;
@@ -130,6 +146,10 @@ pub(super) struct Connections {
     /// (and how long the connection lasts): a stream of its own, so the
     /// other draws stay what they were before it joined.
     unheld: Stream,
+    /// Whether a turn's end brings a `goAway` before the next turn, and
+    /// its time: a stream of its own, so the other draws stay what they
+    /// were before it joined.
+    between: Stream,
     /// The session held a handle when the `goAway` came: what the user
     /// types from then on waits for the move.
     held_at_go_away: bool,
@@ -167,6 +187,7 @@ impl Connections {
             moves: Stream::new(seed, "soak/script/connections/moves"),
             budget: Stream::new(seed, "soak/script/connections/budget"),
             unheld: Stream::new(seed, "soak/script/connections/unheld"),
+            between: Stream::new(seed, "soak/script/connections/between"),
             held_at_go_away: false,
             refuses_moves: policy.max_attempts() > 1 && !networked,
             handles: 0,
@@ -216,9 +237,85 @@ impl Generator<'_> {
         if connections.draw.chance(HANDLE_AFTER_TURN) {
             self.new_handle();
         }
+        if self.goes_away_between_turns() {
+            self.go_away_between_turns();
+            return;
+        }
         if self.fires(FaultKind::Reconnect) {
             self.end_connection();
         }
+    }
+
+    /// Whether the session's latest handle came after the last content it
+    /// was sent (a model turn, an output transcription, a tool call) and
+    /// since its last fresh start: resuming it loses nothing, and a
+    /// `goAway` between turns moves at once with it.
+    fn handle_is_fresh(&self) -> bool {
+        let content = |m: &serde_json::Value| -> bool {
+            [
+                "/serverContent/modelTurn",
+                "/serverContent/outputTranscription",
+                "/toolCall",
+            ]
+            .iter()
+            .any(|at| m.pointer(at).is_some_and(|v| !v.is_null()))
+        };
+        for action in self.actions.iter().rev() {
+            match action {
+                Action::ResumptionUpdate(ResumptionUpdate {
+                    handle: Some(_),
+                    resumable: true,
+                    ..
+                }) => return true,
+                Action::Call(_)
+                | Action::CallMany(_)
+                | Action::Reconnect(Reconnect { handle: None }) => {
+                    return false;
+                }
+                Action::Send(message) if content(message) => return false,
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// Whether the turn that just ended brings a `goAway` before the next
+    /// (see [`BETWEEN_TURNS`]).
+    fn goes_away_between_turns(&mut self) -> bool {
+        let on = self.faults.is_on(FaultKind::GoAway) && !self.went_away;
+        self.connections.as_mut().is_some_and(|c| {
+            // Drawn whatever the rest says, so the stream's draws stay put.
+            let draw = c.between.chance(BETWEEN_TURNS);
+            draw && on && c.handles > 0
+        })
+    }
+
+    /// A `goAway` between turns. With a handle that came after the last
+    /// content ([`handle_is_fresh`](Self::handle_is_fresh)), the session
+    /// moves at once, resuming it; holding none since then (a stale one,
+    /// or none since a fresh start), it waits for the next, which the
+    /// server gives a moment later, and moves with that.
+    fn go_away_between_turns(&mut self) {
+        let fresh = self.handle_is_fresh();
+        let Some(connections) = &mut self.connections else {
+            return;
+        };
+        self.went_away = true;
+        let left = connections.between.range(BETWEEN_TURNS_LEFT_MS);
+        let wait = connections.between.range(0..=200);
+        let latest = connections.latest.clone().filter(|_| fresh);
+        let left = crate::wire::format_duration(std::time::Duration::from_millis(left));
+        self.send(serde_json::json!({ "goAway": { "timeLeft": left } }));
+        let handle = match latest {
+            Some(handle) => handle,
+            None => {
+                if wait > 0 {
+                    self.push(Action::PauseMs(wait));
+                }
+                self.new_handle()
+            }
+        };
+        self.moved_at_once(handle, None);
     }
 
     /// Whether the connection ends while the call about to be made runs.
@@ -530,6 +627,11 @@ impl Generator<'_> {
             self.push(Action::PauseMs(ms));
         }
         self.reconnected();
+        // A fresh session may get its notice before anything else: it
+        // holds no handle yet, and waits for the first.
+        if stale && self.goes_away_between_turns() {
+            self.go_away_between_turns();
+        }
     }
 
     /// A new connection: its calls start here, and it may get a `goAway`

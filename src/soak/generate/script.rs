@@ -148,7 +148,7 @@ pub(super) fn ending(close: CloseKind) -> Action {
 pub(super) struct Generator<'a> {
     pub(super) repertoire: &'a Repertoire,
     pub(super) faults: &'a Faults,
-    actions: Vec<Action>,
+    pub(super) actions: Vec<Action>,
     /// Ids issued so far (call-1, call-2, …), for repeats.
     pub(super) issued: Vec<String>,
     pub(super) shape: Stream,

@@ -30,7 +30,8 @@
 //!   start in ten, before anything else: a session whose handle came
 //!   after the turn moves at once with it; one that holds none since its
 //!   last turn, or none at all since a fresh start, waits and moves with
-//!   the handle the server gives within 200 ms;
+//!   the handle the server gives within 200 ms (with `typing` on, the user
+//!   of a session that does not replay may type as it moves);
 //! * `reconnect`: at a turn's end or while a call runs, a close (1011 or
 //!   1000) or an abrupt drop, then the next connection must resume the
 //!   latest handle; one time in five the handle has gone stale: that setup
@@ -315,7 +316,12 @@ impl Generator<'_> {
                 self.new_handle()
             }
         };
-        self.moved_at_once(handle, None);
+        let moved = self.moved_at_once(handle, None);
+        // The user types as the session moves: a session that does not
+        // replay must hold it for the new connection.
+        if moved && self.resumes_opaquely() && self.fires(FaultKind::Typing) {
+            self.user_types();
+        }
     }
 
     /// Whether the connection ends while the call about to be made runs.

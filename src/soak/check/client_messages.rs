@@ -174,11 +174,10 @@ pub(crate) fn contents(run: &RunRecord) -> Result<Contents, String> {
         out.new.push(text);
         out.new_at.push(at);
     }
-    // A script that broke off (the `protocol` failure) stopped reading
-    // what the session sent it: a replay it never got is not lost.
+    // A replay a script that broke off never got is not lost.
     if let Some(missing) = due.front()
         && !run.settling.ended
-        && run.replay_errors.is_empty()
+        && !run.script_broke_off()
     {
         return Err(format!(
             "connection #{connection} never replayed {missing:?}, which the server had not \
@@ -231,9 +230,8 @@ pub(crate) fn client_messages_once(run: &RunRecord) -> Result<(), String> {
     // Over a network, what the session wrote on a connection that then
     // died may never have arrived (the soak's user says it again).
     let in_flight = written_on_dead_connections(run).len();
-    // A script that broke off (the `protocol` failure) stopped reading
-    // what the session sent it: what it never got is not lost.
-    if lost > dropped + in_flight && !run.settling.ended && run.replay_errors.is_empty() {
+    // What a script that broke off never got is not lost.
+    if lost > dropped + in_flight && !run.settling.ended && !run.script_broke_off() {
         return Err(format!(
             "the user typed {} message(s), but the server got {} of them: {lost} lost, of which \
              {dropped} were dropped for a fresh session and {in_flight} were on connections the \

@@ -79,7 +79,7 @@ pub(crate) fn check(run: &RunRecord) -> Result<(), String> {
         && !gave_up
         && settling.hung_up_at.is_none()
         && settling.ended
-        && run.replay_errors.is_empty()
+        && !run.script_broke_off()
         && !network_ended_it(run)
     {
         return Err(format!(

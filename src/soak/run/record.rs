@@ -284,6 +284,14 @@ impl RunRecord {
         self.samples = WorkedOut::default();
     }
 
+    /// Whether the script broke off (the `protocol` failure): from its
+    /// first error on it stopped reading what the session sent, so what
+    /// it never got, and a session it never closed, say nothing of the
+    /// session.
+    pub(crate) fn script_broke_off(&self) -> bool {
+        !self.replay_errors.is_empty()
+    }
+
     /// The server frames as the protocol reads them: each payload it
     /// cannot read taken out (see [`frames_read`](crate::soak::check::frames_read)).
     /// What the checks that model the frames read.

@@ -17,7 +17,6 @@ use tracing::Event;
 use tracing::field::{Field, Visit};
 
 use super::context;
-use super::trace::Seconds;
 use crate::wire::known_scrubbed;
 
 /// Writes `event` as one line (no newline) onto `line`: the stamp, level,
@@ -30,12 +29,21 @@ pub(crate) fn write(line: &mut String, event: &Event<'_>) {
     // Writing to a String cannot fail.
     match context::with(|c| (c.now(), c.seed, c.label())) {
         Some((at, seed, label)) => {
-            let _ = write!(line, "t={} seed={seed} lane={label} ", Seconds(at));
+            line.push_str("t=");
+            push_seconds(line, at);
+            line.push_str(" seed=");
+            push_hex(line, seed.value());
+            line.push_str(" lane=");
+            line.push_str(&label);
+            line.push(' ');
         }
         None => line.push_str("t=- "),
     }
     let meta = event.metadata();
-    let _ = write!(line, "{} {}: ", meta.level(), meta.target());
+    line.push_str(meta.level().as_str());
+    line.push(' ');
+    line.push_str(meta.target());
+    line.push_str(": ");
     event.record(&mut Fields { line, first: true });
     // Scrubbed before it is escaped: a secret is remembered as it was
     // given, not as the escape writes it.
@@ -44,6 +52,29 @@ pub(crate) fn write(line: &mut String, event: &Event<'_>) {
         line.push_str(&scrubbed);
     }
     escape_controls(line, start);
+}
+
+/// Writes `at` as [`Seconds`](super::trace::Seconds) shows it
+/// (`12.500s`), without the formatting machinery: every captured line
+/// starts with one.
+fn push_seconds(line: &mut String, at: std::time::Duration) {
+    line.push_str(itoa::Buffer::new().format(at.as_secs()));
+    line.push('.');
+    let millis = at.subsec_millis();
+    for digit in [millis / 100, millis / 10 % 10, millis % 10] {
+        line.push(char::from(b'0' + digit as u8));
+    }
+    line.push('s');
+}
+
+/// Writes `value` as `{:#x}` does (`0x1f`).
+fn push_hex(line: &mut String, value: u64) {
+    line.push_str("0x");
+    let digits = (64 - value.leading_zeros()).div_ceil(4).max(1);
+    for shift in (0..digits).rev() {
+        let nibble = (value >> (shift * 4)) & 0xf;
+        line.push(char::from(b"0123456789abcdef"[nibble as usize]));
+    }
 }
 
 /// Writes an event's fields as `tracing-subscriber` does: the message as
@@ -148,6 +179,22 @@ mod tests {
         line.push_str(text);
         escape_controls(&mut line, start);
         line
+    }
+
+    #[test]
+    fn the_stamp_writes_times_and_seeds_as_their_formats_do() {
+        use std::time::Duration;
+        for at in [0, 1, 999, 1_000, 12_500, 3_600_007, u64::MAX / 2_000_000] {
+            let at = Duration::from_millis(at) + Duration::from_micros(999);
+            let mut line = String::new();
+            push_seconds(&mut line, at);
+            assert_eq!(line, super::super::trace::format_time(at));
+        }
+        for seed in [0, 1, 0xf, 0x10, 0x1f2e, u64::MAX, 1 << 63] {
+            let mut line = String::new();
+            push_hex(&mut line, seed);
+            assert_eq!(line, format!("{seed:#x}"));
+        }
     }
 
     #[test]

@@ -57,7 +57,7 @@ where
     ) -> fmt::Result {
         // The line is built whole, scrubbed and escaped before any of it
         // is written.
-        let mut line = String::new();
+        let mut line = String::with_capacity(192);
         log_line::write(&mut line, event);
         writer.write_str(&line)?;
         writer.write_char('\n')
@@ -172,6 +172,13 @@ impl Capture {
             fold.flush();
         }
         value
+    }
+
+    /// Every captured line, taken out of the capture (a run's own capture,
+    /// read once at its end).
+    pub(crate) fn take(&self) -> Vec<String> {
+        let mut lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        std::mem::take(&mut lines.kept).into()
     }
 
     /// The last `n` captured lines, and how many lines came before them.

@@ -110,7 +110,21 @@ pub struct InBandError<'a> {
 impl ServerMessage {
     /// The canonical names of the known payloads present, in declaration order.
     pub fn payload_names(&self) -> Vec<&'static str> {
-        let present = [
+        self.payloads()
+            .into_iter()
+            .filter_map(|(name, here)| here.then_some(name))
+            .collect()
+    }
+
+    /// Whether the frame held no known payload (only unknown keys, or none).
+    pub fn has_no_known_payload(&self) -> bool {
+        // Asked of every frame the session reads: no list is built.
+        !self.payloads().iter().any(|(_, here)| *here)
+    }
+
+    /// Each known payload's canonical name, and whether it is present.
+    fn payloads(&self) -> [(&'static str, bool); 9] {
+        [
             ("setupComplete", self.setup_complete.is_some()),
             ("serverContent", self.server_content.is_some()),
             ("toolCall", self.tool_call.is_some()),
@@ -129,16 +143,7 @@ impl ServerMessage {
                 "voiceActivityDetectionSignal",
                 self.voice_activity_detection_signal.is_some(),
             ),
-        ];
-        present
-            .into_iter()
-            .filter_map(|(name, here)| here.then_some(name))
-            .collect()
-    }
-
-    /// Whether the frame held no known payload (only unknown keys, or none).
-    pub fn has_no_known_payload(&self) -> bool {
-        self.payload_names().is_empty()
+        ]
     }
 
     /// The frame's `error` key, if it has one. A frame with an `error` and

@@ -482,7 +482,7 @@ pub(crate) fn run_case(
     let mut verdicts = Vec::new();
     record.script = script.clone();
     if let Some(capture) = capture {
-        record.logs = capture.tail(usize::MAX).0;
+        record.logs = capture.take();
     }
     let network_lost_it = record.network.as_ref().is_some_and(|n| n.lost_before_setup);
     if network_lost_it {

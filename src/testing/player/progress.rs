@@ -194,47 +194,51 @@ impl std::fmt::Display for At {
             At::Said(place) => f.write_str(place),
             At::Told(place) => f.write_str(place),
             At::Action(index, actions) => match actions.get(*index) {
-                Some(action) => f.write_str(&describe(*index, action)),
+                Some(action) => describe(f, *index, action),
                 None => write!(f, "action #{}", index + 1),
             },
         }
     }
 }
 
-fn describe(index: usize, action: &Action) -> String {
-    let what = match action {
+/// Writes `action #N (what it does)`: the place a script stands, logged
+/// at every action, so written without a copy.
+fn describe(f: &mut std::fmt::Formatter<'_>, index: usize, action: &Action) -> std::fmt::Result {
+    write!(f, "action #{} (", index + 1)?;
+    match action {
         Action::Send(m) | Action::SendText(m) => {
-            let key = m
-                .as_object()
-                .and_then(|o| o.keys().next().cloned())
-                .unwrap_or_default();
-            format!("send {key}")
+            let key = m.as_object().and_then(|o| o.keys().next());
+            write!(f, "send {}", key.map_or("", String::as_str))?;
         }
-        Action::SendRaw(_) => "send raw bytes".to_string(),
-        Action::Call(c) => format!("call {} as {}", c.name, c.id),
+        Action::SendRaw(_) => f.write_str("send raw bytes")?,
+        Action::Call(c) => write!(f, "call {} as {}", c.name, c.id)?,
         Action::CallMany(calls) => {
-            let names: Vec<String> = calls
-                .iter()
-                .map(|c| format!("{} as {}", c.name, c.id))
-                .collect();
-            format!("call {}", names.join(", "))
+            f.write_str("call ")?;
+            for (i, c) in calls.iter().enumerate() {
+                let comma = if i == 0 { "" } else { ", " };
+                write!(f, "{comma}{} as {}", c.name, c.id)?;
+            }
         }
-        Action::PauseMs(ms) => format!("pause {ms}ms"),
-        Action::Expect(key) => format!("expect {key}"),
-        Action::Close(c) => format!("close {}", c.code),
-        Action::RejectSetup(c) => format!("reject setup with {}", c.code),
-        Action::Abort => "abort".to_string(),
-        Action::ResumptionUpdate(u) if u.resumable => "resumption update".to_string(),
-        Action::ResumptionUpdate(_) => "resumption update (not resumable)".to_string(),
-        Action::GoAwayMs(ms) => format!("go away in {ms}ms"),
+        Action::PauseMs(ms) => write!(f, "pause {ms}ms")?,
+        Action::Expect(key) => write!(f, "expect {key}")?,
+        Action::Close(c) => write!(f, "close {}", c.code)?,
+        Action::RejectSetup(c) => write!(f, "reject setup with {}", c.code)?,
+        Action::Abort => f.write_str("abort")?,
+        Action::ResumptionUpdate(u) if u.resumable => f.write_str("resumption update")?,
+        Action::ResumptionUpdate(_) => f.write_str("resumption update (not resumable)")?,
+        Action::GoAwayMs(ms) => write!(f, "go away in {ms}ms")?,
         Action::Attach(members) => {
-            let keys: Vec<&str> = members.keys().map(String::as_str).collect();
-            format!("attach {} to the next message", keys.join(", "))
+            f.write_str("attach ")?;
+            for (i, key) in members.keys().enumerate() {
+                let comma = if i == 0 { "" } else { ", " };
+                write!(f, "{comma}{key}")?;
+            }
+            f.write_str(" to the next message")?;
         }
-        Action::Reconnect(r) if r.handle.is_some() => "reconnect, resuming".to_string(),
-        Action::Reconnect(_) => "reconnect, fresh".to_string(),
-    };
-    format!("action #{} ({what})", index + 1)
+        Action::Reconnect(r) if r.handle.is_some() => f.write_str("reconnect, resuming")?,
+        Action::Reconnect(_) => f.write_str("reconnect, fresh")?,
+    }
+    f.write_str(")")
 }
 
 /// One in-memory connection's frames: those the player sent over it,

@@ -161,13 +161,13 @@ pub struct WebSocketTransport<S = MaybeTlsStream<TcpStream>> {
     keepalive: Option<Keepalive>,
 }
 
-/// Pings after a quiet spell, and a deadline for hearing back.
+/// Pings after a quiet spell, and a deadline for the ping's pong.
 struct Keepalive {
     interval: std::time::Duration,
     timeout: std::time::Duration,
     /// When anything last came from the peer.
     heard: tokio::time::Instant,
-    /// When the unanswered ping went out.
+    /// When the ping still waiting for its pong went out.
     pinged: Option<tokio::time::Instant>,
 }
 
@@ -238,10 +238,13 @@ where
     }
 
     /// Pings the peer after `interval` without a frame from it, and gives
-    /// the connection up as lost when nothing (a pong or anything else)
-    /// comes within `timeout` of the ping. A connection that died without
-    /// a close or a reset (a network partition) is noticed only this way;
-    /// Google's Python SDK pings every 20 s with a 20 s timeout. Timers
+    /// the connection up as lost when that ping's pong does not come
+    /// within `timeout`. Only the pong answers it: a peer that still talks
+    /// may have stopped hearing us (what we wrote was lost on the way, and
+    /// everything after waits behind it), and its frames say nothing of
+    /// that. A connection that died without a close or a reset (a network
+    /// partition) is noticed only this way. Google's Python SDK pings
+    /// every 20 s with a 20 s timeout, and waits for the pong too. Timers
     /// are tokio's, so virtual under simulation.
     pub fn keepalive(
         mut self,
@@ -348,7 +351,9 @@ where
             };
             if let Some(k) = self.keepalive.as_mut() {
                 k.heard = tokio::time::Instant::now();
-                k.pinged = None;
+                if matches!(next, Some(Ok(Message::Pong(_)))) {
+                    k.pinged = None;
+                }
             }
             let message = match next {
                 None => {

@@ -38,7 +38,7 @@ fn digest(seeds: Range<u64>) -> String {
 /// Seeds 0..200 give the summary they gave when this digest was taken.
 #[test]
 fn the_soak_of_seeds_0_to_200_says_what_it_said() {
-    assert_eq!(digest(0..200), "1ddeef4fbf03afc2");
+    assert_eq!(digest(0..200), "8fbe301b386aaad2");
 }
 
 /// Seeds 0..2000 give the summary they gave when this digest was taken
@@ -46,5 +46,5 @@ fn the_soak_of_seeds_0_to_200_says_what_it_said() {
 #[test]
 #[ignore = "17,000 sessions: the nightly job runs it (cargo test --release --test soak -- --ignored digest)"]
 fn the_soak_of_seeds_0_to_2000_says_what_it_said() {
-    assert_eq!(digest(0..2000), "1a6b20784ea2c961");
+    assert_eq!(digest(0..2000), "877e04f3675db81a");
 }

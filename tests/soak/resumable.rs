@@ -1003,3 +1003,49 @@ fn late_copy_then_again(
     }
     None
 }
+
+/// A partition can drop a segment the session wrote, and the simulated TCP
+/// never sends it again: nothing the session writes after it reaches the
+/// server, though the server's frames still come. The session must notice
+/// (the pong to its ping never comes) and resume on a new connection,
+/// rather than go on answering into a connection that no longer hears it.
+/// `sim/resumable` seed `0x18f21c` (found by `sim soak --seeds
+/// 1620000..1660000`: a refusal's answer never reached the server,
+/// `refused-never-runs`) plays this, shrunk to five actions; its case is
+/// kept in `tests/fixtures/cases/`, and the test first asserts it still
+/// plays that.
+#[test]
+fn a_connection_that_stopped_hearing_the_session_is_given_up() {
+    let run = kept_run("resumable-0x18f21c.json");
+    assert!(run.failures.is_empty(), "{:?}", run.failures);
+    let record = run.record.expect("a record");
+    let network = record.network.as_ref().expect("a run over the network");
+    // The refusal's answer was written on the first connection, and the
+    // server never got it.
+    let answer = |m: &Value| m.get("toolResponse").is_some();
+    let written = network.written.iter().find(|(_, frame)| {
+        frame
+            .payload()
+            .and_then(|p| serde_json::from_slice::<Value>(p).ok())
+            .is_some_and(|m| answer(&m))
+    });
+    let (on, _) = written.expect("seed 0x18f21c still answers a refusal");
+    assert_eq!(*on, 1, "the answer went out on the first connection");
+    assert!(
+        !record.sent.iter().any(answer),
+        "seed 0x18f21c no longer loses the answer on the way"
+    );
+    // The session gave that connection up for its unanswered ping (with
+    // no handle yet, it ends there), so the network, not the session,
+    // lost the answer.
+    let gave_up = record.delivered().any(|e| match e {
+        LiveEvent::Disconnected { reason, .. } => reason.contains("no answer to a ping"),
+        LiveEvent::Reconnecting { cause, .. } => cause.contains("no answer to a ping"),
+        _ => false,
+    });
+    assert!(
+        gave_up,
+        "the session gives up a connection that does not hear it"
+    );
+    assert_eq!(network.died, [1]);
+}

@@ -1,10 +1,12 @@
 //! The WebSocket client against a real WebSocket server on 127.0.0.1.
 
+use std::time::Duration;
+
 use futures::{SinkExt, StreamExt};
 use livesim::transport::websocket::{Endpoint, GOOGLE_AI_PATH, WebSocketTransport};
 use livesim::transport::{Transport, TransportError};
 use livesim::wire::{ClientMessage, CloseClass, Decoded, ServerMessage, Setup, decode};
-use livesim::wire::{CloseFrame, Frame, Secret};
+use livesim::wire::{CloseFrame, Frame, Redactor, Secret};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame as WsCloseFrame;
 
@@ -334,4 +336,104 @@ fn a_base_urls_query_goes_after_the_path() {
         endpoint("wss://proxy.example/base/").path("live").url(),
         "wss://proxy.example/base/live"
     );
+}
+
+/// Both ends of a WebSocket over an in-process pipe: the client wrapped
+/// in the transport with a 300 ms keepalive, the server as tungstenite
+/// gives it.
+async fn piped() -> (
+    WebSocketTransport<tokio::io::DuplexStream>,
+    tokio_tungstenite::WebSocketStream<tokio::io::DuplexStream>,
+) {
+    use tokio_tungstenite::WebSocketStream;
+    use tokio_tungstenite::tungstenite::protocol::Role;
+    let (client, server) = tokio::io::duplex(1 << 16);
+    let client = WebSocketStream::from_raw_socket(client, Role::Client, None).await;
+    let server = WebSocketStream::from_raw_socket(server, Role::Server, None).await;
+    let keepalive = Duration::from_millis(300);
+    let client =
+        WebSocketTransport::from_stream(client, Redactor::new()).keepalive(keepalive, keepalive);
+    (client, server)
+}
+
+/// A peer that keeps talking but has stopped hearing us (here: it never
+/// reads, so never answers a ping) is given up once a ping's pong is
+/// overdue: its other frames do not answer the ping.
+#[tokio::test(start_paused = true)]
+async fn a_peer_that_talks_but_never_answers_a_ping_is_lost() {
+    let (mut client, mut server) = piped().await;
+    // A quiet spell (the ping goes out 300 ms in), then ten seconds of
+    // talking, if the connection is not given up first.
+    let talking = async {
+        for i in 0..100 {
+            if server.send(Message::text(format!("{i}"))).await.is_err() {
+                break;
+            }
+            let gap = if i == 0 { 350 } else { 100 };
+            tokio::time::sleep(Duration::from_millis(gap)).await;
+        }
+    };
+    let start = tokio::time::Instant::now();
+    let listening = async {
+        let mut heard = 0;
+        loop {
+            match client.recv().await {
+                Some(Ok(Frame::Text(_))) => heard += 1,
+                Some(Err(error)) => return (heard, error, start.elapsed()),
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    let (heard, error, after) = tokio::select! {
+        biased;
+        lost = listening => lost,
+        () = talking => panic!("the connection was not given up in ten seconds of talking"),
+    };
+    assert!(
+        matches!(&error, TransportError::ConnectionLost { problem } if problem.contains("no answer to a ping")),
+        "{error:?}"
+    );
+    // The ping went out 300 ms in, and its pong was due 300 ms later; the
+    // peer's frames came meanwhile (at 350, 450 and 550 ms).
+    assert_eq!(after, Duration::from_millis(600));
+    assert_eq!(heard, 4);
+}
+
+/// A peer that talks and answers each ping keeps the connection, however
+/// long it lasts.
+#[tokio::test(start_paused = true)]
+async fn a_peer_that_answers_its_pings_keeps_the_connection() {
+    let (mut client, mut server) = piped().await;
+    let talking = async {
+        let mut tick = tokio::time::interval(Duration::from_millis(100));
+        loop {
+            tokio::select! {
+                biased;
+                // Reading is what answers a ping (tungstenite sends the
+                // pong).
+                read = server.next() => match read {
+                    Some(Ok(_)) => {}
+                    _ => break,
+                },
+                _ = tick.tick() => {
+                    if server.send(Message::text("still here")).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    };
+    let listening = async {
+        for _ in 0..100 {
+            match client.recv().await {
+                Some(Ok(Frame::Text(_))) => {}
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    tokio::select! {
+        biased;
+        () = listening => {}
+        () = talking => panic!("the server stopped"),
+    }
 }

@@ -652,7 +652,7 @@ fn a_handle_in_a_log_the_journal_or_an_event_is_caught_without_printing_it() {
         })
         .unwrap();
     type Leak<'a> = Box<dyn Fn(&mut RunRecord) + 'a>;
-    let leaks: [(&str, Leak); 4] = [
+    let leaks: [(&str, Leak); 5] = [
         (
             "journal entry",
             Box::new(|r: &mut RunRecord| {
@@ -683,6 +683,16 @@ fn a_handle_in_a_log_the_journal_or_an_event_is_caught_without_printing_it() {
         (
             "trace entry #",
             Box::new(|r: &mut RunRecord| r.trace.push(Duration::ZERO, "main".into(), &handle)),
+        ),
+        (
+            // In the stored log only: a stored event is skipped only when
+            // a delivered one like it was searched.
+            "stored event #",
+            Box::new(|r: &mut RunRecord| {
+                r.session_log.push(LiveEvent::Warning {
+                    message: format!("handle {handle}"),
+                })
+            }),
         ),
     ];
     for (place, leak) in leaks {

@@ -17,6 +17,7 @@ use tracing::Event;
 use tracing::field::{Field, Visit};
 
 use super::context;
+use super::trace::push_time;
 use crate::wire::known_scrubbed;
 
 /// Writes `event` as one line (no newline) onto `line`: the stamp, level,
@@ -30,7 +31,7 @@ pub(crate) fn write(line: &mut String, event: &Event<'_>) {
     match context::with(|c| (c.now(), c.seed, c.label())) {
         Some((at, seed, label)) => {
             line.push_str("t=");
-            push_seconds(line, at);
+            push_time(line, at);
             line.push_str(" seed=");
             push_hex(line, seed.value());
             line.push_str(" lane=");
@@ -52,19 +53,6 @@ pub(crate) fn write(line: &mut String, event: &Event<'_>) {
         line.push_str(&scrubbed);
     }
     escape_controls(line, start);
-}
-
-/// Writes `at` as [`Seconds`](super::trace::Seconds) shows it
-/// (`12.500s`), without the formatting machinery: every captured line
-/// starts with one.
-fn push_seconds(line: &mut String, at: std::time::Duration) {
-    line.push_str(itoa::Buffer::new().format(at.as_secs()));
-    line.push('.');
-    let millis = at.subsec_millis();
-    for digit in [millis / 100, millis / 10 % 10, millis % 10] {
-        line.push(char::from(b'0' + digit as u8));
-    }
-    line.push('s');
 }
 
 /// Writes `value` as `{:#x}` does (`0x1f`).
@@ -187,8 +175,9 @@ mod tests {
         for at in [0, 1, 999, 1_000, 12_500, 3_600_007, u64::MAX / 2_000_000] {
             let at = Duration::from_millis(at) + Duration::from_micros(999);
             let mut line = String::new();
-            push_seconds(&mut line, at);
-            assert_eq!(line, super::super::trace::format_time(at));
+            push_time(&mut line, at);
+            let seconds = format!("{}.{:03}s", at.as_secs(), at.subsec_millis());
+            assert_eq!(line, seconds);
         }
         for seed in [0, 1, 0xf, 0x10, 0x1f2e, u64::MAX, 1 << 63] {
             let mut line = String::new();

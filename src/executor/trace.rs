@@ -97,17 +97,21 @@ impl fmt::Display for OwnedTraceEntry {
 
 /// Formats a virtual time as seconds with millisecond precision: `12.500s`.
 pub fn format_time(at: Duration) -> String {
-    Seconds(at).to_string()
+    let mut text = String::with_capacity(12);
+    push_time(&mut text, at);
+    text
 }
 
-/// A virtual time shown as [`format_time`] shows it, written straight
-/// into a line that has room for it.
-pub(crate) struct Seconds(pub Duration);
-
-impl fmt::Display for Seconds {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{:03}s", self.0.as_secs(), self.0.subsec_millis())
+/// Writes `at` onto `text` as [`format_time`] shows it, without the
+/// formatting machinery (every captured log line starts with one).
+pub(crate) fn push_time(text: &mut String, at: Duration) {
+    text.push_str(itoa::Buffer::new().format(at.as_secs()));
+    text.push('.');
+    let millis = at.subsec_millis();
+    for digit in [millis / 100, millis / 10 % 10, millis % 10] {
+        text.push(char::from(b'0' + digit as u8));
     }
+    text.push('s');
 }
 
 /// Formats `args` onto `text`; a text without arguments (`record("tick")`,

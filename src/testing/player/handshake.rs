@@ -9,7 +9,7 @@
 use serde_json::Value;
 
 use super::Player;
-use super::client::summary;
+use super::setup::{self, NotSetup};
 use crate::transport::{CloseFrame, Frame, Transport};
 
 /// What a connection's setup must resume.
@@ -83,58 +83,29 @@ impl<T: Transport> Player<'_, T> {
         };
         let bytes = frame.payload().unwrap_or_default();
         self.keep_inbound(bytes, self.connection);
-        let mut message: Option<Value> = serde_json::from_slice(bytes).ok();
-        // Taken out of the message, not copied: the message is only shown
-        // again when it holds no setup.
-        let setup = match message.as_mut().and_then(Value::as_object_mut) {
-            Some(object) if object.len() == 1 => object.remove("setup"),
-            _ => None,
+        // The whole parse only when the shortcut cannot tell (and to word
+        // a problem).
+        let read = match setup::look(bytes) {
+            Some(setup) => Ok(setup),
+            None => setup::read(bytes),
         };
-        let Some(setup) = setup else {
-            let problem = format!(
-                "the first client message must be setup, got {}",
-                summary(message.as_ref(), bytes)
-            );
-            return self
-                .fail(
-                    problem,
-                    1007,
-                    "Invalid JSON payload received. The first message must be setup.",
-                )
-                .await
-                .map(|()| Opened::Rejected);
+        let setup = match read {
+            Ok(setup) => setup,
+            Err(NotSetup { problem, reason }) => {
+                return self
+                    .fail(problem, 1007, reason)
+                    .await
+                    .map(|()| Opened::Rejected);
+            }
         };
-        // The service reads `setup` as its message type: anything but an
-        // object (a string, null) is not one.
-        if !setup.is_object() {
-            let problem = format!(
-                "the setup must be an object, got {}",
-                summary(Some(&setup), &[])
-            );
-            return self
-                .fail(
-                    problem,
-                    1007,
-                    "Invalid JSON payload received. Setup must be an object.",
-                )
-                .await
-                .map(|()| Opened::Rejected);
-        }
-        let resumption = setup
-            .get("sessionResumption")
-            .or_else(|| setup.get("session_resumption"));
-        if self.uses_resumption && !resumption.is_some_and(Value::is_object) {
+        if self.uses_resumption && !setup.resumption {
             let problem = "the script sends resumption updates, but the setup does not ask for them (no sessionResumption object)".to_string();
             return self
                 .fail(problem, 1007, "Request contains an invalid argument.")
                 .await
                 .map(|()| Opened::Rejected);
         }
-        let handle = resumption
-            .and_then(|r| r.get("handle"))
-            .and_then(Value::as_str)
-            .filter(|h| !h.is_empty())
-            .map(String::from);
+        let handle = setup.handle;
         let n = self.connection;
         let mut opened = Opened::Accepted;
         // The handle the script resumes here, once the setup is accepted.

@@ -37,6 +37,7 @@ mod client;
 mod connections;
 mod handshake;
 mod progress;
+mod setup;
 mod waiting;
 
 pub use progress::ReplayError;

@@ -18,7 +18,7 @@ use std::time::Duration;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// What a tool fails with: any error type converts into it, so `?` and
 /// `Err("unknown city".into())` both work.
@@ -37,6 +37,24 @@ pub struct Tool {
     parameters: Option<Value>,
     timeout: Option<Duration>,
     run: Arc<ToolFn>,
+}
+
+/// A tool's `functionDeclarations` entry: its name, what it does, and
+/// its parameters' schema when it has one.
+pub(crate) struct Declaration<'a>(&'a Tool);
+
+impl serde::Serialize for Declaration<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let tool = self.0;
+        let mut declaration = serializer.serialize_map(None)?;
+        declaration.serialize_entry("name", &tool.name)?;
+        declaration.serialize_entry("description", &tool.description)?;
+        if let Some(parameters) = &tool.parameters {
+            declaration.serialize_entry("parameters", parameters)?;
+        }
+        declaration.end()
+    }
 }
 
 impl fmt::Debug for Tool {
@@ -66,11 +84,13 @@ impl Tool {
 
     /// The `functionDeclarations` entry sent in setup.
     pub fn declaration(&self) -> Value {
-        let mut declaration = json!({ "name": self.name, "description": self.description });
-        if let Some(parameters) = &self.parameters {
-            declaration["parameters"] = parameters.clone();
-        }
-        declaration
+        // Infallible: string keys, JSON values.
+        serde_json::to_value(self.declared()).unwrap_or(Value::Null)
+    }
+
+    /// The declaration, to write without building it.
+    pub(crate) fn declared(&self) -> Declaration<'_> {
+        Declaration(self)
     }
 
     /// Runs the tool on `args`. A panic inside the tool is not caught here;
@@ -318,6 +338,7 @@ pub(crate) fn response_of(outcome: Result<Value, String>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[tokio::test]
     async fn typed_tools_reject_arguments_that_do_not_fit() {

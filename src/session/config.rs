@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::bus::EventCallback;
 use super::extractors::Extractor;
 use super::phases::Phases;
-use super::resumption::{Handle, Resumption};
+use super::resumption::Resumption;
 use super::temporal::TemporalPattern;
 use crate::compose::tools::ToolComposite;
 use crate::flow::{CompiledConversation, Enforcement, FlowSpec};
@@ -86,62 +86,6 @@ impl SessionConfig {
             #[cfg(feature = "planted-bug")]
             planted: None,
         }
-    }
-
-    /// The `setup` client message.
-    pub fn setup_message(&self) -> Value {
-        self.setup_resuming(None)
-    }
-
-    /// The `setup` client message, resuming `handle` (when resumption is
-    /// on; the handle is a secret: the message is sent, never shown).
-    pub(crate) fn setup_resuming(&self, handle: Option<&Handle>) -> Value {
-        let model = if self.model.starts_with("models/") || self.model.starts_with("projects/") {
-            self.model.clone()
-        } else {
-            format!("models/{}", self.model)
-        };
-        let modality = match self.modality {
-            Modality::Audio => "AUDIO",
-            Modality::Text => "TEXT",
-        };
-        let mut setup = serde_json::Map::new();
-        setup.insert("model".into(), Value::String(model));
-        setup.insert(
-            "generationConfig".into(),
-            serde_json::json!({ "responseModalities": [modality] }),
-        );
-        if let Some(instruction) = &self.instruction {
-            setup.insert(
-                "systemInstruction".into(),
-                serde_json::json!({ "parts": [{ "text": instruction }] }),
-            );
-        }
-        if !self.tools.is_empty() {
-            let declarations: Vec<Value> =
-                self.tools.tools().iter().map(|t| t.declaration()).collect();
-            // Moved in whole: `json!` would copy every declaration
-            // through the serializer.
-            let mut tools = serde_json::Map::new();
-            tools.insert("functionDeclarations".into(), Value::Array(declarations));
-            setup.insert("tools".into(), Value::Array(vec![Value::Object(tools)]));
-        }
-        setup.insert("inputAudioTranscription".into(), serde_json::json!({}));
-        if self.modality == Modality::Audio {
-            setup.insert("outputAudioTranscription".into(), serde_json::json!({}));
-        }
-        if self.resumption.is_on() {
-            setup.insert(
-                "sessionResumption".into(),
-                self.resumption.setup_field(handle),
-            );
-        }
-        for (key, value) in &self.extra_setup {
-            setup.insert(key.clone(), value.clone());
-        }
-        let mut message = serde_json::Map::new();
-        message.insert("setup".into(), Value::Object(setup));
-        Value::Object(message)
     }
 }
 

@@ -4,8 +4,6 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
-use serde_json::Value;
-
 use tokio::sync::{mpsc, watch};
 
 use super::bus::EventBus;
@@ -34,11 +32,12 @@ pub(crate) struct Opened {
     pub session_id: Option<String>,
 }
 
-/// Opens a connection with `connector`, sends `setup` and waits (at most
-/// `timeout`, the whole of it) for `setupComplete`.
+/// Opens a connection with `connector`, sends `setup` (the message's
+/// text) and waits (at most `timeout`, the whole of it) for
+/// `setupComplete`.
 pub(crate) async fn open(
     connector: &dyn Connector,
-    setup: Value,
+    setup: String,
     timeout: Duration,
     redactor: Redactor,
 ) -> Result<Opened, SessionError> {
@@ -47,7 +46,7 @@ pub(crate) async fn open(
             .connect()
             .await
             .map_err(|e| SessionError::Transport(e.to_string()))?;
-        handshake(transport, &setup, redactor).await
+        handshake(transport, setup, redactor).await
     };
     match tokio::time::timeout(timeout, opening).await {
         Ok(opened) => opened,
@@ -68,12 +67,12 @@ pub(crate) fn redactor(config: &SessionConfig) -> Redactor {
 /// on, nothing the server sends holds the session's secrets.
 async fn handshake(
     transport: BoxedTransport,
-    setup: &Value,
+    setup: String,
     redactor: Redactor,
 ) -> Result<Opened, SessionError> {
     let mut transport: BoxedTransport = Box::new(Redacted::new(transport, redactor));
     transport
-        .send(Frame::Text(crate::wire::to_json(setup)))
+        .send(Frame::Text(setup))
         .await
         .map_err(|e| SessionError::Transport(e.to_string()))?;
     let (session_id, early) = await_setup(&mut transport).await?;
@@ -122,8 +121,8 @@ async fn connect_by(
     connector: Option<Arc<dyn Connector>>,
     deadline: tokio::time::Instant,
 ) -> Result<LiveHandle, SessionError> {
-    let setup = config.setup_message();
-    let opened = tokio::time::timeout_at(deadline, handshake(transport, &setup, redactor(&config)));
+    let setup = config.setup_text(None);
+    let opened = tokio::time::timeout_at(deadline, handshake(transport, setup, redactor(&config)));
     let Opened {
         transport,
         early,
@@ -191,7 +190,7 @@ async fn connect_by(
         bus,
         state,
         commands_tx,
-        setup,
+        config,
         ended_rx,
         task,
     ))

@@ -1,10 +1,11 @@
 //! The handle a connected session is driven through.
 
 use serde_json::{Value, json};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::bus::{EventBus, EventStream};
+use super::config::SessionConfig;
 use super::error::SessionError;
 use super::events::LiveEvent;
 use crate::state::State;
@@ -38,7 +39,9 @@ struct Inner {
     bus: Arc<EventBus>,
     state: State,
     commands: mpsc::UnboundedSender<Command>,
-    setup: Value,
+    /// What the setup was written from; the `Value` is built when asked.
+    config: Arc<SessionConfig>,
+    setup: OnceLock<Value>,
     ended: watch::Receiver<bool>,
     task: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
@@ -56,7 +59,7 @@ impl LiveHandle {
         bus: Arc<EventBus>,
         state: State,
         commands: mpsc::UnboundedSender<Command>,
-        setup: Value,
+        config: Arc<SessionConfig>,
         ended: watch::Receiver<bool>,
         task: tokio::task::JoinHandle<()>,
     ) -> Self {
@@ -65,7 +68,8 @@ impl LiveHandle {
                 bus,
                 state,
                 commands,
-                setup,
+                config,
+                setup: OnceLock::new(),
                 ended,
                 task: Mutex::new(Some(task)),
             }),
@@ -85,7 +89,8 @@ impl LiveHandle {
 
     /// The `setup` message the session opened with.
     pub fn setup(&self) -> &Value {
-        &self.inner.setup
+        let inner = &*self.inner;
+        inner.setup.get_or_init(|| inner.config.setup_message())
     }
 
     /// The session's stored log so far, in wire order: the same for every

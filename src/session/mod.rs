@@ -67,6 +67,7 @@ mod reconnect;
 mod redacted;
 mod resumption;
 mod route;
+mod setup;
 mod telemetry;
 mod temporal;
 mod wire_lane;

@@ -197,8 +197,8 @@ impl Link {
     }
 
     /// The setup for the next connection, with the current handle.
-    fn setup(&self) -> Value {
-        self.config.setup_resuming(self.handle.as_ref())
+    fn setup(&self) -> String {
+        self.config.setup_text(self.handle.as_ref())
     }
 }
 

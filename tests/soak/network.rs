@@ -169,3 +169,54 @@ fn a_replay_cut_short_by_the_network_is_owed_by_the_next_connection() {
         "seed {seed:#x}: {err}"
     );
 }
+
+/// A `goAway`, and the session moves: the server sets the new connection
+/// up, but a one-way outage drops its `setupComplete`, so the session gives
+/// the new connection up and stays on the old one. The server must go back
+/// to the old connection too, and still end it at the deadline its own
+/// `goAway` named (the session then resumes), rather than wait forever
+/// for a connection the session will only open once the old one ends.
+/// `sim/pharmacy` seed `0x1cc035` (found by `sim soak --seeds
+/// 1860000..1900000`: `liveness` and `reconnect-ends`, the simulated
+/// server had forgotten the old connection's deadline) plays this, shrunk
+/// to nine actions; its case is kept in `tests/fixtures/cases/`, and the
+/// test first asserts it still plays that.
+#[test]
+fn a_move_that_never_completed_leaves_the_old_connection_its_deadline() {
+    let entry = livesim::soak::CorpusEntry::load("tests/fixtures/cases/pharmacy-0x1cc035.json")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let soak = Soak::agent(&agent("pharmacy")).check_determinism_every(0);
+    let run = soak.run_case(&entry.case);
+    assert!(run.failures.is_empty(), "{:?}", run.failures);
+    let record = run.record.expect("a record");
+    let at = |wanted: &dyn Fn(&LiveEvent) -> bool| {
+        record
+            .events
+            .iter()
+            .find(|e| wanted(&e.event))
+            .map(|e| e.at)
+    };
+    let go_away = at(&|e| matches!(e, LiveEvent::GoAway { .. })).expect("a goAway");
+    let failed = at(
+        &|e| matches!(e, LiveEvent::Warning { message } if message.contains("moving to a new connection after goAway failed")),
+    );
+    assert!(failed.is_some(), "seed 0x1cc035 no longer loses the move");
+    let ended = at(&|e| {
+        matches!(e, LiveEvent::Reconnecting { cause, .. } if cause.contains("The goAway deadline has passed"))
+    })
+    .expect("the server ends the old connection at its deadline");
+    // The goAway gave 20.928 s from when the server sent it; it and the
+    // close each cross the network (2 to 40 ms here).
+    let left = ended - go_away;
+    assert!(
+        (20.888..20.968).contains(&left.as_secs_f64()),
+        "ended {left:?} after the goAway"
+    );
+    assert!(
+        record
+            .events
+            .iter()
+            .any(|e| e.at > ended && matches!(e.event, LiveEvent::Resumed { fresh: false, .. })),
+        "the session resumes after"
+    );
+}

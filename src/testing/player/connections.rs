@@ -216,7 +216,20 @@ impl<T: Transport> Player<'_, T> {
                             return Err(Flow::Stop);
                         }
                     }
-                    None => self.current = None,
+                    None => {
+                        self.current = None;
+                        // The client left the new connection while the one
+                        // it was leaving is still open: its move never
+                        // completed (the new one's setupComplete was lost
+                        // on the way), and the script goes back to where
+                        // it stood there, that connection's goAway
+                        // deadline with it.
+                        if self.resilient
+                            && let Some(from) = self.restore_leaving(true)
+                        {
+                            return Err(Flow::From(from));
+                        }
+                    }
                 },
                 frame = next_frame(self.leaving.as_mut().map(|(_, io)| io)) => match frame {
                     Some(frame) => {

@@ -24,7 +24,11 @@
 //! resumes a handle the server still knows rolls the script back to the
 //! point that handle was issued (the server's state then), one with a
 //! handle it does not know is answered `1008 session not found`, and one
-//! without a handle starts the script over as a fresh session.
+//! without a handle starts the script over as a fresh session. When the
+//! client gives up a connection it was moving to (its `setupComplete` was
+//! lost on the way) while the one it was leaving is still open, the client
+//! is still there: the player goes back to it, to where the script stood
+//! on it, and still ends it when its `goAway` deadline passes.
 //!
 //! This file holds the player and its main loop; `handshake.rs` takes a
 //! connection's setup, `actions.rs` performs one action, `waiting.rs`

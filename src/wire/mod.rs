@@ -29,7 +29,7 @@ mod duration;
 mod frame;
 mod handles;
 mod json_path;
-mod numbers;
+pub(crate) mod numbers;
 mod open_enum;
 pub(crate) mod redact;
 mod secret;

@@ -108,6 +108,19 @@ impl<T: Transport> Player<'_, T> {
         Some(saved.next)
     }
 
+    /// The client left the connection it was moving to while the one it
+    /// was leaving is still open: its move never completed (the new one's
+    /// `setupComplete` was lost on the way), so it is still there. A
+    /// resilient player goes back to that connection and to where the
+    /// script stood on it, its `goAway` deadline with it: the action to go
+    /// on from.
+    pub(super) fn back_to_leaving(&mut self) -> Option<usize> {
+        if !self.resilient {
+            return None;
+        }
+        self.restore_leaving(true)
+    }
+
     /// Opens `conn`, a connection the script does not plan, and takes its
     /// setup as a resilient player does.
     pub(super) async fn take_unplanned(&mut self, conn: T) -> Result<Opened, ()> {
@@ -218,15 +231,7 @@ impl<T: Transport> Player<'_, T> {
                     }
                     None => {
                         self.current = None;
-                        // The client left the new connection while the one
-                        // it was leaving is still open: its move never
-                        // completed (the new one's setupComplete was lost
-                        // on the way), and the script goes back to where
-                        // it stood there, that connection's goAway
-                        // deadline with it.
-                        if self.resilient
-                            && let Some(from) = self.restore_leaving(true)
-                        {
+                        if let Some(from) = self.back_to_leaving() {
                             return Err(Flow::From(from));
                         }
                     }

@@ -18,6 +18,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use super::client::summary;
+use crate::wire::numbers::NUMBER_TOKEN;
 
 /// The facts of a setup the player checks.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,11 +85,6 @@ pub(super) fn read(bytes: &[u8]) -> Result<Setup, NotSetup> {
     })
 }
 
-/// The name under which serde_json hands over a number it keeps as
-/// written (`arbitrary_precision`): a `Value` reads an object whose first
-/// member has this name as that number.
-const NUMBER: &str = "$serde_json::private::Number";
-
 /// Why a look gives up: the whole parse decides.
 const UNSURE: &str = "left to the whole parse";
 
@@ -135,7 +131,10 @@ fn members<'de, A: MapAccess<'de>>(
     let Some(first) = map.next_key::<Name<'de>>()? else {
         return Ok(true);
     };
-    if first.0 == NUMBER {
+    // serde_json's `arbitrary_precision` hands a number over as an object
+    // with this one member, and a `Value` reads any object whose first
+    // member has that name as a number.
+    if first.0 == NUMBER_TOKEN {
         // What a `Value` does with it: a number written in a string, and
         // nothing after it.
         map.next_value::<NumberText>()?;
@@ -159,7 +158,7 @@ fn items<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
 
 /// Visitor methods for `null`, booleans and numbers: the deserializer
 /// checked them already, and none is looked into. (Numbers come as
-/// objects: see [`NUMBER`].)
+/// objects: see [`NUMBER_TOKEN`].)
 macro_rules! scalars {
     ($value:expr) => {
         fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {

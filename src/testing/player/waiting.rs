@@ -113,12 +113,7 @@ impl<T: Transport> Player<'_, T> {
                     if matches!(wait, Wait::Hangup) && !self.resilient {
                         return Flow::Stop;
                     }
-                    // The client left the new connection: it may still be
-                    // on the one it was leaving (the new one's setupComplete
-                    // was lost on the way).
-                    if self.resilient
-                        && let Some(from) = self.restore_leaving(true)
-                    {
+                    if let Some(from) = self.back_to_leaving() {
                         return Flow::From(from);
                     }
                     return self.connection_lost().await;

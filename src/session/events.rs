@@ -20,6 +20,8 @@ use serde_json::Value;
 
 use crate::clock::Timestamp;
 
+mod shown;
+
 /// One tool call the model made.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ToolCall {
@@ -353,165 +355,9 @@ fn is_live_media(mime_type: &str) -> bool {
         .any(|prefix| mime_type.starts_with(prefix))
 }
 
-impl fmt::Display for LiveEvent {
-    /// One line, as the trace shows events; media shows its size, not its
-    /// bytes.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let flag = |f: &mut fmt::Formatter<'_>, on: bool, name: &str| {
-            if on {
-                f.write_str(" +")?;
-                f.write_str(name)?;
-            }
-            Ok(())
-        };
-        match self {
-            LiveEvent::TextDelta { text, thought } => {
-                f.write_str("text_delta ")?;
-                quoted(f, text)?;
-                flag(f, *thought, "thought")
-            }
-            LiveEvent::TextComplete {
-                text,
-                thought,
-                interrupted,
-            } => {
-                f.write_str("text_complete ")?;
-                quoted(f, text)?;
-                flag(f, *thought, "thought")?;
-                flag(f, *interrupted, "interrupted")
-            }
-            LiveEvent::InputTranscriptDelta { text }
-            | LiveEvent::InputTranscript { text }
-            | LiveEvent::OutputTranscriptDelta { text }
-            | LiveEvent::OutputTranscript { text } => {
-                f.write_str(self.kind())?;
-                f.write_str(" ")?;
-                quoted(f, text)
-            }
-            LiveEvent::Media {
-                mime_type,
-                data,
-                interrupted,
-                ..
-            } => {
-                write!(f, "media {mime_type} ({} base64 chars)", data.len())?;
-                flag(f, *interrupted, "interrupted")
-            }
-            LiveEvent::ToolCall { calls } => {
-                let calls: Vec<String> = calls
-                    .iter()
-                    .map(|c| format!("{}({}) {}", c.name, c.id, c.args))
-                    .collect();
-                write!(f, "tool_call {}", calls.join(", "))
-            }
-            LiveEvent::ToolResponse { id, name, response } => {
-                write!(f, "tool_response {name}({id}) {response}")
-            }
-            LiveEvent::TurnComplete {
-                interrupted,
-                reason,
-            } => {
-                f.write_str("turn_complete")?;
-                flag(f, *interrupted, "interrupted")?;
-                match reason {
-                    Some(reason) => write!(f, " reason={reason}"),
-                    None => Ok(()),
-                }
-            }
-            LiveEvent::ToolDenied { id, name, reason } => {
-                write!(f, "tool_denied {name}({id}): {reason}")
-            }
-            LiveEvent::Disconnected {
-                code,
-                reason,
-                class,
-            } => {
-                f.write_str("disconnected")?;
-                if let Some(code) = code {
-                    write!(f, " {code}")?;
-                }
-                if let Some(class) = class {
-                    write!(f, " ({class})")?;
-                }
-                write!(f, " {reason:?}")
-            }
-            other => match serde_json::to_value(other) {
-                Ok(Value::Object(mut map)) => {
-                    map.remove("type");
-                    if map.is_empty() {
-                        f.write_str(other.kind())
-                    } else {
-                        write!(f, "{} {}", other.kind(), Value::Object(map))
-                    }
-                }
-                _ => f.write_str(other.kind()),
-            },
-        }
-    }
-}
-
-/// `text` as `{text:?}` writes it; a text of printable ASCII without a
-/// quote or a backslash (most of what a model says) is copied between
-/// quotes instead of escaped a character at a time.
-fn quoted(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
-    let plain = text
-        .bytes()
-        .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\');
-    if plain {
-        f.write_str("\"")?;
-        f.write_str(text)?;
-        f.write_str("\"")
-    } else {
-        write!(f, "{text:?}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// An event's text is shown exactly as Rust's `{:?}` quotes it,
-    /// whether or not it takes the copying shortcut.
-    #[test]
-    fn texts_are_quoted_as_debug_quotes_them() {
-        for text in [
-            "",
-            "Hello, it's sunny.",
-            "say \"hi\"",
-            "back\\slash",
-            "tab\tand\nnewline",
-            "caf\u{e9} \u{1F600}",
-            "\u{7f}del",
-            "\u{1b}[31m",
-            "~ ` { } | ^",
-        ] {
-            let event = LiveEvent::TextDelta {
-                text: text.into(),
-                thought: false,
-            };
-            assert_eq!(event.to_string(), format!("text_delta {text:?}"), "{text}");
-            let heard = LiveEvent::InputTranscript { text: text.into() };
-            assert_eq!(
-                heard.to_string(),
-                format!("{} {text:?}", heard.kind()),
-                "{text}"
-            );
-        }
-        let complete = LiveEvent::TextComplete {
-            text: "done".into(),
-            thought: true,
-            interrupted: true,
-        };
-        assert_eq!(
-            complete.to_string(),
-            "text_complete \"done\" +thought +interrupted"
-        );
-        let turn = LiveEvent::TurnComplete {
-            interrupted: true,
-            reason: None,
-        };
-        assert_eq!(turn.to_string(), "turn_complete +interrupted");
-    }
 
     #[test]
     fn storage_keeps_full_non_media_events() {
@@ -553,25 +399,5 @@ mod tests {
         );
         assert_eq!(audio.lane(), Lane::Fast);
         assert_eq!(LiveEvent::Interrupted.lane(), Lane::Control);
-    }
-
-    #[test]
-    fn display_is_one_line_per_event() {
-        assert_eq!(
-            LiveEvent::TurnComplete {
-                interrupted: true,
-                reason: None
-            }
-            .to_string(),
-            "turn_complete +interrupted"
-        );
-        assert_eq!(
-            LiveEvent::PatternMatched {
-                name: "quiet".into()
-            }
-            .to_string(),
-            r#"pattern_matched {"name":"quiet"}"#
-        );
-        assert_eq!(LiveEvent::Interrupted.to_string(), "interrupted");
     }
 }

@@ -74,11 +74,22 @@ impl EventBus {
         // One lock for both, so a subscriber that sees the event also
         // finds it in the log.
         let mut inner = self.inner();
-        inner
-            .subscribers
-            .retain(|subscriber| subscriber.send(event.clone()).is_ok());
-        if let Some(at) = stored_at {
-            let earlier = inner.log.insert(at, event);
+        let Inner { subscribers, log } = &mut *inner;
+        // Each receiver gets a copy but the last, which takes the event
+        // itself: the log when it keeps the event, else the last subscriber.
+        let mut left = subscribers.len();
+        let mut event = Some(event);
+        subscribers.retain(|subscriber| {
+            left -= 1;
+            let copy = if left == 0 && stored_at.is_none() {
+                event.take()
+            } else {
+                event.clone()
+            };
+            copy.is_some_and(|copy| subscriber.send(copy).is_ok())
+        });
+        if let (Some(at), Some(event)) = (stored_at, event) {
+            let earlier = log.insert(at, event);
             debug_assert!(earlier.is_none(), "two stored events at {at:?}");
         }
     }
@@ -134,5 +145,65 @@ impl futures::Stream for EventStream {
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<LiveEvent>> {
         self.rx.poll_recv(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn delta(text: &str) -> LiveEvent {
+        LiveEvent::TextDelta {
+            text: text.into(),
+            thought: false,
+        }
+    }
+
+    fn drain(stream: &mut EventStream) -> Vec<LiveEvent> {
+        std::iter::from_fn(|| stream.try_next()).collect()
+    }
+
+    /// Every open subscription receives every event, in emission order,
+    /// whether or not the log keeps it; the log keeps the stored ones, and
+    /// a dropped subscription is let go without costing the others one.
+    #[test]
+    fn every_subscriber_and_the_log_get_every_event_they_are_owed() {
+        let bus = EventBus::new(vec![]);
+        let mut first = bus.subscribe();
+        let dropped = bus.subscribe();
+        let mut last = bus.subscribe();
+        drop(dropped);
+        let turn = LiveEvent::TurnComplete {
+            interrupted: false,
+            reason: None,
+        };
+        bus.emit(delta("Hel"), Position::wire(1, 0));
+        bus.emit(turn.clone(), Position::wire(1, 1));
+        bus.notice(LiveEvent::Warning {
+            message: "late".into(),
+        });
+        bus.emit(delta("lo"), Position::wire(2, 0));
+        let expected = vec![
+            delta("Hel"),
+            turn.clone(),
+            LiveEvent::Warning {
+                message: "late".into(),
+            },
+            delta("lo"),
+        ];
+        assert_eq!(drain(&mut first), expected);
+        assert_eq!(drain(&mut last), expected);
+        assert_eq!(bus.log(), vec![turn]);
+        assert_eq!(bus.inner().subscribers.len(), 2);
+    }
+
+    /// With no subscriber at all, a stored event still reaches the log.
+    #[test]
+    fn the_log_keeps_stored_events_with_nobody_listening() {
+        let bus = EventBus::new(vec![]);
+        let done = LiveEvent::GenerationComplete;
+        bus.emit(delta("x"), Position::wire(1, 0));
+        bus.emit(done.clone(), Position::wire(1, 1));
+        assert_eq!(bus.log(), vec![done]);
     }
 }

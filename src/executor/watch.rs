@@ -10,6 +10,13 @@
 //! reads the wall clock, and past a bound reports the run as a hang: its
 //! name, its replay line and the last entries of its trace.
 //!
+//! The bound counts the wall time the process ran, as its sentinel saw
+//! it: each look credits the time since the one before, up to
+//! [`STOPPED`]. A longer gap means the sentinel itself did not run (the
+//! process was stopped with Ctrl-Z or `SIGSTOP`, or its machine paused),
+//! so that stretch is not held against the run: a soak resumed with `fg`
+//! reports no hang it did not have.
+//!
 //! Reading the wall clock here is allowed for the same reason as the
 //! soak's time budget: it decides when a run is given up on, never what
 //! happens inside one.
@@ -74,6 +81,11 @@ fn parse(text: &str) -> Option<Duration> {
     .filter(|d| !d.is_zero())
 }
 
+/// The longest gap between two looks at a run that counts in full: a
+/// sentinel looks every 100 ms (the soak's every 50 ms), so a longer one
+/// means this process was not running.
+pub(crate) const STOPPED: Duration = Duration::from_secs(2);
+
 /// One thread's run, as a sentinel sees it.
 #[derive(Default)]
 pub(crate) struct Watch {
@@ -83,7 +95,11 @@ pub(crate) struct Watch {
 struct Watched {
     what: String,
     replay: String,
-    started: Instant,
+    /// When the last look was (the run's start before the first).
+    looked: Instant,
+    /// The wall time the run is held to have taken: the gaps between
+    /// looks, each at most [`STOPPED`].
+    ran: Duration,
     trace: Option<Arc<Mutex<Trace>>>,
     reported: bool,
 }
@@ -95,7 +111,7 @@ pub struct Hang {
     pub what: String,
     /// The line that replays it.
     pub replay: String,
-    /// How long it had run, in wall time.
+    /// How long it had run, in wall time while the process ran.
     pub after: Duration,
     /// The last entries of its trace, one per line (empty when the run
     /// had not started its simulation).
@@ -143,7 +159,8 @@ impl Watch {
         *self.lock() = Some(Watched {
             what,
             replay,
-            started,
+            looked: started,
+            ran: Duration::ZERO,
             trace: None,
             reported: false,
         });
@@ -159,11 +176,23 @@ impl Watch {
         f()
     }
 
-    /// The run past `bound`, the first time it is seen past it.
+    /// The run past `bound`, the first time it is seen past it. Called
+    /// by the sentinel every time it looks.
     pub(crate) fn overdue(&self, bound: Duration) -> Option<Hang> {
+        // Wall time, for the sentinel only.
+        #[allow(clippy::disallowed_methods)]
+        let now = Instant::now();
+        self.overdue_at(bound, now)
+    }
+
+    /// [`overdue`](Self::overdue), looked at `now`.
+    fn overdue_at(&self, bound: Duration, now: Instant) -> Option<Hang> {
         let mut state = self.lock();
         let watched = state.as_mut()?;
-        let after = watched.started.elapsed();
+        let gap = now.saturating_duration_since(watched.looked);
+        watched.looked = watched.looked.max(now);
+        watched.ran += gap.min(STOPPED);
+        let after = watched.ran;
         if watched.reported || after < bound {
             return None;
         }
@@ -302,5 +331,50 @@ mod tests {
             assert!(watch.overdue(Duration::ZERO).is_none());
         });
         assert!(watch.overdue(Duration::ZERO).is_none());
+    }
+
+    // A run looked at steadily is reported once its looks add up to the
+    // bound; a stretch in which nobody looked (the process was stopped)
+    // counts only as long as a look's gap may be, so a run stopped for
+    // longer than the bound is not a hang, and is still caught if it
+    // keeps the thread once the process runs again.
+    #[test]
+    fn a_stopped_process_does_not_count_against_its_runs() {
+        let bound = Duration::from_secs(60);
+        let watch = Arc::new(Watch::default());
+        watch.run("w seed 0x2".into(), "replay it".into(), || {
+            #[allow(clippy::disallowed_methods)]
+            let start = Instant::now();
+            let at = |secs: f64| start + Duration::from_secs_f64(secs);
+            // Ten seconds of steady looks, then the process stops for five
+            // minutes, then runs on.
+            let mut t = 0.0;
+            while t < 10.0 {
+                t += 0.1;
+                assert!(watch.overdue_at(bound, at(t)).is_none(), "at {t}s");
+            }
+            t += 300.0;
+            assert!(watch.overdue_at(bound, at(t)).is_none(), "after the stop");
+            // Counted so far: about 10 s, plus at most `STOPPED` for the
+            // stop; the run is a hang once about 48 s more have run.
+            let resumed = t;
+            let hang = loop {
+                t += 0.1;
+                if let Some(hang) = watch.overdue_at(bound, at(t)) {
+                    break hang;
+                }
+                assert!(t < resumed + 60.0, "never reported");
+            };
+            let ran = t - resumed;
+            assert!(
+                (47.5..=50.5).contains(&ran),
+                "reported {ran:.1}s after resuming"
+            );
+            assert!(hang.after >= bound && hang.after < bound + STOPPED);
+            assert!(
+                watch.overdue_at(bound, at(t + 1.0)).is_none(),
+                "reported twice"
+            );
+        });
     }
 }

@@ -13,7 +13,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::executor::watch::Watch;
 use crate::executor::{Hang, Seed};
@@ -134,10 +134,19 @@ pub(crate) struct Workers {
     results_tx: Sender<Done>,
     workers: Vec<Worker>,
     bound: Duration,
+    /// When the workers were last looked at.
+    looked: Instant,
 }
 
-/// How often the sentinel looks at the workers while it waits.
+/// How often the sentinel looks at the workers.
 const TICK: Duration = Duration::from_millis(50);
+
+/// The wall clock, which only the sentinel reads: it decides when a run
+/// is given up on, never what happens inside one.
+fn wall_clock() -> Instant {
+    #[allow(clippy::disallowed_methods)]
+    Instant::now()
+}
 
 impl Workers {
     /// `count` workers for `targets` and the `kept` cases; a run longer
@@ -165,6 +174,7 @@ impl Workers {
             results_tx,
             workers: Vec::new(),
             bound,
+            looked: wall_clock(),
         };
         for _ in 0..count.max(1) {
             workers.spawn();
@@ -187,12 +197,25 @@ impl Workers {
     /// finished. A run past the bound comes back [`Outcome::Hung`] (once),
     /// and its worker is replaced.
     pub(crate) fn next(&mut self) -> Option<Done> {
-        match self.results.recv_timeout(TICK) {
-            Ok(done) => return Some(done),
-            Err(RecvTimeoutError::Timeout) => {}
-            // Cannot happen: this holds a sender.
-            Err(RecvTimeoutError::Disconnected) => return None,
+        // The workers are looked at every tick, whether results come or
+        // not: a run's time is counted look by look (see `Watch`).
+        if wall_clock().saturating_duration_since(self.looked) >= TICK
+            && let Some(hung) = self.look()
+        {
+            return Some(hung);
         }
+        match self.results.recv_timeout(TICK) {
+            Ok(done) => Some(done),
+            Err(RecvTimeoutError::Timeout) => self.look(),
+            // Cannot happen: this holds a sender.
+            Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Looks at every worker: the first whose run is past the bound is
+    /// retired and replaced, and its job comes back hung.
+    fn look(&mut self) -> Option<Done> {
+        self.looked = wall_clock();
         let (at, hang) = self
             .workers
             .iter()

@@ -86,6 +86,13 @@ fn parse(text: &str) -> Option<Duration> {
 /// means this process was not running.
 pub(crate) const STOPPED: Duration = Duration::from_secs(2);
 
+/// The wall clock, which only a sentinel reads: it decides when a run is
+/// given up on, never what happens inside one.
+pub(crate) fn wall_clock() -> Instant {
+    #[allow(clippy::disallowed_methods)]
+    Instant::now()
+}
+
 /// One thread's run, as a sentinel sees it.
 #[derive(Default)]
 pub(crate) struct Watch {
@@ -153,9 +160,7 @@ impl Watch {
         replay: String,
         f: impl FnOnce() -> T,
     ) -> T {
-        // Wall time, for the sentinel only.
-        #[allow(clippy::disallowed_methods)]
-        let started = Instant::now();
+        let started = wall_clock();
         *self.lock() = Some(Watched {
             what,
             replay,
@@ -179,10 +184,7 @@ impl Watch {
     /// The run past `bound`, the first time it is seen past it. Called
     /// by the sentinel every time it looks.
     pub(crate) fn overdue(&self, bound: Duration) -> Option<Hang> {
-        // Wall time, for the sentinel only.
-        #[allow(clippy::disallowed_methods)]
-        let now = Instant::now();
-        self.overdue_at(bound, now)
+        self.overdue_at(bound, wall_clock())
     }
 
     /// [`overdue`](Self::overdue), looked at `now`.
@@ -343,8 +345,7 @@ mod tests {
         let bound = Duration::from_secs(60);
         let watch = Arc::new(Watch::default());
         watch.run("w seed 0x2".into(), "replay it".into(), || {
-            #[allow(clippy::disallowed_methods)]
-            let start = Instant::now();
+            let start = wall_clock();
             let at = |secs: f64| start + Duration::from_secs_f64(secs);
             // Ten seconds of steady looks, then the process stops for five
             // minutes, then runs on.

@@ -15,7 +15,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::executor::watch::Watch;
+use crate::executor::watch::{Watch, wall_clock};
 use crate::executor::{Hang, Seed};
 use crate::session::LiveEvent;
 use crate::soak::check::latency::{self, Measure};
@@ -140,13 +140,6 @@ pub(crate) struct Workers {
 
 /// How often the sentinel looks at the workers.
 const TICK: Duration = Duration::from_millis(50);
-
-/// The wall clock, which only the sentinel reads: it decides when a run
-/// is given up on, never what happens inside one.
-fn wall_clock() -> Instant {
-    #[allow(clippy::disallowed_methods)]
-    Instant::now()
-}
 
 impl Workers {
     /// `count` workers for `targets` and the `kept` cases; a run longer

@@ -78,7 +78,12 @@ impl<T: Transport> Player<'_, T> {
     /// `setupComplete` was lost, or the server refused it). With `rewind`, the script and its checks
     /// go back to where they stood on it: the action to go on from.
     pub(super) fn restore_leaving(&mut self, rewind: bool) -> Option<usize> {
+        // Only a connection set aside with the script's place saved can be
+        // gone back to (one the server closed itself has none); without
+        // one, nothing changes.
+        self.saved.as_ref()?;
         let (number, old) = self.leaving.take()?;
+        let saved = self.saved.take()?;
         self.current = Some(Conn::Owned(old));
         self.connection = number;
         // Its calls can be answered again: opening the next connection
@@ -94,7 +99,6 @@ impl<T: Transport> Player<'_, T> {
                 s.abandoned.remove(&id);
             }
         });
-        let saved = self.saved.take()?;
         // The connection still ends when the server said it would.
         self.go_away_deadline = saved.go_away_deadline;
         if !rewind {
@@ -305,5 +309,49 @@ impl<T: Transport> Player<'_, T> {
             });
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::super::{Conn, Player, Progress};
+    use crate::testing::ScriptedServer;
+    use crate::transport::memory::{MemoryTransport, pair};
+
+    fn player() -> Player<'static, MemoryTransport> {
+        let (server, _client) = pair();
+        let progress = Arc::new(Progress::default());
+        Player::new(
+            ScriptedServer::new(),
+            Conn::Owned(server),
+            None,
+            progress,
+            true,
+        )
+    }
+
+    /// A connection the server closed itself (set aside with no place of
+    /// the script saved) is never gone back to, and trying changes
+    /// nothing; one the client was moving from, with its place saved, is.
+    #[test]
+    fn only_a_connection_left_by_a_move_is_gone_back_to() {
+        let mut player = player();
+        let (closed, _peer) = pair();
+        player.connection = 2;
+        player.current = None;
+        player.leaving = Some((1, closed));
+        assert_eq!(player.back_to_leaving(), None);
+        assert!(player.current.is_none(), "a closed connection came back");
+        assert_eq!(player.connection, 2);
+        assert!(player.leaving.is_some());
+
+        player.next = 7;
+        player.save(4);
+        assert_eq!(player.back_to_leaving(), Some(4));
+        assert!(player.current.is_some() && player.leaving.is_none());
+        assert_eq!(player.connection, 1);
+        assert!(player.saved.is_none());
     }
 }

@@ -24,6 +24,7 @@ use super::schedule::Schedule;
 use super::seed::Seed;
 use super::stream::Stream;
 use super::swarm::Swarm;
+use super::task_table::TaskTable;
 use super::trace::{Label, Trace};
 
 thread_local! {
@@ -68,9 +69,8 @@ pub(crate) struct Context {
     /// Set in enter mode: where virtual time comes from instead of the
     /// runtime's clock, and its last reading.
     external_clock: Option<ExternalClock>,
-    /// Live tasks by id: label and the virtual time of their last poll.
-    tasks: RefCell<BTreeMap<u64, (Label, Duration)>>,
-    next_task: Cell<u64>,
+    /// Live tasks: label and the virtual time of their last poll.
+    tasks: RefCell<TaskTable>,
     /// When the run started, by the real clock: only a stall report
     /// reads it, to tell the OS threads the run started from older ones.
     started: std::time::Instant,
@@ -127,8 +127,7 @@ impl Context {
             external_clock: None,
             runtime: RefCell::new(None),
             warnings: RefCell::new(Vec::new()),
-            tasks: RefCell::new(BTreeMap::new()),
-            next_task: Cell::new(0),
+            tasks: RefCell::new(TaskTable::default()),
             // Diagnostics only: the reading never reaches the trace, the
             // schedule or anything the run decides.
             #[allow(clippy::disallowed_methods)]
@@ -209,6 +208,7 @@ impl Context {
     }
 
     /// Virtual time since the run started, read from tokio's clock.
+    #[inline(never)]
     pub(crate) fn now(&self) -> Duration {
         if let Some(stopped) = self.stopped_at.get() {
             return stopped;
@@ -229,11 +229,10 @@ impl Context {
     /// Paused tokio time moves only while the runtime parks (or when a test
     /// calls `tokio::time::advance`), so the runtime's unpark hook clears
     /// this cache and every poll in between reuses one reading. Reading a
-    /// paused clock takes a lock; a busy run polls thousands of times.
+    /// paused clock takes a lock; a busy run polls thousands of times. (In
+    /// enter mode nothing fills the cache: that clock is read every time.)
+    #[inline]
     pub(crate) fn now_cached(&self) -> Duration {
-        if self.external_clock.is_some() {
-            return self.now();
-        }
         match self.cached_now.get() {
             Some(now) => now,
             None => self.now(),
@@ -414,31 +413,25 @@ impl Context {
 
     /// Notes a poll of task `id` (0: not yet registered), registering it
     /// under `label` on its first poll. Returns its id.
+    #[inline]
     pub(crate) fn task_polled(&self, id: u64, label: &Label) -> u64 {
         let now = self.now_cached();
-        let mut tasks = self.tasks.borrow_mut();
-        if let Some(entry) = tasks.get_mut(&id) {
-            entry.1 = now;
-            return id;
-        }
-        let id = self.next_task.get() + 1;
-        self.next_task.set(id);
-        tasks.insert(id, (label.clone(), now));
-        id
+        self.tasks.borrow_mut().polled(id, label, now)
     }
 
     /// Forgets a task that finished or was dropped.
     pub(crate) fn task_gone(&self, id: u64) {
         if let Ok(mut tasks) = self.tasks.try_borrow_mut() {
-            tasks.remove(&id);
+            tasks.gone(id);
         }
     }
 
-    /// Live tasks not polled for at least `quiet`: (label, last poll).
+    /// Live tasks not polled for at least `quiet`: (label, last poll), in
+    /// the order they were first polled.
     pub(crate) fn stalled_tasks(&self, now: Duration, quiet: Duration) -> Vec<(String, Duration)> {
         self.tasks
             .borrow()
-            .values()
+            .live()
             .filter(|(_, at)| now.saturating_sub(*at) >= quiet)
             .map(|(label, at)| (label.to_string(), *at))
             .collect()
@@ -456,6 +449,7 @@ impl Context {
     /// Bookkeeping before a lane, task or the main future is polled: the
     /// label switches to `label`, and the poll counts towards quiescence
     /// and the livelock limit. Undone when the guard drops.
+    #[inline]
     pub(crate) fn enter_unit(&self, label: &Label) -> UnitGuard<'_> {
         let polls = self.polls.get() + 1;
         self.polls.set(polls);
@@ -493,12 +487,17 @@ pub(crate) struct UnitGuard<'a> {
 }
 
 impl Drop for UnitGuard<'_> {
+    #[inline]
     fn drop(&mut self) {
         let ctx = self.ctx;
-        // A task spawned during this poll is alive until this task yields
-        // (one thread), however short its life: look now.
-        ctx.notice_escaped_tasks();
-        ctx.depth.set(ctx.depth.get().saturating_sub(1));
+        let depth = ctx.depth.get().saturating_sub(1);
+        ctx.depth.set(depth);
+        // A task spawned during this poll is alive until the outermost
+        // unit (the task tokio polls) yields, however short its life: look
+        // as that one ends.
+        if depth == 0 {
+            ctx.notice_escaped_tasks();
+        }
         std::mem::swap(&mut *ctx.label.borrow_mut(), &mut self.previous);
     }
 }

@@ -52,6 +52,7 @@ mod spawn;
 mod stalls;
 mod stream;
 mod swarm;
+mod task_table;
 mod test_id;
 mod trace;
 #[cfg(feature = "simulation")]

@@ -16,6 +16,7 @@
 //! handle), where the seed cannot reorder it. The run warns once, in its
 //! trace and in its outcome, naming what to use instead.
 
+use std::cell::RefCell;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
@@ -195,7 +196,7 @@ impl Simulation {
             ));
             // The watch runs as its own task so that it is polled only when
             // woken, not on every turn of the local set.
-            let (ended_tx, ended_rx) = tokio::sync::oneshot::channel();
+            let (teller, ending) = ending();
             tokio::task::spawn_local(async move {
                 let ended = Watch {
                     main,
@@ -203,9 +204,9 @@ impl Simulation {
                 }
                 .await;
                 context::with(|ctx| ctx.stop_clock());
-                let _ = ended_tx.send(ended);
+                teller.tell(ended);
             });
-            ended_rx.await.unwrap_or(Ended::MainCancelled)
+            ending.await
         });
         // Tasks still alive are dropped with the runtime, inside the
         // simulation, so their destructors see the same context.
@@ -268,6 +269,84 @@ enum Ended<T> {
         hint: Option<String>,
     },
     Aborted(Abort),
+}
+
+/// How the watch task tells the runtime's own future that the run ended.
+///
+/// The runtime polls that future at every turn of the local set, so it
+/// must cost next to nothing while the run goes on: a cell and a waker,
+/// not a channel.
+struct Ending<T> {
+    shared: Rc<RefCell<EndingState<T>>>,
+}
+
+struct EndingState<T> {
+    ended: Option<Ended<T>>,
+    waker: Option<std::task::Waker>,
+}
+
+/// The watch task's half: dropped before it tells (the task panicked or
+/// was dropped), the run reads as cancelled.
+struct Teller<T> {
+    shared: Option<Rc<RefCell<EndingState<T>>>>,
+}
+
+fn ending<T>() -> (Teller<T>, Ending<T>) {
+    let shared = Rc::new(RefCell::new(EndingState {
+        ended: None,
+        waker: None,
+    }));
+    (
+        Teller {
+            shared: Some(shared.clone()),
+        },
+        Ending { shared },
+    )
+}
+
+impl<T> Teller<T> {
+    fn tell(mut self, ended: Ended<T>) {
+        self.deliver(ended);
+    }
+
+    fn deliver(&mut self, ended: Ended<T>) {
+        let Some(shared) = self.shared.take() else {
+            return;
+        };
+        let waker = {
+            let mut state = shared.borrow_mut();
+            state.ended = Some(ended);
+            state.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+impl<T> Drop for Teller<T> {
+    fn drop(&mut self) {
+        self.deliver(Ended::MainCancelled);
+    }
+}
+
+impl<T> Future for Ending<T> {
+    type Output = Ended<T>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Ended<T>> {
+        let mut state = self.shared.borrow_mut();
+        if let Some(ended) = state.ended.take() {
+            return Poll::Ready(ended);
+        }
+        if !state
+            .waker
+            .as_ref()
+            .is_some_and(|w| w.will_wake(cx.waker()))
+        {
+            state.waker = Some(cx.waker().clone());
+        }
+        Poll::Pending
+    }
 }
 
 /// Waits for the main task, unless the watchdog or an abort comes first.
@@ -336,5 +415,32 @@ async fn watchdog<T>(limit: Duration) -> Ended<T> {
             let at = context::with(|ctx| ctx.last_activity()).unwrap_or_default();
             Ended::Deadlock { at, hint: stall_report() }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::FutureExt;
+
+    use super::*;
+
+    #[test]
+    fn the_ending_told_is_the_ending_read() {
+        let (teller, mut ending) = ending::<u8>();
+        assert!((&mut ending).now_or_never().is_none(), "nothing told yet");
+        teller.tell(Ended::Finished(Ok(7)));
+        assert!(matches!(
+            ending.now_or_never(),
+            Some(Ended::Finished(Ok(7)))
+        ));
+    }
+
+    /// A watch task dropped before it tells (it panicked) must not leave
+    /// the runtime waiting for ever.
+    #[test]
+    fn a_teller_dropped_untold_reads_as_cancelled() {
+        let (teller, ending) = ending::<u8>();
+        drop(teller);
+        assert!(matches!(ending.now_or_never(), Some(Ended::MainCancelled)));
     }
 }

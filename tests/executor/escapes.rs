@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use livesim::Seed;
-use livesim::executor::{Runner, Simulation, spawn};
+use livesim::executor::{LaneSet, Runner, Simulation, spawn, yield_point};
 
 #[test]
 fn a_task_spawned_with_tokio_is_noticed_once() {
@@ -32,6 +32,27 @@ fn a_task_spawned_with_tokio_is_noticed_once() {
         .filter(|e| e.event.starts_with("warning: "))
         .count();
     assert_eq!(traced, 1, "once in the trace");
+}
+
+/// A task spawned with tokio from inside a lane (a unit polled within a
+/// task) is noticed too, though it is never awaited and ends at its first
+/// poll.
+#[test]
+fn a_task_spawned_from_a_lane_is_noticed() {
+    let outcome = Simulation::new(Seed::new(3))
+        .run(|| async {
+            let mut lanes = LaneSet::new("session");
+            lanes.add("spawner", async {
+                drop(tokio::spawn(async {}));
+            });
+            lanes.add("other", async {
+                yield_point("other").await;
+            });
+            spawn("holder", lanes).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        })
+        .unwrap();
+    assert_eq!(outcome.warnings.len(), 1, "{:?}", outcome.warnings);
 }
 
 #[test]

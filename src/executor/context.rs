@@ -165,7 +165,8 @@ impl Context {
 
     /// Warns, once per run, if the runtime holds a task the facade did
     /// not spawn (those live on the `LocalSet`, which is not counted).
-    /// Checked as every lane or task poll ends.
+    /// Checked as the poll of every outermost unit (the task tokio polls)
+    /// ends.
     fn notice_escaped_tasks(&self) {
         let alive = match self.runtime.borrow().as_ref() {
             Some(metrics) => metrics.num_alive_tasks(),

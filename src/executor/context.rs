@@ -269,7 +269,7 @@ impl Context {
             .position(|(l, _)| std::ptr::eq(*l, label))
             .or_else(|| streams.iter().position(|(l, _)| *l == label));
         let index = found.unwrap_or_else(|| {
-            streams.push((label, Stream::new(self.seed, &format!("yield/{label}"))));
+            streams.push((label, Stream::joined(self.seed, "yield/", label)));
             streams.len() - 1
         });
         f(&mut streams[index].1)
@@ -280,10 +280,11 @@ impl Context {
         f(&mut self.task_stream.borrow_mut())
     }
 
-    /// A fresh stream of this run, owned by the caller (lane sets and
-    /// delivery queues keep theirs to avoid a look-up per draw).
-    pub(crate) fn stream(&self, label: &str) -> Stream {
-        Stream::new(self.seed, label)
+    /// A fresh stream of this run, `prefix` followed by `name`, owned by
+    /// the caller (lane sets and delivery queues keep theirs to avoid a
+    /// look-up per draw).
+    pub(crate) fn stream(&self, prefix: &str, name: &str) -> Stream {
+        Stream::joined(self.seed, prefix, name)
     }
 
     /// Appends to the trace under the current label.

@@ -117,7 +117,7 @@ impl<T> Deliveries<T> {
                     closed: false,
                     stream: context::with(|ctx| {
                         (
-                            ctx.stream(&format!("deliveries/{label}")),
+                            ctx.stream("deliveries/", &label),
                             ctx.swarm.delivery_jitter,
                         )
                     }),

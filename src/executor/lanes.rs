@@ -237,11 +237,11 @@ impl Picker {
         match ctx.swarm.lanes {
             LaneStrategy::Fixed => Picker::Fixed,
             LaneStrategy::Random => Picker::Random {
-                stream: Box::new(ctx.stream(&format!("lanes/{name}"))),
+                stream: Box::new(ctx.stream("lanes/", name)),
             },
             LaneStrategy::Pct { depth } => {
                 let (priorities, change_points) = {
-                    let s = &mut ctx.stream(&format!("lanes/{name}"));
+                    let s = &mut ctx.stream("lanes/", name);
                     // Distinct starting priorities above every demoted one.
                     let mut priorities: Vec<u64> =
                         (0..lanes as u64).map(|i| PCT_HORIZON + 1 + i).collect();

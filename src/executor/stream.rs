@@ -21,7 +21,7 @@ use std::time::Duration;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 
-use super::hash::fnv1a64;
+use super::hash::{Fnv64, fnv1a64};
 use super::seed::Seed;
 
 /// A deterministic source of random draws for one labelled purpose.
@@ -47,13 +47,28 @@ pub struct Stream {
 impl Stream {
     /// The stream named `label` of run `seed`.
     pub fn new(seed: Seed, label: &str) -> Self {
+        Self::numbered(seed, fnv1a64(label.as_bytes()))
+    }
+
+    /// The stream named `prefix` followed by `name` (`"swarm/"`,
+    /// `"yield"`: the stream `swarm/yield`), without building the label:
+    /// runs open several such streams each, and the text would be thrown
+    /// away at once.
+    pub(crate) fn joined(seed: Seed, prefix: &str, name: &str) -> Self {
+        let mut number = Fnv64::new();
+        number.write(prefix.as_bytes());
+        number.write(name.as_bytes());
+        Self::numbered(seed, number.finish())
+    }
+
+    fn numbered(seed: Seed, number: u64) -> Self {
         let mut state = seed.value();
         let mut key = [0u8; 32];
         for chunk in key.chunks_exact_mut(8) {
             chunk.copy_from_slice(&splitmix64(&mut state).to_le_bytes());
         }
         let mut rng = ChaCha8Rng::from_seed(key);
-        rng.set_stream(fnv1a64(label.as_bytes()));
+        rng.set_stream(number);
         Stream { rng, draws: 0 }
     }
 
@@ -156,6 +171,17 @@ fn splitmix64(state: &mut u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_joined_label_names_the_stream_of_the_whole_label() {
+        for (prefix, name) in [("swarm/", "yield"), ("", "x"), ("lanes/", ""), ("a", "é/b")] {
+            let mut joined = Stream::joined(Seed::new(11), prefix, name);
+            let mut whole = Stream::new(Seed::new(11), &format!("{prefix}{name}"));
+            for _ in 0..40 {
+                assert_eq!(joined.next_u64(), whole.next_u64(), "{prefix}{name}");
+            }
+        }
+    }
 
     #[test]
     fn the_derivation_is_frozen() {

@@ -79,7 +79,7 @@ impl Swarm {
 
     /// The options seed `seed` turns on.
     pub fn draw(seed: Seed) -> Self {
-        let option = |name: &str| Stream::new(seed, &format!("swarm/{name}"));
+        let option = |name: &str| Stream::joined(seed, "swarm/", name);
         let rate = |name: &str| {
             // A quarter of seeds leave each perturbation off entirely.
             *option(name).pick(&[0.0, 0.05, 0.2, 0.5]).unwrap_or(&0.0)
@@ -112,27 +112,90 @@ impl Swarm {
 
 impl fmt::Display for Swarm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let lanes = match self.lanes {
-            LaneStrategy::Fixed => "fixed".to_string(),
-            LaneStrategy::Random => "random".to_string(),
-            LaneStrategy::Pct { depth } => format!("pct(depth {depth})"),
-        };
+        f.write_str("lanes=")?;
+        match self.lanes {
+            LaneStrategy::Fixed => f.write_str("fixed")?,
+            LaneStrategy::Random => f.write_str("random")?,
+            LaneStrategy::Pct { depth } => write!(f, "pct(depth {depth})")?,
+        }
+        f.write_str(" yield=")?;
+        write_rate(f, self.yield_chance, 2)?;
+        write!(f, "x{} sleep=", self.yield_max)?;
+        write_rate(f, self.sleep_chance, 3)?;
+        write!(f, "<={}ms task_yield=", self.sleep_max.as_millis())?;
+        write_rate(f, self.task_yield_chance, 2)?;
         write!(
             f,
-            "lanes={lanes} yield={:.2}x{} sleep={:.3}<={}ms task_yield={:.2} delivery_jitter<={}ms",
-            self.yield_chance,
-            self.yield_max,
-            self.sleep_chance,
-            self.sleep_max.as_millis(),
-            self.task_yield_chance,
-            self.delivery_jitter.as_millis(),
+            " delivery_jitter<={}ms",
+            self.delivery_jitter.as_millis()
         )
+    }
+}
+
+/// Writes `rate` as `{:.decimals$}` does. Every run's trace begins with
+/// its swarm, and formatting a float costs more than the rest of that
+/// line: the rates [`Swarm::draw`] gives are written from a table, any
+/// other value the usual way.
+fn write_rate(f: &mut fmt::Formatter<'_>, rate: f64, decimals: usize) -> fmt::Result {
+    const DRAWN: [(f64, usize, &str); 8] = [
+        (0.0, 2, "0.00"),
+        (0.05, 2, "0.05"),
+        (0.2, 2, "0.20"),
+        (0.5, 2, "0.50"),
+        (0.0, 3, "0.000"),
+        (0.025, 3, "0.025"),
+        (0.1, 3, "0.100"),
+        (0.25, 3, "0.250"),
+    ];
+    // By bits: -0.0 equals 0.0 but is written "-0.00".
+    match DRAWN
+        .iter()
+        .find(|(value, places, _)| value.to_bits() == rate.to_bits() && *places == decimals)
+    {
+        Some((_, _, text)) => f.write_str(text),
+        None => write!(f, "{rate:.decimals$}"),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The line as `format!` writes it, field by field: what the table
+    /// of rates must not change.
+    fn formatted(swarm: &Swarm) -> String {
+        let lanes = match swarm.lanes {
+            LaneStrategy::Fixed => "fixed".to_string(),
+            LaneStrategy::Random => "random".to_string(),
+            LaneStrategy::Pct { depth } => format!("pct(depth {depth})"),
+        };
+        format!(
+            "lanes={lanes} yield={:.2}x{} sleep={:.3}<={}ms task_yield={:.2} delivery_jitter<={}ms",
+            swarm.yield_chance,
+            swarm.yield_max,
+            swarm.sleep_chance,
+            swarm.sleep_max.as_millis(),
+            swarm.task_yield_chance,
+            swarm.delivery_jitter.as_millis(),
+        )
+    }
+
+    #[test]
+    fn a_swarm_is_written_as_its_fields_format() {
+        let mut swarms: Vec<Swarm> = (0..500).map(|s| Swarm::draw(Seed::new(s))).collect();
+        swarms.push(Swarm::calm());
+        for odd in [-0.0, 0.125, 0.005, 1.0 / 3.0, f64::NAN, 2.5e-7] {
+            swarms.push(Swarm {
+                yield_chance: odd,
+                sleep_chance: odd,
+                task_yield_chance: odd,
+                ..Swarm::calm()
+            });
+        }
+        for swarm in &swarms {
+            assert_eq!(swarm.to_string(), formatted(swarm));
+        }
+    }
 
     #[test]
     fn seeds_draw_varied_swarms() {

@@ -57,7 +57,7 @@ impl ReplayTransport {
     /// connection (inside its runtime).
     fn start(&mut self) {
         if let Some((script, server)) = self.server.take() {
-            let name = format!("script:{}", script.name);
+            let name = ["script:", script.name.as_str()].concat();
             let progress = self.connection.progress.clone();
             executor::spawn(name, player::play(script, server, progress));
         }
@@ -125,7 +125,7 @@ impl Connector for ScriptConnector {
         });
         let (connection, server) = ReplayConnection::open(ends, &state.progress);
         if let (Some(script), Some(incoming)) = (state.script.take(), state.incoming.take()) {
-            let name = format!("script:{}", script.name);
+            let name = ["script:", script.name.as_str()].concat();
             let play = player::play_connections(script, incoming, state.progress.clone(), false);
             executor::spawn(name, play);
         }

@@ -87,9 +87,11 @@ pub fn pair() -> (MemoryTransport, MemoryTransport) {
 /// Two connected transports over `link`.
 pub fn pair_with(link: Link) -> (MemoryTransport, MemoryTransport) {
     if executor::is_simulated() {
-        let a_to_b = Deliveries::new(format!("{}/a->b", link.label));
-        let b_to_a = Deliveries::new(format!("{}/b->a", link.label));
-        let stream = format!("transport/{}", link.label);
+        // Joined rather than formatted: every simulated connection builds
+        // these three.
+        let a_to_b = Deliveries::new([link.label.as_str(), "/a->b"].concat());
+        let b_to_a = Deliveries::new([link.label.as_str(), "/b->a"].concat());
+        let stream = ["transport/", link.label.as_str()].concat();
         let end = |out: &Deliveries<Item>, inbox: &Deliveries<Item>| {
             MemoryTransport::new(
                 Sender::Scheduled {

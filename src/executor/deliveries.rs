@@ -116,10 +116,7 @@ impl<T> Deliveries<T> {
                     next_seq: 0,
                     closed: false,
                     stream: context::with(|ctx| {
-                        (
-                            ctx.stream("deliveries/", &label),
-                            ctx.swarm.delivery_jitter,
-                        )
+                        (ctx.stream("deliveries/", &label), ctx.swarm.delivery_jitter)
                     }),
                 }),
                 changed: Notify::new(),

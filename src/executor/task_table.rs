@@ -16,11 +16,20 @@ use super::trace::Label;
 /// front leave the window. A poll finds its task by subtraction instead of
 /// a search. An ended task behind a live one keeps its empty slot until
 /// every task before it has ended too.
-#[derive(Default)]
 pub(crate) struct TaskTable {
     /// The id of the window's first slot.
     first: u64,
     slots: VecDeque<Option<(Label, Duration)>>,
+}
+
+impl Default for TaskTable {
+    fn default() -> Self {
+        // Ids start at 1: 0 is a task's "not registered yet".
+        TaskTable {
+            first: 1,
+            slots: VecDeque::new(),
+        }
+    }
 }
 
 impl TaskTable {
@@ -31,9 +40,6 @@ impl TaskTable {
         if let Some(Some(entry)) = self.slot(id) {
             entry.1 = now;
             return id;
-        }
-        if self.slots.is_empty() {
-            self.first = self.first.max(1);
         }
         self.slots.push_back(Some((label.clone(), now)));
         self.first + self.slots.len() as u64 - 1
